@@ -1,0 +1,355 @@
+"""Anthropic Messages API ↔ neutral steps (SPEC §6.1).
+
+Pure functions: `normalize_request` and `normalize_response` turn what the SDK sends and receives into the
+provider-neutral `model_input` / `model_output` payloads of §1.1 (dropping ids, usage and everything else that
+varies between runs); `synthesize_response` rebuilds a Messages response from a recorded output for replay.
+Anything that could not be recorded and replayed faithfully is refused before the request leaves the process.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from blackbox.providers.neutral import CallIds, calls_of, unsupported
+
+__all__ = [
+    "PARAMS",
+    "error_body",
+    "is_stream_request",
+    "normalize_request",
+    "normalize_response",
+    "synthesize_response",
+]
+
+#: Request controls that change the model's behaviour, and their neutral names (§1.1).
+PARAMS: tuple[tuple[str, str], ...] = (
+    ("max_tokens", "maxTokens"),
+    ("temperature", "temperature"),
+    ("top_p", "topP"),
+    ("top_k", "topK"),
+    ("tool_choice", "toolChoice"),
+    ("stop_sequences", "stop"),
+    ("output_config", "outputConfig"),
+    ("thinking", "thinking"),
+)
+
+_THINKING = ("thinking", "redacted_thinking")
+_OK_STOPS = ("end_turn", "tool_use", "max_tokens", "refusal", None)
+
+
+def is_stream_request(body: dict[str, Any]) -> bool:
+    """True when the request asks for server-sent events (`stream: true`)."""
+    return bool(body.get("stream"))
+
+
+def error_body(message: str) -> dict[str, Any]:
+    """Anthropic's 400 error shape, which the SDK raises as `BadRequestError` without retrying (§5.1)."""
+    if not message.startswith("[blackbox]"):
+        message = f"[blackbox] {message}"
+    return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# request
+
+
+def normalize_request(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+    """The neutral `model_input` payload of a Messages request; refuses what cannot be replayed faithfully.
+
+    Provider tool ids in the history are mapped through `ids`; if the request is refused, `ids` is left as it
+    was.
+    """
+    state = ids.snapshot()
+    try:
+        return _normalize_request(body, ids)
+    except BaseException:
+        ids.restore(state)
+        raise
+
+
+def _normalize_request(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise unsupported("a request body that is not a JSON object", "send a Messages API request")
+    if body.get("stream"):
+        raise unsupported("streaming", "call without stream=True (or use messages.create without .stream())")
+    if body.get("mcp_servers"):
+        raise unsupported("mcp_servers (remote MCP tools run by the API)", "expose the tools as custom tools")
+    if body.get("container") is not None:
+        raise unsupported("a code-execution container", "drop the container parameter")
+
+    messages_in = body.get("messages")
+    if not isinstance(messages_in, list):
+        raise unsupported("a request without a messages list", "send messages=[...]")
+    messages = [_message(message, ids) for message in messages_in]
+
+    payload: dict[str, Any] = {"messages": messages, "tools": _tools(body.get("tools"))}
+    system = body.get("system")
+    if system is not None:
+        payload["systemPrompt"] = _system(system)
+    if body.get("model") is not None:
+        payload["model"] = body["model"]
+    params = {neutral: body[name] for name, neutral in PARAMS if body.get(name) is not None}
+    if params:
+        payload["params"] = params
+    return payload
+
+
+def _system(system: Any) -> str:
+    if isinstance(system, str):
+        return system
+    if isinstance(system, list):
+        texts = []
+        for block in system:
+            if not isinstance(block, dict) or block.get("type") != "text":
+                kind = block.get("type") if isinstance(block, dict) else type(block).__name__
+                raise unsupported(f"a {kind!r} block in the system prompt", "use text blocks only")
+            texts.append(block.get("text") or "")
+        return "\n\n".join(texts)
+    raise unsupported(f"a system prompt of type {type(system).__name__}", "pass a string or text blocks")
+
+
+def _tools(tools: Any) -> list[dict[str, Any]]:
+    if tools is None:
+        return []
+    if not isinstance(tools, list):
+        raise unsupported("a tools value that is not a list", "pass tools=[...]")
+    out = []
+    for tool in tools:
+        kind = tool.get("type")
+        if kind not in (None, "custom"):
+            raise unsupported(
+                f"the server tool {kind!r}",
+                "Blackbox records custom tools only; implement it as a custom tool the agent runs",
+            )
+        if tool.get("strict"):
+            raise unsupported(f"strict tool {tool.get('name')!r}", "drop strict=True from the tool")
+        neutral: dict[str, Any] = {"name": tool.get("name"), "description": tool.get("description") or ""}
+        if tool.get("input_schema") is not None:
+            neutral["inputSchema"] = tool["input_schema"]
+        out.append(neutral)
+    return out
+
+
+def _message(message: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+    role = "assistant" if message.get("role") == "assistant" else "user"
+    content = message.get("content")
+    if isinstance(content, str):
+        return {"role": role, "content": content}
+    if not isinstance(content, list):
+        raise unsupported(
+            f"message content of type {type(content).__name__}", "send a string or a list of content blocks"
+        )
+    if role == "assistant":
+        return {"role": role, "content": _assistant_parts(content, ids)}
+    return {"role": role, "content": _user_parts(content, ids)}
+
+
+def _block_type(block: Any) -> str:
+    return block.get("type") if isinstance(block, dict) else type(block).__name__
+
+
+def _assistant_parts(blocks: list[Any], ids: CallIds) -> list[dict[str, Any]]:
+    """One leading text part (all non-empty text joined), then the tool_use parts: block boundaries vary."""
+    texts: list[str] = []
+    uses: list[dict[str, Any]] = []
+    for block in blocks:
+        kind = _block_type(block)
+        if kind in _THINKING:
+            continue
+        if kind == "text":
+            if block.get("text"):
+                texts.append(block["text"])
+        elif kind == "tool_use":
+            call_id = ids.neutral(block["id"])
+            ids.note_name(call_id, block["name"])
+            tool_input = block.get("input")
+            uses.append(
+                {
+                    "type": "tool_use",
+                    "toolCallId": call_id,
+                    "toolName": block["name"],
+                    "toolInput": {} if tool_input is None else tool_input,
+                }
+            )
+        else:
+            raise unsupported(f"{kind!r} content blocks in an assistant message", _BLOCK_ADVICE)
+    parts: list[dict[str, Any]] = []
+    if texts:
+        parts.append({"type": "text", "text": "\n\n".join(texts)})
+    return parts + uses
+
+
+_BLOCK_ADVICE = "send text, tool_use and tool_result blocks only"
+
+
+def _user_parts(blocks: list[Any], ids: CallIds) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    for block in blocks:
+        kind = _block_type(block)
+        if kind in _THINKING:
+            continue
+        if kind == "text":
+            parts.append({"type": "text", "text": block.get("text", "")})
+        elif kind == "tool_result":
+            parts.append(_tool_result(block, ids))
+        else:
+            raise unsupported(f"{kind!r} content blocks in a user message", _BLOCK_ADVICE)
+    return parts
+
+
+def _tool_result(block: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+    provider_id = block.get("tool_use_id")
+    call_id = ids.neutral(provider_id)
+    name = ids.name_of(call_id)
+    if name is None:
+        raise unsupported(
+            f"a tool_result for {provider_id!r} whose tool_use is not in the conversation",
+            "send the assistant message that asked for the tool along with its result",
+        )
+    text = _tool_result_text(block.get("content"))
+    if block.get("is_error"):
+        return {"type": "tool_result", "toolCallId": call_id, "toolName": name, "error": text}
+    return {"type": "tool_result", "toolCallId": call_id, "toolName": name, "result": text}
+
+
+def _tool_result_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for block in content:
+            if _block_type(block) != "text":
+                raise unsupported(f"{_block_type(block)!r} blocks in a tool_result", "return text from tools")
+            texts.append(block.get("text") or "")
+        return "\n\n".join(texts)
+    raise unsupported(f"tool_result content of type {type(content).__name__}", "return text from tools")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# response
+
+
+def normalize_response(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+    """The neutral `model_output` payload of a Messages response (ids → `call-N`, usage and ids dropped)."""
+    state = ids.snapshot()
+    try:
+        return _normalize_response(body, ids)
+    except BaseException:
+        ids.restore(state)
+        raise
+
+
+def _normalize_response(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+    content = body.get("content") if isinstance(body, dict) else None
+    if not isinstance(content, list):
+        raise unsupported("a Messages response without a content list", "check the API endpoint")
+    if body.get("stop_details") is not None:
+        raise unsupported("a response with stop_details", "this response cannot be replayed faithfully")
+    if body.get("container") is not None:
+        raise unsupported("a response with a code-execution container", "drop server tools")
+    stop_reason = body.get("stop_reason")
+    if stop_reason not in _OK_STOPS:
+        advice = {
+            "pause_turn": "server tools that pause the turn cannot be replayed; use custom tools",
+            "stop_sequence": "drop stop_sequences from the request",
+            "model_context_window_exceeded": "shorten the conversation",
+        }.get(stop_reason, "this response cannot be replayed faithfully")
+        raise unsupported(f"the stop reason {stop_reason!r}", advice)
+
+    text: str | None = None
+    calls: list[dict[str, Any]] = []
+    for block in content:
+        kind = _block_type(block)
+        if kind in _THINKING:
+            continue
+        if kind == "text":
+            if block.get("citations"):
+                raise unsupported("text with citations", "turn citations off for recorded runs")
+            if not block.get("text"):
+                continue
+            if calls:
+                raise unsupported("text after a tool_use in a response", "this response cannot be replayed")
+            if text is not None:
+                raise unsupported("more than one text block in a response", "it cannot be replayed")
+            text = block["text"]
+        elif kind == "tool_use":
+            call_id = ids.neutral(block["id"])
+            ids.note_name(call_id, block["name"])
+            tool_input = block.get("input")
+            calls.append(
+                {
+                    "toolCallId": call_id,
+                    "toolName": block["name"],
+                    "toolInput": {} if tool_input is None else tool_input,
+                }
+            )
+        else:
+            raise unsupported(f"{kind!r} content blocks in a response", "use custom tools only")
+
+    if calls:
+        if stop_reason == "refusal":
+            raise unsupported("a refusal with tool calls", "this response cannot be replayed faithfully")
+        output: dict[str, Any] = {"type": "tool_calls", "calls": calls}
+        if text:
+            output["text"] = text
+        if stop_reason == "max_tokens":
+            output["stop"] = "length"
+        return output
+    if stop_reason == "tool_use":
+        raise unsupported("a tool_use stop without tool_use blocks", "this response cannot be replayed")
+    output = {"type": "final_answer", "text": text or ""}
+    if stop_reason == "max_tokens":
+        output["stop"] = "length"
+    elif stop_reason == "refusal":
+        output["stop"] = "refusal"
+    return output
+
+
+# ---------------------------------------------------------------------------------------------------------
+# replay
+
+
+def synthesize_response(output: dict[str, Any], *, step_index: int, model: str | None) -> dict[str, Any]:
+    """A Messages response carrying a recorded `model_output`, shaped as the SDK expects (§6.1 "Replayed").
+
+    Tool uses get their `call-N` ids, which the agent will send back and which normalize identically.
+    """
+    kind = output.get("type")
+    if kind not in ("tool_calls", "tool_call", "final_answer"):
+        raise ValueError(f"not a model_output payload: type {kind!r}")
+    content: list[dict[str, Any]] = []
+    text = output.get("text")
+    if text:
+        content.append({"type": "text", "text": text})
+    calls = calls_of(output)
+    for call in calls:
+        tool_input = call.get("toolInput")
+        content.append(
+            {
+                "type": "tool_use",
+                "id": call["toolCallId"],
+                "name": call["toolName"],
+                "input": {} if tool_input is None else tool_input,
+            }
+        )
+    stop = output.get("stop")
+    if stop == "length":
+        stop_reason = "max_tokens"
+    elif calls:
+        stop_reason = "tool_use"
+    elif stop == "refusal":
+        stop_reason = "refusal"
+    else:
+        stop_reason = "end_turn"
+    return {
+        "id": f"blackbox-replay-{step_index}",
+        "type": "message",
+        "role": "assistant",
+        "model": model if model is not None else "",
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+    }

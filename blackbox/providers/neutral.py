@@ -1,0 +1,120 @@
+"""Pieces shared by every provider normalizer: Blackbox's own tool-call ids and small JSON helpers."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from blackbox.errors import BlackboxUnsupportedError
+
+__all__ = ["CallIds", "calls_of", "compact_json", "parse_tool_arguments", "unsupported"]
+
+_NEUTRAL_RE = re.compile(r"^call-(\d+)$")
+
+
+class CallIds:
+    """Maps provider tool-call ids (`toolu_…`, `call_…`) to Blackbox's `call-0`, `call-1`… (SPEC §1.3).
+
+    Cassettes never hold provider ids: they differ on every run, so keeping them would make every replayed
+    request diverge. The same provider id always maps to the same `call-N`; a new id takes the next one. The
+    map also remembers each call's tool name so a later request's tool_result can be named even when the
+    agent trimmed the matching tool_use from its history.
+    """
+
+    def __init__(self) -> None:
+        self._by_provider: dict[str, str] = {}
+        self._names: dict[str, str] = {}
+        self._next = 0
+
+    @property
+    def next_index(self) -> int:
+        """The N that the next new id will get (`call-N`)."""
+        return self._next
+
+    def neutral(self, provider_id: str) -> str:
+        """The `call-N` of `provider_id`, allocating the next one the first time the id is seen."""
+        found = self._by_provider.get(provider_id)
+        if found is None:
+            found = self.fresh()
+            self._by_provider[provider_id] = found
+        return found
+
+    def fresh(self) -> str:
+        """The next `call-N`, for a wrapped tool run without a model request that asked for it."""
+        neutral_id = f"call-{self._next}"
+        self._next += 1
+        return neutral_id
+
+    def bind(self, provider_id: str, neutral_id: str) -> None:
+        """Map `provider_id` to a known `neutral_id` (replay hands `call-N` back as if it were a provider id).
+
+        The counter moves past N so that a later fresh id never collides with a bound one.
+        """
+        current = self._by_provider.get(provider_id)
+        if current is not None and current != neutral_id:
+            raise ValueError(f"tool-call id {provider_id!r} is bound to {current!r}, not {neutral_id!r}")
+        self._by_provider[provider_id] = neutral_id
+        match = _NEUTRAL_RE.match(neutral_id)
+        if match is not None:
+            self._next = max(self._next, int(match.group(1)) + 1)
+
+    def lookup(self, provider_id: str) -> str | None:
+        """The `call-N` already mapped to `provider_id`, without allocating one."""
+        return self._by_provider.get(provider_id)
+
+    def note_name(self, neutral_id: str, tool_name: str) -> None:
+        """Remember which tool `neutral_id` called (tool results in later requests carry only the id)."""
+        self._names[neutral_id] = tool_name
+
+    def name_of(self, neutral_id: str) -> str | None:
+        """The tool name remembered for `neutral_id`, if any."""
+        return self._names.get(neutral_id)
+
+    def snapshot(self) -> tuple[dict[str, str], dict[str, str], int]:
+        """The whole state, so a normalizer that refuses a request can undo the ids it allocated."""
+        return dict(self._by_provider), dict(self._names), self._next
+
+    def restore(self, state: tuple[dict[str, str], dict[str, str], int]) -> None:
+        """Go back to a `snapshot()`."""
+        by_provider, names, next_index = state
+        self._by_provider = dict(by_provider)
+        self._names = dict(names)
+        self._next = next_index
+
+    def __repr__(self) -> str:
+        return f"CallIds(next_index={self._next}, mapped={len(self._by_provider)})"
+
+
+def unsupported(what: str, advice: str) -> BlackboxUnsupportedError:
+    """The one refusal message shape: `<what> is not supported yet; <advice>`."""
+    return BlackboxUnsupportedError(f"{what} is not supported yet; {advice}")
+
+
+def parse_tool_arguments(raw: Any) -> Any:
+    """JSON-parse a tool call's `arguments` string; text that is not JSON stays the raw string.
+
+    Keeping the raw string (rather than failing) lets a model's malformed arguments be recorded and replayed
+    byte for byte.
+    """
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def compact_json(value: Any) -> str:
+    """JSON without spaces and with non-ASCII kept raw, the way the APIs send tool arguments."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def calls_of(output: dict[str, Any]) -> list[dict[str, Any]]:
+    """The calls of a `model_output` payload, in either the `tool_calls` or the single `tool_call` shape."""
+    kind = output.get("type")
+    if kind == "tool_calls":
+        return list(output.get("calls") or [])
+    if kind == "tool_call":
+        return [{key: output.get(key) for key in ("toolCallId", "toolName", "toolInput")}]
+    return []

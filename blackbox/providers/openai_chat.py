@@ -1,0 +1,367 @@
+"""OpenAI Chat Completions ↔ neutral steps (SPEC §6.2).
+
+Pure functions like `blackbox.providers.anthropic`: a Chat Completions request becomes the neutral
+`model_input` payload, a response the `model_output` payload, and a recorded output is rebuilt as a
+`chat.completion` object for replay. Features that would not record and replay faithfully are refused before
+anything is sent. The Responses API (`/responses`) is a different endpoint and is not handled here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from blackbox.providers.neutral import CallIds, calls_of, compact_json, parse_tool_arguments, unsupported
+
+__all__ = [
+    "PARAMS",
+    "error_body",
+    "is_stream_request",
+    "normalize_request",
+    "normalize_response",
+    "synthesize_response",
+]
+
+#: Request controls that change the model's behaviour, and their neutral names (§1.1). `max_tokens` and
+#: `max_completion_tokens` both become `maxTokens` (sending both is refused).
+PARAMS: tuple[tuple[str, str], ...] = (
+    ("max_tokens", "maxTokens"),
+    ("max_completion_tokens", "maxTokens"),
+    ("temperature", "temperature"),
+    ("top_p", "topP"),
+    ("tool_choice", "toolChoice"),
+    ("response_format", "responseFormat"),
+    ("stop", "stop"),
+    ("parallel_tool_calls", "parallelToolCalls"),
+    ("seed", "seed"),
+    ("reasoning_effort", "reasoningEffort"),
+    ("presence_penalty", "presencePenalty"),
+    ("frequency_penalty", "frequencyPenalty"),
+    ("logit_bias", "logitBias"),
+    ("logprobs", "logprobs"),
+    ("top_logprobs", "topLogprobs"),
+    ("verbosity", "verbosity"),
+    ("prediction", "prediction"),
+    ("modalities", "modalities"),
+)
+
+_SYSTEM_ROLES = ("system", "developer")
+_REPLAY_ADVICE = "this response cannot be replayed faithfully"
+
+
+def is_stream_request(body: dict[str, Any]) -> bool:
+    """True when the request asks for server-sent events (`stream: true`)."""
+    return bool(body.get("stream"))
+
+
+def error_body(message: str) -> dict[str, Any]:
+    """OpenAI's 400 error shape, which the SDK raises as `BadRequestError` without retrying (§5.1)."""
+    if not message.startswith("[blackbox]"):
+        message = f"[blackbox] {message}"
+    return {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": "blackbox"}}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# request
+
+
+def normalize_request(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+    """The neutral `model_input` payload of a Chat Completions request; refuses what cannot be replayed.
+
+    Provider tool-call ids in the history are mapped through `ids`; a refused request leaves `ids` unchanged.
+    """
+    state = ids.snapshot()
+    try:
+        return _normalize_request(body, ids)
+    except BaseException:
+        ids.restore(state)
+        raise
+
+
+def _normalize_request(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise unsupported("a request body that is not a JSON object", "send a Chat Completions request")
+    if body.get("stream"):
+        raise unsupported("streaming", "call without stream=True (or use create instead of .stream())")
+    if body.get("n") not in (None, 1):
+        raise unsupported(f"n={body.get('n')!r} (several choices)", "ask for one choice (n=1)")
+    if body.get("audio") is not None:
+        raise unsupported("audio output", "drop the audio parameter")
+    if body.get("functions") is not None or body.get("function_call") is not None:
+        raise unsupported("legacy functions/function_call", "use tools=[{'type': 'function', ...}]")
+    if body.get("web_search_options") is not None:
+        raise unsupported("web_search_options", "expose search as a function tool the agent runs")
+    if body.get("max_tokens") is not None and body.get("max_completion_tokens") is not None:
+        raise unsupported("max_tokens together with max_completion_tokens", "send only max_completion_tokens")
+
+    messages_in = body.get("messages")
+    if not isinstance(messages_in, list):
+        raise unsupported("a request without a messages list", "send messages=[...]")
+
+    system: list[str] = []
+    messages: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] | None = None  # the open user turn of consecutive tool messages
+    for message in messages_in:
+        role = message.get("role")
+        if message.get("name") is not None:
+            raise unsupported(f"the name field on a {role} message", "drop name from the messages")
+        if role in _SYSTEM_ROLES:
+            if messages:
+                raise unsupported(f"a {role} message after the conversation started", _SYSTEM_ADVICE)
+            system.append(_text_of(message.get("content"), role))
+            continue
+        if role == "tool":
+            if results is None:
+                results = []
+                messages.append({"role": "user", "content": results})
+            results.append(_tool_result(message, ids))
+            continue
+        results = None
+        if role == "user":
+            messages.append({"role": "user", "content": _text_of(message.get("content"), role)})
+        elif role == "assistant":
+            messages.append(_assistant(message, ids))
+        elif role == "function":
+            raise unsupported("legacy function messages", "use tools and tool messages")
+        else:
+            raise unsupported(f"messages with role {role!r}", "use system, developer, user, assistant, tool")
+
+    payload: dict[str, Any] = {"messages": messages, "tools": _tools(body.get("tools"))}
+    if system:
+        payload["systemPrompt"] = "\n\n".join(system)
+    if body.get("model") is not None:
+        payload["model"] = body["model"]
+    params = {neutral: body[name] for name, neutral in PARAMS if body.get(name) is not None}
+    if params:
+        payload["params"] = params
+    return payload
+
+
+_SYSTEM_ADVICE = "put every system/developer message at the start of the conversation"
+
+
+def _text_of(content: Any, role: str) -> str:
+    """A message's content as one string: text parts are joined with a blank line; other parts are refused."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            kind = part.get("type") if isinstance(part, dict) else type(part).__name__
+            if kind == "refusal":
+                raise unsupported("refusals in the conversation history", "drop the refused turn")
+            if kind != "text":
+                raise unsupported(f"{kind!r} content parts in a {role} message", "send text content only")
+            texts.append(part.get("text") or "")
+        return "\n\n".join(texts)
+    raise unsupported(f"{role} message content of type {type(content).__name__}", "send text content")
+
+
+def _assistant(message: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+    if message.get("refusal"):
+        raise unsupported("refusals in the conversation history", "drop the refused turn")
+    if message.get("audio") is not None:
+        raise unsupported("audio in the conversation history", "send text content only")
+    if message.get("function_call") is not None:
+        raise unsupported("legacy function_call in the history", "use tool_calls")
+    text = _text_of(message.get("content"), "assistant")
+    tool_calls = message.get("tool_calls") or []
+    if not tool_calls:
+        return {"role": "assistant", "content": text}
+    parts: list[dict[str, Any]] = []
+    if text:
+        parts.append({"type": "text", "text": text})
+    for call in tool_calls:
+        if call.get("type", "function") != "function":
+            raise unsupported(f"{call.get('type')!r} tool calls", "use function tools")
+        function = call.get("function") or {}
+        call_id = ids.neutral(call["id"])
+        ids.note_name(call_id, function.get("name"))
+        parts.append(
+            {
+                "type": "tool_use",
+                "toolCallId": call_id,
+                "toolName": function.get("name"),
+                "toolInput": parse_tool_arguments(function.get("arguments")),
+            }
+        )
+    return {"role": "assistant", "content": parts}
+
+
+def _tool_result(message: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+    provider_id = message.get("tool_call_id")
+    call_id = ids.neutral(provider_id)
+    name = ids.name_of(call_id)
+    if name is None:
+        raise unsupported(
+            f"a tool message for {provider_id!r} whose tool call is not in the conversation",
+            "send the assistant message that asked for the tool along with its result",
+        )
+    return {
+        "type": "tool_result",
+        "toolCallId": call_id,
+        "toolName": name,
+        "result": _text_of(message.get("content"), "tool"),
+    }
+
+
+def _tools(tools: Any) -> list[dict[str, Any]]:
+    if tools is None:
+        return []
+    if not isinstance(tools, list):
+        raise unsupported("a tools value that is not a list", "pass tools=[...]")
+    out = []
+    for tool in tools:
+        kind = tool.get("type")
+        if kind != "function":
+            raise unsupported(f"{kind!r} tools", "Blackbox records function tools only")
+        function = tool.get("function") or {}
+        if function.get("strict"):
+            raise unsupported(f"strict function {function.get('name')!r}", "drop strict=True from the tool")
+        neutral: dict[str, Any] = {
+            "name": function.get("name"),
+            "description": function.get("description") or "",
+        }
+        if function.get("parameters") is not None:
+            neutral["inputSchema"] = function["parameters"]
+        out.append(neutral)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# response
+
+
+def normalize_response(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+    """The neutral `model_output` payload of a `chat.completion` (ids → `call-N`, usage and ids dropped)."""
+    state = ids.snapshot()
+    try:
+        return _normalize_response(body, ids)
+    except BaseException:
+        ids.restore(state)
+        raise
+
+
+def _logprobs_present(logprobs: Any) -> bool:
+    if isinstance(logprobs, dict):
+        return any(value for value in logprobs.values())
+    return bool(logprobs)
+
+
+def _normalize_response(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+    choices = body.get("choices") if isinstance(body, dict) else None
+    if not isinstance(choices, list) or not choices:
+        raise unsupported("a response with no message", _REPLAY_ADVICE)
+    if len(choices) > 1:
+        raise unsupported("a response with several choices", "ask for one choice (n=1)")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise unsupported("a response with no message", _REPLAY_ADVICE)
+    finish = choice.get("finish_reason")
+    if finish == "content_filter":
+        raise unsupported("a response stopped by the content filter", _REPLAY_ADVICE)
+    if _logprobs_present(choice.get("logprobs")):
+        raise unsupported("logprobs in a response", "drop logprobs from the request for recorded runs")
+    if message.get("annotations"):
+        raise unsupported("annotations in a response", _REPLAY_ADVICE)
+    if message.get("audio") is not None:
+        raise unsupported("audio in a response", "drop the audio parameter")
+    if message.get("function_call") is not None:
+        raise unsupported("a legacy function_call in a response", "use tools")
+
+    content = message.get("content")
+    tool_calls = message.get("tool_calls") or []
+    refusal = message.get("refusal")
+    if refusal:
+        if content or tool_calls:
+            raise unsupported("a refusal mixed with content or tool calls", _REPLAY_ADVICE)
+        return {"type": "final_answer", "text": refusal, "stop": "refusal"}
+
+    if tool_calls:
+        if finish not in ("tool_calls", "length"):
+            raise unsupported(f"tool calls with the finish reason {finish!r}", _REPLAY_ADVICE)
+        if content == "":
+            raise unsupported("tool calls with empty-string content", _REPLAY_ADVICE)
+        calls = []
+        for call in tool_calls:
+            if call.get("type", "function") != "function":
+                raise unsupported(f"{call.get('type')!r} tool calls", "use function tools")
+            function = call.get("function") or {}
+            call_id = ids.neutral(call["id"])
+            ids.note_name(call_id, function.get("name"))
+            calls.append(
+                {
+                    "toolCallId": call_id,
+                    "toolName": function.get("name"),
+                    "toolInput": parse_tool_arguments(function.get("arguments")),
+                }
+            )
+        output: dict[str, Any] = {"type": "tool_calls", "calls": calls}
+        if content:
+            output["text"] = content
+        if finish == "length":
+            output["stop"] = "length"
+        return output
+
+    if content is None:
+        raise unsupported("a final answer whose content is null", _REPLAY_ADVICE)
+    if finish not in ("stop", "length"):
+        raise unsupported(f"a final answer with the finish reason {finish!r}", _REPLAY_ADVICE)
+    output = {"type": "final_answer", "text": content}
+    if finish == "length":
+        output["stop"] = "length"
+    return output
+
+
+# ---------------------------------------------------------------------------------------------------------
+# replay
+
+
+def _arguments(tool_input: Any) -> str:
+    """Compact JSON arguments; a raw string that was never JSON goes back unchanged (exact round trip)."""
+    if isinstance(tool_input, str) and parse_tool_arguments(tool_input) is tool_input:
+        return tool_input
+    return compact_json({} if tool_input is None else tool_input)
+
+
+def synthesize_response(
+    output: dict[str, Any], *, step_index: int, model: str | None, timestamp_ms: int
+) -> dict[str, Any]:
+    """A `chat.completion` carrying a recorded `model_output`, shaped as the SDK expects (§6.2).
+
+    Tool calls get their `call-N` ids, which the agent sends back and which normalize identically.
+    """
+    kind = output.get("type")
+    if kind not in ("tool_calls", "tool_call", "final_answer"):
+        raise ValueError(f"not a model_output payload: type {kind!r}")
+    calls = calls_of(output)
+    stop = output.get("stop")
+    text = output.get("text")
+    message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None, "annotations": []}
+    if calls:
+        message["content"] = text or None
+        message["tool_calls"] = [
+            {
+                "id": call["toolCallId"],
+                "type": "function",
+                "function": {"name": call["toolName"], "arguments": _arguments(call.get("toolInput"))},
+            }
+            for call in calls
+        ]
+        finish = "length" if stop == "length" else "tool_calls"
+    elif stop == "refusal":
+        message["refusal"] = text or ""
+        finish = "stop"
+    else:
+        message["content"] = text or ""
+        finish = "length" if stop == "length" else "stop"
+    return {
+        "id": f"blackbox-replay-{step_index}",
+        "object": "chat.completion",
+        "created": timestamp_ms // 1000,
+        "model": model if model is not None else "",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    }
