@@ -1,0 +1,37 @@
+"""Blackbox: make one run of an LLM agent reproducible.
+
+A small public API.  Importing it is cheap: no SDK, HTTP stack or terminal UI is imported until a
+session actually records or replays.  (Submodules are imported here, before the names that shadow them,
+so `blackbox.verify` is always the function.)
+"""
+
+from __future__ import annotations
+
+from blackbox.cassette import Cassette, Step, load, save
+from blackbox.errors import (
+    BlackboxError,
+    BlackboxUnsupportedError,
+    CassetteError,
+    ReplayDivergenceError,
+    SessionError,
+    is_blackbox_error,
+)
+from blackbox.outcome import Outcome, outcome
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BlackboxError",
+    "BlackboxUnsupportedError",
+    "Cassette",
+    "CassetteError",
+    "Outcome",
+    "ReplayDivergenceError",
+    "SessionError",
+    "Step",
+    "__version__",
+    "is_blackbox_error",
+    "load",
+    "outcome",
+    "save",
+]

@@ -1,0 +1,3 @@
+from blackbox.cli import main
+
+main()

@@ -1,0 +1,235 @@
+"""Canonical JSON exactly as the original prints it, and the step hash (SPEC §2).
+
+The canonical text is JavaScript's `JSON.stringify` with sorted keys and no whitespace.  The fast path lets
+msgspec do the work: JSON numbers that are not integers are decoded as `JSFloat` and printed through an
+`enc_hook` with ECMAScript's rules, and strings escape the same way in both.  What msgspec cannot get right —
+integers beyond 2^53, keys whose UTF-16 order differs from code-point order, lone surrogates — is detected on
+the output bytes and sent to a small pure-Python writer, so the bytes are identical on every value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+__all__ = [
+    "CanonicalError",
+    "JSFloat",
+    "canonical_bytes",
+    "canonical_text",
+    "decode_json",
+    "js_number",
+    "json_value",
+    "sha256_hex",
+    "step_hash",
+]
+
+_MAX_SAFE = 2**53
+
+
+class CanonicalError(ValueError):
+    """The value has no canonical form (NaN, ±Infinity, or not JSON at all)."""
+
+
+class JSFloat(float):
+    """A float that came from JSON; it prints the way JavaScript prints the same double."""
+
+    __slots__ = ()
+
+
+def js_number(x: float) -> str:
+    """ECMAScript `Number.prototype.toString` for a double."""
+    if not math.isfinite(x):
+        raise CanonicalError("NaN and Infinity have no JSON form")
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    mantissa, _, exp_text = repr(abs(float(x))).partition("e")
+    int_part, _, frac_part = mantissa.partition(".")
+    digits = (int_part + frac_part).lstrip("0")
+    point = len(int_part) + (int(exp_text) if exp_text else 0) - (len(int_part + frac_part) - len(digits))
+    digits = digits.rstrip("0")
+    k = len(digits)
+    if k <= point <= 21:
+        return sign + digits + "0" * (point - k)
+    if 0 < point <= 21:
+        return sign + digits[:point] + "." + digits[point:]
+    if -6 < point <= 0:
+        return sign + "0." + "0" * (-point) + digits
+    exponent = point - 1
+    exp_sign = "+" if exponent >= 0 else "-"
+    head = digits[0] + ("." + digits[1:] if k > 1 else "")
+    return f"{sign}{head}e{exp_sign}{abs(exponent)}"
+
+
+def _js_int(n: int) -> str:
+    if -_MAX_SAFE <= n <= _MAX_SAFE:
+        return str(n)
+    try:
+        return js_number(float(n))
+    except OverflowError:
+        raise CanonicalError("an integer too large for a double has no JSON form") from None
+
+
+def _enc_hook(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return msgspec.Raw(js_number(obj).encode())
+    raise CanonicalError(f"a {type(obj).__name__} is not a JSON value")
+
+
+def _reject_constant(name: str) -> Any:
+    raise CanonicalError(f"{name} is not valid JSON")
+
+
+_ENCODER = msgspec.json.Encoder(enc_hook=_enc_hook, order="sorted")
+_DECODER = msgspec.json.Decoder(float_hook=JSFloat)
+
+
+def decode_json(data: bytes | str) -> Any:
+    """Decode JSON text the way `JSON.parse` would: last duplicate key wins, NaN literals refused.
+
+    Non-integral numbers come back as `JSFloat`.  Lone surrogates, which msgspec refuses, go through the
+    standard library instead.
+    """
+    try:
+        return _DECODER.decode(data)
+    except msgspec.DecodeError:
+        text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
+        try:
+            return json.loads(text, parse_float=JSFloat, parse_constant=_reject_constant)
+        except (ValueError, RecursionError):
+            pass
+        raise
+
+
+# Bytes that mean the fast path may differ: a 16+ digit run (an integer that may exceed 2^53), and the
+# lead bytes of U+E000–U+FFFF plus astral characters, whose relative order differs in UTF-16.
+_LONG_DIGITS = re.compile(rb"[0-9]{16}")
+_ASTRAL = re.compile(rb"[\xf0-\xf4]")
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """The canonical JSON of a decoded JSON value, as UTF-8 bytes."""
+    try:
+        out = _ENCODER.encode(value)
+    except UnicodeEncodeError:
+        return _slow(value).encode("utf-8", "surrogatepass")
+    except CanonicalError:
+        raise
+    except (TypeError, OverflowError, ValueError) as exc:
+        raise CanonicalError(str(exc)) from None
+    if _LONG_DIGITS.search(out) or ((b"\xee" in out or b"\xef" in out) and _ASTRAL.search(out)):
+        return _slow(value).encode("utf-8", "surrogatepass")
+    return out
+
+
+def canonical_text(value: Any) -> str:
+    """The canonical JSON of a decoded JSON value."""
+    return canonical_bytes(value).decode("utf-8", "surrogatepass")
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class _HashView(msgspec.Struct):
+    """The hashed part of a step, its fields already in sorted order."""
+
+    index: int
+    payload: Any
+    prevHash: str | None
+    timestamp: int
+    type: str
+
+
+def step_hash(index: int, type_: str, timestamp: int, payload: Any, prev_hash: str | None) -> str:
+    """SHA-256 of the canonical `{index, type, timestamp, payload, prevHash}`."""
+    return sha256_hex(canonical_bytes(_HashView(index, payload, prev_hash, timestamp, type_)))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The slow path: a faithful writer for the values the fast path cannot print.
+
+
+def _utf16_key(key: str) -> bytes:
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _quote(s: str) -> str:
+    try:
+        return msgspec.json.encode(s).decode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    parts = ['"']
+    for ch in s:
+        code = ord(ch)
+        if ch in _ESCAPES:
+            parts.append(_ESCAPES[ch])
+        elif code < 0x20 or 0xD800 <= code <= 0xDFFF:
+            parts.append(f"\\u{code:04x}")
+        else:
+            parts.append(ch)
+    parts.append('"')
+    return "".join(parts)
+
+
+def _slow(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return _quote(value)
+    if isinstance(value, int):
+        return _js_int(value)
+    if isinstance(value, float):
+        return js_number(value)
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(_slow(v) for v in value) + "]"
+    if isinstance(value, dict):
+        keys = sorted(value, key=_utf16_key)
+        return "{" + ",".join(_quote(k) + ":" + _slow(value[k]) for k in keys) + "}"
+    if isinstance(value, _HashView):
+        return _slow({f: getattr(value, f) for f in value.__struct_fields__})
+    raise CanonicalError(f"a {type(value).__name__} is not a JSON value")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Values built in Python (tool arguments and results, normalized requests) before they enter a cassette.
+
+
+def json_value(value: Any, *, where: Callable[[], str] = lambda: "the value") -> Any:
+    """A copy of `value` made only of JSON types, or `CanonicalError` naming what JSON cannot hold.
+
+    Floats become `JSFloat`, tuples become lists; sets, bytes, non-string keys, NaN and arbitrary objects
+    are refused rather than stored as something else.
+    """
+    if value is None or value is True or value is False or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise CanonicalError(f"{where()} holds {value!r}, which JSON cannot hold")
+        return value if type(value) is JSFloat else JSFloat(value)
+    if isinstance(value, list | tuple):
+        return [json_value(v, where=where) for v in value]
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise CanonicalError(f"{where()} has a {type(k).__name__} key; JSON keys are strings")
+            out[k] = json_value(v, where=where)
+        return out
+    raise CanonicalError(f"{where()} holds a {type(value).__name__}, which JSON cannot hold faithfully")

@@ -1,0 +1,247 @@
+"""The cassette file (SPEC §1, §3): msgspec Structs, loading with clear errors, atomic writing.
+
+Loading checks the structure of the file; the hash chain is checked by `chain_break` (used by `load` when
+asked, and by verify).  Error messages name the file and a position or a step and field, never the
+file's content, which may hold secrets.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from blackbox.canonical import CanonicalError, JSFloat, decode_json, js_number, step_hash
+from blackbox.errors import CassetteError
+
+__all__ = [
+    "STEP_TYPES",
+    "Cassette",
+    "ChainBreak",
+    "Step",
+    "StepType",
+    "atomic_write",
+    "chain_break",
+    "dumps",
+    "load",
+    "loads",
+    "save",
+]
+
+StepType = Literal["model_input", "model_output", "tool_call", "tool_result", "metadata"]
+STEP_TYPES: tuple[str, ...] = ("model_input", "model_output", "tool_call", "tool_result", "metadata")
+SCHEMA_VERSION = 2
+
+
+class Step(msgspec.Struct):
+    """One recorded event; fields in the original's order, `id` not hashed."""
+
+    id: str
+    index: int
+    type: StepType
+    timestamp: int
+    payload: Any
+    prevHash: str | None
+    hash: str
+
+
+class Cassette(msgspec.Struct, omit_defaults=True):
+    """One run of an agent; `parentId` and `forkedFromStepId` only on a fork, written after `steps`."""
+
+    version: int
+    id: str
+    createdAt: int
+    steps: list[Step]
+    parentId: str | None = None
+    forkedFromStepId: str | None = None
+
+
+class ChainBreak(msgspec.Struct, frozen=True):
+    """Where and why the hash chain does not hold."""
+
+    index: int
+    reason: str
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Loading
+
+
+def _position(data: bytes, offset: int) -> str:
+    offset = max(0, min(offset, len(data)))
+    line = data.count(b"\n", 0, offset) + 1
+    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return f"line {line}, column {column}"
+
+
+_BYTE_OFFSET = re.compile(r"\(byte (\d+)\)")
+_NON_FINITE = re.compile(rb"-?(NaN|Infinity)")
+
+
+def _json_error(name: str, data: bytes, exc: Exception) -> CassetteError:
+    message = str(exc)
+    match = _BYTE_OFFSET.search(message)
+    if "truncated" in message:
+        return CassetteError(f"{name}: not JSON: the file ends early at {_position(data, len(data))} "
+                             "(truncated?); re-record it or restore it from a copy")
+    if match:
+        offset = int(match.group(1))
+        where = _position(data, offset)
+        if _NON_FINITE.match(data, offset):
+            return CassetteError(f"{name}: NaN/Infinity at {where} is not valid JSON (JavaScript rejects "
+                                 "it too); re-record the cassette")
+        return CassetteError(f"{name}: not JSON: invalid syntax at {where}")
+    return CassetteError(f"{name}: not JSON")
+
+
+_TYPE_WORDS = {"int": "an integer", "str": "a string", "object": "an object", "array": "an array",
+               "null": "null", "float": "a number"}
+_PATH = re.compile(r"\$\.steps\[(\d+)\](?:\.(\w+))?")
+
+
+def _expected(message: str) -> str:
+    words = [_TYPE_WORDS.get(t, t) for t in re.findall(r"`([a-z]+)`", message.split(", got")[0])]
+    return " or ".join(words) if words else "valid"
+
+
+def _structure_error(name: str, exc: msgspec.ValidationError) -> CassetteError:
+    """Rewrite msgspec's message so it names the step and field but never a value."""
+    message = str(exc)
+    path = message.rsplit(" - at `", 1)[1].rstrip("`") if " - at `" in message else "$"
+    step = _PATH.match(path)
+    missing = re.search(r"missing required field `(\w+)`", message)
+    if step and step.group(2) is None and missing:
+        return CassetteError(f"{name}: step {step.group(1)} has no `{missing.group(1)}` field")
+    if step and step.group(2) is None:
+        return CassetteError(f"{name}: step {step.group(1)} is not an object")
+    if step:
+        index, field = step.group(1), step.group(2)
+        if field == "type" and "enum" in message:
+            return CassetteError(f"{name}: step {index} has an unknown type (expected one of "
+                                 f"{', '.join(STEP_TYPES)})")
+        return CassetteError(f"{name}: step {index} field `{field}` must be {_expected(message)}")
+    if missing:
+        return CassetteError(f"{name}: the cassette has no `{missing.group(1)}` field")
+    field = path.removeprefix("$.") if path != "$" else "the top level"
+    return CassetteError(f"{name}: `{field}` must be {_expected(message)}")
+
+
+_CASSETTE_DECODER = msgspec.json.Decoder(Cassette, float_hook=JSFloat)
+
+
+def _check_version(raw: Any, name: str) -> None:
+    if not isinstance(raw, dict):
+        raise CassetteError(f"{name}: not a cassette: the top level is not a JSON object")
+    version = raw.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise CassetteError(f"{name}: no numeric `version` field; this is not a Blackbox cassette "
+                            "(re-record it with this version of Blackbox)")
+    if version != SCHEMA_VERSION:
+        raise CassetteError(f"{name}: cassette version {version} is not supported (only version "
+                            f"{SCHEMA_VERSION}; there is no migration, re-record it)")
+
+
+def loads(data: bytes, *, name: str = "cassette") -> Cassette:
+    """Parse cassette bytes: JSON, an object, version 2, then the structure of every step."""
+    try:
+        cassette = _CASSETTE_DECODER.decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        pass  # find the precise reason below, in the order of SPEC §3
+    else:
+        _check_version({"version": cassette.version}, name)
+        return cassette
+    try:
+        raw = decode_json(data)
+    except (msgspec.DecodeError, UnicodeDecodeError, ValueError) as exc:
+        raise _json_error(name, data, exc) from None
+    _check_version(raw, name)
+    try:
+        return msgspec.convert(raw, Cassette)
+    except msgspec.ValidationError as exc:
+        raise _structure_error(name, exc) from None
+
+
+def load(path: str | os.PathLike[str]) -> Cassette:
+    """Read a cassette file; `CassetteError` with one clear line when it cannot be read."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise CassetteError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise CassetteError(f"{p}: is a directory, not a cassette file") from None
+    except OSError as exc:
+        raise CassetteError(f"{p}: cannot read: {exc.strerror}") from None
+    return loads(data, name=str(p))
+
+
+def chain_break(cassette: Cassette) -> ChainBreak | None:
+    """The first link of the hash chain that does not hold (SPEC §3 order), or None."""
+    prev: str | None = None
+    for i, step in enumerate(cassette.steps):
+        if step.index != i:
+            return ChainBreak(i, f"step {i} has index {step.index}; expected {i}")
+        if i == 0 and step.prevHash is not None:
+            return ChainBreak(0, "step 0 has a prevHash; the first step's must be null")
+        if i > 0 and step.prevHash != prev:
+            return ChainBreak(i, f"step {i} prevHash does not match the hash of step {i - 1}")
+        try:
+            computed = step_hash(step.index, step.type, step.timestamp, step.payload, step.prevHash)
+        except CanonicalError:
+            return ChainBreak(i, f"step {i} payload has no canonical JSON form (NaN or Infinity), so its "
+                                 "hash cannot match")
+        if computed != step.hash:
+            return ChainBreak(i, f"step {i} hash does not match its content (recomputed {computed[:12]}…)")
+        prev = step.hash
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Writing
+
+
+def _enc_hook(obj: Any) -> Any:
+    if isinstance(obj, JSFloat | float):
+        return msgspec.Raw(js_number(obj).encode())
+    raise TypeError(f"a {type(obj).__name__} is not a JSON value")
+
+
+_WRITER = msgspec.json.Encoder(enc_hook=_enc_hook)
+
+
+def dumps(cassette: Cassette) -> bytes:
+    """The original's layout: two-space indent, raw UTF-8, no trailing newline."""
+    return msgspec.json.format(_WRITER.encode(cassette), indent=2)
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write through a temporary file in the same folder, fsync, rename: never half a file."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    try:
+        dir_fd = os.open(target.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def save(cassette: Cassette, path: str | os.PathLike[str]) -> None:
+    """Write a cassette atomically in the original's layout."""
+    atomic_write(path, dumps(cassette))

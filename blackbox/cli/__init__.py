@@ -1,0 +1,11 @@
+"""The `blackbox` command line.  Command modules are imported here so that they register on the app."""
+
+from __future__ import annotations
+
+from blackbox.cli.app import app
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,49 @@
+"""Output for people (rich, colour only on a terminal) and the one-line error convention of SPEC §12."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+__all__ = ["EXIT_FAILURE", "EXIT_USAGE", "console", "err_console", "fail", "plain"]
+
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+def plain() -> bool:
+    """No colour when NO_COLOR or CI is set, or when the stream is not a terminal."""
+    return bool(os.environ.get("NO_COLOR") or os.environ.get("CI"))
+
+
+def _console(stderr: bool) -> Console:
+    stream = sys.stderr if stderr else sys.stdout
+    colour = not plain() and stream.isatty()
+    return Console(
+        file=stream,
+        stderr=stderr,
+        no_color=not colour,
+        color_system="auto" if colour else None,
+        highlight=False,
+        soft_wrap=True,
+        emoji=False,
+    )
+
+
+def console() -> Console:
+    return _console(stderr=False)
+
+
+def err_console() -> Console:
+    return _console(stderr=True)
+
+
+def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
+    """Print `error: <message>` on stderr, one line, and exit with `code` (1 failure, 2 usage)."""
+    err_console().print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
+    raise typer.Exit(code)

@@ -1,0 +1,1 @@
+"""The built-in, offline demo agent: a scripted model and three fixture tools."""

@@ -1,0 +1,54 @@
+"""The exceptions Blackbox raises; every one is a `BlackboxError`."""
+
+from __future__ import annotations
+
+__all__ = [
+    "BlackboxError",
+    "BlackboxUnsupportedError",
+    "CassetteError",
+    "ReplayDivergenceError",
+    "SessionError",
+    "UsageError",
+    "is_blackbox_error",
+]
+
+
+class BlackboxError(Exception):
+    """Base of every error Blackbox raises on purpose."""
+
+
+class CassetteError(BlackboxError):
+    """A cassette file cannot be read: not JSON, wrong version, bad structure or a broken chain."""
+
+
+class UsageError(BlackboxError):
+    """The caller asked for something impossible (bad flag value, bad environment variable)."""
+
+
+class BlackboxUnsupportedError(BlackboxError):
+    """A request uses a feature Blackbox cannot record or replay faithfully."""
+
+
+class ReplayDivergenceError(BlackboxError):
+    """The agent did something other than what the cassette recorded."""
+
+    def __init__(self, message: str, *, step: int | None = None, path: str | None = None) -> None:
+        super().__init__(message)
+        self.step = step
+        self.path = path
+
+
+class SessionError(BlackboxError):
+    """The session was used wrongly (finished, overlapping calls, secrets in the output)."""
+
+
+def is_blackbox_error(exc: BaseException) -> bool:
+    """True when `exc` is, or wraps, an error raised by Blackbox (SDKs may wrap transport errors)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, BlackboxError) or str(current).startswith("[blackbox]"):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False

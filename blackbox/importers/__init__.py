@@ -1,0 +1,1 @@
+"""Importers that turn transcripts written by other tools into cassettes."""

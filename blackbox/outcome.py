@@ -1,0 +1,100 @@
+"""What a run came to (SPEC §1.2) and the one-line step summaries of §9.
+
+Only the last step decides the outcome; the tool sequence is every `tool_call` step's tool name.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from blackbox.cassette import Cassette, Step
+
+__all__ = ["Outcome", "Status", "outcome", "step_label", "summarize_step", "tool_sequence"]
+
+Status = Literal["success", "error", "incomplete"]
+
+
+class Outcome(msgspec.Struct, frozen=True):
+    """The terminal state of a run: status, the final answer (success) or failure reason (error)."""
+
+    status: Status
+    final_answer: str | None = None
+    failure_reason: str | None = None
+    tools: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """`success, result "…"` / `error, reason …` / `incomplete`: the words diff and replay use."""
+        if self.status == "success":
+            return f'success, result "{_clip(self.final_answer or "", 80)}"'
+        if self.status == "error":
+            return f"error, reason {self.failure_reason}"
+        return "incomplete"
+
+
+def tool_sequence(steps: list[Step]) -> tuple[str, ...]:
+    return tuple(str(_get(s.payload, "toolName", "?")) for s in steps if s.type == "tool_call")
+
+
+def outcome(cassette: Cassette) -> Outcome:
+    tools = tool_sequence(cassette.steps)
+    last = cassette.steps[-1] if cassette.steps else None
+    payload = last.payload if last is not None and last.type == "metadata" else None
+    if isinstance(payload, dict):
+        if payload.get("event") == "run_completed" and payload.get("status") == "success":
+            return Outcome("success", final_answer=_text(payload.get("result")), tools=tools)
+        if payload.get("event") == "run_failed":
+            return Outcome("error", failure_reason=_text(payload.get("reason")), tools=tools)
+    return Outcome("incomplete", tools=tools)
+
+
+def _get(payload: Any, key: str, default: Any = None) -> Any:
+    return payload.get(key, default) if isinstance(payload, dict) else default
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return "" if value is None else msgspec.json.encode(value).decode()
+
+
+def _clip(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def step_label(step: Step) -> str:
+    """`#3 tool_result` — how diff names a step."""
+    return f"#{step.index} {step.type}"
+
+
+def summarize_step(step: Step, limit: int = 80) -> str:
+    """The one-line summary of §9 (`Model called with 2 message(s)`, `Tool result: search → ok` …)."""
+    p = step.payload
+    if step.type == "model_input":
+        messages = _get(p, "messages")
+        return f"Model called with {len(messages) if isinstance(messages, list) else 0} message(s)"
+    if step.type == "model_output":
+        kind = _get(p, "type")
+        if kind == "tool_calls":
+            calls = _get(p, "calls") or []
+            names = ", ".join(str(_get(c, "toolName", "?")) for c in calls if isinstance(c, dict))
+            return f"Model → tool_calls: {names}" + (" (with text)" if _get(p, "text") else "")
+        if kind == "tool_call":
+            return f"Model → tool_calls: {_get(p, 'toolName', '?')}"
+        if kind == "final_answer":
+            return f'Model → final_answer: "{_clip(_text(_get(p, "text")), limit)}"'
+        return "Model → (unknown output)"
+    if step.type == "tool_call":
+        return f"Tool called: {_get(p, 'toolName', '?')}"
+    if step.type == "tool_result":
+        name = _get(p, "toolName", "?")
+        if isinstance(p, dict) and "error" in p:
+            return f"Tool result: {name} → ERROR: {_clip(_text(p['error']), limit)}"
+        return f"Tool result: {name} → ok"
+    if _get(p, "event") == "run_completed":
+        return f'Run completed: "{_clip(_text(_get(p, "result")), limit)}"'
+    if _get(p, "event") == "run_failed":
+        return f"Run failed: {_get(p, 'reason', '?')}"
+    return f"Metadata: {_get(p, 'event', '?')}"

@@ -1,0 +1,1 @@
+"""The screens of the Blackbox terminal UI."""
