@@ -23,6 +23,7 @@ __all__ = [
     "Cassette",
     "ChainBreak",
     "Step",
+    "StepChain",
     "StepType",
     "atomic_write",
     "chain_break",
@@ -245,3 +246,45 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
 def save(cassette: Cassette, path: str | os.PathLike[str]) -> None:
     """Write a cassette atomically in the original's layout."""
     atomic_write(path, dumps(cassette))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Building
+
+
+class StepChain:
+    """Appends steps to a new cassette, linking each to the previous one's hash.
+
+    Payloads must already be JSON values (see `canonical.json_value`).  A fork starts from a copied prefix.
+    """
+
+    def __init__(self, trace_id: str, prefix: list[Step] | None = None) -> None:
+        self.trace_id = trace_id
+        self.steps: list[Step] = list(prefix or [])
+
+    def append(self, type_: StepType, timestamp: int, payload: Any) -> Step:
+        index = len(self.steps)
+        prev = self.steps[-1].hash if self.steps else None
+        step = Step(
+            id=f"{self.trace_id}:{index}",
+            index=index,
+            type=type_,
+            timestamp=timestamp,
+            payload=payload,
+            prevHash=prev,
+            hash=step_hash(index, type_, timestamp, payload, prev),
+        )
+        self.steps.append(step)
+        return step
+
+    def cassette(
+        self, created_at: int, *, parent_id: str | None = None, forked_from_step_id: str | None = None
+    ) -> Cassette:
+        return Cassette(
+            version=SCHEMA_VERSION,
+            id=self.trace_id,
+            createdAt=created_at,
+            steps=list(self.steps),
+            parentId=parent_id,
+            forkedFromStepId=forked_from_step_id,
+        )
