@@ -1,0 +1,647 @@
+"""A fake Anthropic / OpenAI API for tests: a real HTTP/1.1 server on 127.0.0.1 that the real SDKs talk to.
+
+Why a real server rather than a mock transport: Blackbox *is* the transport, so tests must exercise it with
+the SDKs' own HTTP clients, retries, content decoding and response parsing, exactly as in production.
+
+Usage (see `tests/conftest_fakeapi.py` for the `fake_api` fixture)::
+
+    fake.queue(anthropic_message(tool_uses=[("get_weather", {"city": "Paris"})]))  # 200 JSON
+    fake.queue(error_reply("anthropic", 429))                                        # an API error
+    fake.queue(json_reply(body, encoding="br"))                                      # brotli-encoded
+    fake.queue(sse_reply([...]))                                                     # an event stream
+    fake.brain = weather_brain("openai")   # or any callable(body) -> reply; answers when the queue is empty
+    ...
+    fake.requests[-1].body, fake.requests[-1].header("x-api-key"), fake.paths()
+
+Replies are served in FIFO order across both endpoints; when the queue is empty the `brain` answers; with
+neither, the server answers a 400 in the provider's error shape (never retried) and notes the request in
+`unanswered`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import random
+import socket
+import string
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "SAMPLES",
+    "FakeAPI",
+    "ReceivedRequest",
+    "Reply",
+    "anthropic_message",
+    "chat_completion",
+    "error_reply",
+    "json_reply",
+    "last_tool_results",
+    "provider_of",
+    "sample",
+    "sse_reply",
+    "turn_brain",
+    "weather_brain",
+]
+
+SAMPLES = Path("/work/shared/sdk-samples")
+MAX_BODY = 16 * 1024 * 1024
+
+Brain = Callable[[Any], "Reply | dict[str, Any]"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# replies
+
+
+@dataclass
+class Reply:
+    """One scripted HTTP answer. `chunks` (SSE) are sent one by one with chunked transfer-encoding."""
+
+    status: int = 200
+    body: bytes = b""
+    content_type: str = "application/json"
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    chunks: list[bytes] | None = None
+    encoding: str | None = None  # "gzip" or "br": the body is sent content-encoded
+    delay: float = 0.0  # seconds to wait before answering (or between SSE chunks)
+
+
+def json_reply(
+    body: Any,
+    status: int = 200,
+    *,
+    headers: Iterable[tuple[str, str]] = (),
+    encoding: str | None = None,
+    delay: float = 0.0,
+) -> Reply:
+    """A JSON body with a status code, optionally gzip- or brotli-encoded."""
+    raw = json.dumps(body, ensure_ascii=False).encode()
+    return Reply(status=status, body=raw, headers=list(headers), encoding=encoding, delay=delay)
+
+
+def sse_reply(
+    events: Iterable[Any] | str | bytes,
+    *,
+    encoding: str | None = None,
+    delay: float = 0.0,
+    status: int = 200,
+) -> Reply:
+    """A `text/event-stream` body.
+
+    `events` is either raw SSE text (e.g. a sample `.sse` file) or a list whose items are `(event, data)`
+    pairs (Anthropic style, `event:` line included), bare `data` values (OpenAI chat style), or the string
+    "[DONE]". Dict and list data are JSON-encoded.
+    """
+    if isinstance(events, str | bytes):
+        text = events.decode() if isinstance(events, bytes) else events
+        chunks = [(block.strip("\n") + "\n\n").encode() for block in text.split("\n\n") if block.strip()]
+    else:
+        chunks = []
+        for item in events:
+            if isinstance(item, tuple):
+                name, data = item
+                chunks.append(f"event: {name}\ndata: {_sse_data(data)}\n\n".encode())
+            else:
+                chunks.append(f"data: {_sse_data(item)}\n\n".encode())
+    return Reply(
+        status=status, content_type="text/event-stream", chunks=chunks, encoding=encoding, delay=delay
+    )
+
+
+def _sse_data(data: Any) -> str:
+    return data if isinstance(data, str) else json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+
+def error_reply(
+    provider: str,
+    status: int,
+    message: str | None = None,
+    *,
+    error_type: str | None = None,
+    encoding: str | None = None,
+) -> Reply:
+    """An API error in the provider's shape (`provider` is "anthropic" or "openai")."""
+    kind = error_type or _ERROR_TYPES.get(status, "api_error")
+    text = message or f"fake {kind} ({status})"
+    if provider == "anthropic":
+        body: dict[str, Any] = {
+            "type": "error",
+            "error": {"type": kind, "message": text},
+            "request_id": new_id("req_011"),
+        }
+        headers = [("request-id", body["request_id"])]
+    elif provider == "openai":
+        code = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(status)
+        body = {"error": {"message": text, "type": kind, "param": None, "code": code}}
+        headers = [("x-request-id", new_id("req_"))]
+    else:
+        raise ValueError(f"unknown provider {provider!r}")
+    return json_reply(body, status, headers=headers, encoding=encoding)
+
+
+def sample(name: str) -> Any:
+    """A file of the shared SDK samples: parsed JSON for `.json`, text otherwise (e.g. `anthropic/x.sse`)."""
+    path = SAMPLES / name
+    text = path.read_text()
+    return json.loads(text) if path.suffix == ".json" else text
+
+
+# ---------------------------------------------------------------------------------------------------------
+# realistic response bodies
+
+_ALNUM = string.ascii_letters + string.digits
+_rng = random.Random(1729)
+_rng_lock = threading.Lock()
+
+
+def new_id(prefix: str, length: int = 22) -> str:
+    """A provider-looking id (`msg_01…`, `toolu_01…`, `chatcmpl-…`, `call_…`); they differ on every call."""
+    with _rng_lock:
+        return prefix + "".join(_rng.choice(_ALNUM) for _ in range(length))
+
+
+def _tool_use_block(use: Any) -> dict[str, Any]:
+    if isinstance(use, dict):
+        block = {"type": "tool_use", "id": use.get("id") or new_id("toolu_01"), "name": use["name"]}
+        block["input"] = use.get("input", {})
+        return block
+    name, tool_input = use
+    return {"type": "tool_use", "id": new_id("toolu_01"), "name": name, "input": tool_input}
+
+
+def anthropic_message(
+    *,
+    text: str | Sequence[str] | None = None,
+    tool_uses: Sequence[Any] = (),
+    stop_reason: str | None = None,
+    model: str = "claude-sonnet-4-5",
+    thinking: str | None = None,
+    extra_blocks: Sequence[dict[str, Any]] = (),
+    **extra: Any,
+) -> dict[str, Any]:
+    """A Messages API response as the API sends it: `msg_01…` id, `toolu_01…` ids, usage, stop fields.
+
+    `tool_uses` items are `(name, input)` pairs or dicts with `name`, `input` and optionally `id`; `text` may
+    be a list for several text blocks; `thinking` adds a signed thinking block first. The stop reason
+    defaults to `tool_use` when there are tool uses, else `end_turn`.
+    """
+    content: list[dict[str, Any]] = []
+    if thinking is not None:
+        content.append({"type": "thinking", "thinking": thinking, "signature": "EqQBCkYIBxgCKkBzaWc="})
+    texts = [text] if isinstance(text, str) else list(text or [])
+    content += [{"type": "text", "text": piece} for piece in texts]
+    content += [_tool_use_block(use) for use in tool_uses]
+    content += list(extra_blocks)
+    body: dict[str, Any] = {
+        "id": new_id("msg_01"),
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop_reason or ("tool_use" if tool_uses else "end_turn"),
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": 120,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": 17,
+            "service_tier": "standard",
+        },
+    }
+    body.update(extra)
+    return body
+
+
+def _tool_call_entry(call: Any) -> dict[str, Any]:
+    if isinstance(call, dict):
+        name, arguments, call_id = call["name"], call.get("arguments", {}), call.get("id")
+    else:
+        (name, arguments), call_id = call, None
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments, separators=(",", ":"))
+    return {
+        "id": call_id or new_id("call_", 24),
+        "type": "function",
+        "function": {"name": name, "arguments": arguments},
+    }
+
+
+def chat_completion(
+    *,
+    content: str | None = None,
+    tool_calls: Sequence[Any] = (),
+    finish_reason: str | None = None,
+    refusal: str | None = None,
+    model: str = "gpt-5.1",
+    created: int | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A `chat.completion` as the API sends it: `chatcmpl-…` id, `call_…` ids, usage, fingerprint.
+
+    `tool_calls` items are `(name, arguments)` pairs (arguments dict or raw string) or dicts with `name`,
+    `arguments` and optionally `id`. The finish reason defaults to `tool_calls` when there are calls, else
+    `stop`.
+    """
+    message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": refusal, "annotations": []}
+    if tool_calls:
+        message["tool_calls"] = [_tool_call_entry(call) for call in tool_calls]
+    body: dict[str, Any] = {
+        "id": new_id("chatcmpl-", 29),
+        "object": "chat.completion",
+        "created": created if created is not None else int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop"),
+            }
+        ],
+        "usage": {
+            "prompt_tokens": 82,
+            "completion_tokens": 17,
+            "total_tokens": 99,
+            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
+        },
+        "service_tier": "default",
+        "system_fingerprint": "fp_" + new_id("", 10).lower(),
+    }
+    body.update(extra)
+    return body
+
+
+# ---------------------------------------------------------------------------------------------------------
+# agent brains: deterministic multi-turn replies computed from the conversation in the request
+
+
+def provider_of(path: str) -> str | None:
+    """Which API a request path belongs to (the same rule as the session's, §6)."""
+    if path.split("?", 1)[0].rstrip("/").endswith("/v1/messages"):
+        return "anthropic"
+    if path.split("?", 1)[0].rstrip("/").endswith("/chat/completions"):
+        return "openai"
+    return None
+
+
+def _assistant_turns(body: dict[str, Any]) -> int:
+    return sum(1 for message in body.get("messages") or [] if message.get("role") == "assistant")
+
+
+def last_tool_results(body: dict[str, Any]) -> list[str]:
+    """The tool results the request sends back for the last turn, as text, for both providers."""
+    messages = body.get("messages") or []
+    results: list[str] = []
+    for message in reversed(messages):
+        if message.get("role") == "tool":
+            content = message.get("content")
+            results.insert(0, content if isinstance(content, str) else json.dumps(content))
+            continue
+        if message.get("role") == "user" and isinstance(message.get("content"), list) and not results:
+            for block in message["content"]:
+                if block.get("type") == "tool_result":
+                    content = block.get("content")
+                    if isinstance(content, list):
+                        content = "\n\n".join(part.get("text", "") for part in content)
+                    results.append("" if content is None else content)
+        break
+    return results
+
+
+def turn_brain(turns: Sequence[Any]) -> Brain:
+    """A brain answering the k-th model call of a conversation (k = assistant turns already in its history).
+
+    Each entry is a response body, a `Reply`, or a callable `(body) -> body | Reply`. Because the answer
+    depends only on the request, a retried or replayed call gets the same answer.
+    """
+
+    def brain(body: dict[str, Any]) -> Any:
+        turn = _assistant_turns(body)
+        if turn >= len(turns):
+            raise AssertionError(f"turn_brain: no scripted answer for turn {turn}")
+        answer = turns[turn]
+        return answer(body) if callable(answer) else answer
+
+    return brain
+
+
+def weather_brain(
+    provider: str,
+    *,
+    cities: Sequence[str] = ("Paris",),
+    text: str | None = "Let me check.",
+    model: str | None = None,
+) -> Brain:
+    """A two-turn weather agent: first `get_weather` for each city (parallel calls when several), then a final
+    answer quoting the tool results it was sent back."""
+
+    def first(body: dict[str, Any]) -> dict[str, Any]:
+        calls = [("get_weather", {"city": city}) for city in cities]
+        if provider == "anthropic":
+            return anthropic_message(text=text, tool_uses=calls, model=model or body.get("model") or "x")
+        return chat_completion(content=text, tool_calls=calls, model=model or body.get("model") or "x")
+
+    def final(body: dict[str, Any]) -> dict[str, Any]:
+        answer = "Weather: " + "; ".join(last_tool_results(body))
+        if provider == "anthropic":
+            return anthropic_message(text=answer, model=model or body.get("model") or "x")
+        return chat_completion(content=answer, model=model or body.get("model") or "x")
+
+    return turn_brain([first, final])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the server
+
+
+@dataclass(frozen=True)
+class ReceivedRequest:
+    """One request as the server received it."""
+
+    method: str
+    path: str
+    headers: tuple[tuple[str, str], ...]
+    raw: bytes
+    body: Any  # parsed JSON, or None when the body was not JSON
+
+    def header(self, name: str) -> str | None:
+        """The first value of a header (case-insensitive)."""
+        name = name.lower()
+        return next((value for key, value in self.headers if key.lower() == name), None)
+
+    @property
+    def provider(self) -> str | None:
+        return provider_of(self.path)
+
+
+class FakeAPI:
+    """The fake API server. Start with `start()` (or as a context manager); `close()` stops it."""
+
+    def __init__(self) -> None:
+        self.requests: list[ReceivedRequest] = []
+        self.unanswered: list[ReceivedRequest] = []
+        self.brain_errors: list[BaseException] = []
+        self.brain: Brain | None = None
+        self._queue: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._connections: set[socket.socket] = set()
+
+    # -- control -------------------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """`http://127.0.0.1:<port>` — Anthropic's `base_url`; OpenAI's is `url + "/v1"`."""
+        if self._server is None:
+            raise RuntimeError("the fake API is not running")
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def openai_url(self) -> str:
+        return self.url + "/v1"
+
+    def queue(self, *replies: Reply | dict[str, Any]) -> FakeAPI:
+        """Queue replies (a dict is a 200 JSON body); they are served first-in first-out."""
+        with self._lock:
+            self._queue.extend(_as_reply(reply) for reply in replies)
+        return self
+
+    @property
+    def pending(self) -> int:
+        """How many queued replies have not been served yet."""
+        with self._lock:
+            return len(self._queue)
+
+    def paths(self) -> list[str]:
+        return [request.path for request in self.requests]
+
+    def bodies(self) -> list[Any]:
+        return [request.body for request in self.requests]
+
+    def reset(self) -> None:
+        """Forget received requests, queued replies and the brain."""
+        with self._lock:
+            self.requests.clear()
+            self.unanswered.clear()
+            self.brain_errors.clear()
+            self._queue.clear()
+            self.brain = None
+
+    def start(self) -> FakeAPI:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler, bind_and_activate=True)
+        server.daemon_threads = True
+        server.fake = self  # type: ignore[attr-defined]
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="fakeapi", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop serving, drop open keep-alive connections and free the port."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        with self._lock:
+            connections = list(self._connections)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeAPI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- SDK clients wired to this server (SDKs are imported lazily: they are slow to import) ---------
+
+    def anthropic(self, **kwargs: Any) -> Any:
+        """A sync `anthropic.Anthropic` on this server: strict validation, no retries unless asked."""
+        import anthropic
+        import httpx2
+
+        kwargs.setdefault("http_client", httpx2.Client())
+        return anthropic.Anthropic(**_client_defaults(kwargs, self.url))
+
+    def async_anthropic(self, **kwargs: Any) -> Any:
+        import anthropic
+        import httpx2
+
+        kwargs.setdefault("http_client", httpx2.AsyncClient())
+        return anthropic.AsyncAnthropic(**_client_defaults(kwargs, self.url))
+
+    def openai(self, **kwargs: Any) -> Any:
+        import openai
+
+        return openai.OpenAI(**_client_defaults(kwargs, self.openai_url))
+
+    def async_openai(self, **kwargs: Any) -> Any:
+        import openai
+
+        return openai.AsyncOpenAI(**_client_defaults(kwargs, self.openai_url))
+
+    # -- called by the handler -----------------------------------------------------------------------
+
+    def _answer(self, request: ReceivedRequest) -> Reply:
+        with self._lock:
+            self.requests.append(request)
+            if self._queue:
+                return self._queue.popleft()
+            brain = self.brain
+        if brain is not None and request.provider is not None:
+            try:
+                return _as_reply(brain(request.body))
+            except Exception as exc:  # surfaced by the fixture's teardown
+                with self._lock:
+                    self.brain_errors.append(exc)
+                return error_reply(request.provider, 400, f"fakeapi: the brain failed: {exc!r}")
+        with self._lock:
+            self.unanswered.append(request)
+        if request.provider is None:
+            return json_reply({"error": {"message": f"fakeapi: no route {request.path}"}}, 404)
+        return error_reply(
+            request.provider, 400, f"fakeapi: no reply queued for {request.method} {request.path}"
+        )
+
+
+def _client_defaults(kwargs: dict[str, Any], base_url: str) -> dict[str, Any]:
+    kwargs.setdefault("base_url", base_url)
+    kwargs.setdefault("api_key", "test-key")
+    kwargs.setdefault("max_retries", 0)
+    kwargs.setdefault("_strict_response_validation", True)
+    return kwargs
+
+
+def _as_reply(reply: Reply | dict[str, Any]) -> Reply:
+    if isinstance(reply, Reply):
+        return reply
+    if isinstance(reply, dict):
+        return json_reply(reply)
+    raise TypeError(f"a reply must be a Reply or a dict, not {type(reply).__name__}")
+
+
+def _encode(data: bytes, encoding: str | None) -> bytes:
+    if encoding is None:
+        return data
+    if encoding == "gzip":
+        return gzip.compress(data)
+    if encoding == "br":
+        import brotli
+
+        return brotli.compress(data)
+    raise ValueError(f"unknown content encoding {encoding!r}")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    timeout = 10  # an idle keep-alive connection is dropped after this many seconds
+    server_version = "fakeapi/1"
+
+    def setup(self) -> None:
+        super().setup()
+        fake: FakeAPI = self.server.fake  # type: ignore[attr-defined]
+        with fake._lock:
+            fake._connections.add(self.connection)
+
+    def finish(self) -> None:
+        fake: FakeAPI = self.server.fake  # type: ignore[attr-defined]
+        with fake._lock:
+            fake._connections.discard(self.connection)
+        super().finish()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _read_body(self) -> bytes:
+        if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
+            data = bytearray()
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    return bytes(data)
+                if len(data) + size > MAX_BODY:
+                    raise ValueError("request body too large")
+                data += self.rfile.read(size)
+                self.rfile.readline()
+        length = int(self.headers.get("content-length") or 0)
+        if length > MAX_BODY:
+            raise ValueError("request body too large")
+        return self.rfile.read(length) if length else b""
+
+    def _handle(self) -> None:
+        raw = self._read_body()
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        request = ReceivedRequest(
+            method=self.command,
+            path=self.path,
+            headers=tuple((key.lower(), value) for key, value in self.headers.items()),
+            raw=raw,
+            body=body,
+        )
+        reply = self.server.fake._answer(request)  # type: ignore[attr-defined]
+        self._send(reply)
+
+    do_POST = _handle
+    do_GET = _handle
+    do_PUT = _handle
+    do_DELETE = _handle
+
+    def _send(self, reply: Reply) -> None:
+        if reply.delay and not reply.chunks:
+            time.sleep(reply.delay)
+        self.send_response(reply.status)
+        self.send_header("content-type", reply.content_type)
+        for key, value in reply.headers:
+            self.send_header(key, value)
+        if reply.chunks is not None and reply.encoding is None:
+            self.send_header("transfer-encoding", "chunked")
+            self.send_header("cache-control", "no-cache")
+            self.end_headers()
+            for chunk in reply.chunks:
+                if reply.delay:
+                    time.sleep(reply.delay)
+                self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+            return
+        data = b"".join(reply.chunks) if reply.chunks is not None else reply.body
+        data = _encode(data, reply.encoding)
+        if reply.encoding is not None:
+            self.send_header("content-encoding", reply.encoding)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
