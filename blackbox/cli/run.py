@@ -1,0 +1,254 @@
+"""`blackbox record | replay | fork … -- <command…>`: run an agent under a session (SPEC §5.3, §8)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from blackbox.cli.app import app
+from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, err_console, fail
+from blackbox.errors import BlackboxError, CassetteError, UsageError
+
+_RUN = "Run an agent"
+_ADD_SESSION = (
+    "import blackbox\n"
+    "bb = blackbox.session()\n"
+    "client = anthropic.Anthropic(http_client=bb.http_client())   # or openai.OpenAI(...)\n"
+    "tools = bb.tools({...}); ...; bb.finish()"
+)
+
+Command = Annotated[list[str] | None, typer.Argument(help="The agent command, after `--`.", show_default=False)]
+Match = Annotated[
+    str, typer.Option("--match", help="strict: requests must equal the recording; sequence: only the order of "
+                      "calls and tools must.", case_sensitive=False)
+]
+
+
+def _check_match(match: str) -> str:
+    value = match.lower()
+    if value not in ("strict", "sequence"):
+        fail(f"--match must be strict or sequence, not {match!r}", EXIT_USAGE)
+    return value
+
+
+def _launch(command: list[str], settings: dict[str, str], *, placeholders: bool) -> tuple[int, dict[str, Any]]:
+    """Run the agent; without a session report say how to add one and fail."""
+    from blackbox.launcher import run_agent
+
+    try:
+        result = run_agent(command, settings, placeholders=placeholders)
+    except UsageError as exc:
+        fail(str(exc), EXIT_USAGE)
+    if result.report is None:
+        err_console().print(
+            "error: the command ran no Blackbox session, so nothing was recorded or checked. "
+            "Add one to the agent:\n" + _ADD_SESSION,
+            markup=False, highlight=False,
+        )
+        raise typer.Exit(result.exit_code or EXIT_FAILURE)
+    _check_settings(result.report, settings)
+    return result.exit_code, result.report
+
+
+_SETTING_NAMES = {"BLACKBOX_MODE": "mode", "BLACKBOX_OUT": "out", "BLACKBOX_CASSETTE": "cassette"}
+
+
+def _check_settings(report: dict[str, Any], settings: dict[str, str]) -> None:
+    """A session that overrode what the CLI asked would make the one-line result a lie."""
+    used = report.get("settings") or {}
+    for var, key in _SETTING_NAMES.items():
+        asked = settings.get(var)
+        if asked is None or used.get(key) is None:
+            continue
+        same = Path(asked).resolve() == Path(used[key]).resolve() if key != "mode" else asked == used[key]
+        if not same:
+            fail(f"the agent's session used {key} {used[key]!r} but the command asked for {asked!r}; remove "
+                 f"the explicit {key}= argument from blackbox.session(...) so the CLI can set it")
+
+
+def _report_error(report: dict[str, Any]) -> str | None:
+    error = report.get("error")
+    return str(error) if error else None
+
+
+@app.command(rich_help_panel=_RUN)
+def record(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the cassette.", dir_okay=False)],
+    command: Command = None,
+    trace_id: Annotated[str | None, typer.Option("--id", help="Trace id (default: the --out name).")] = None,
+) -> None:
+    """Record an agent run into a cassette.
+
+    [b]Example[/b]: blackbox record --out run.json -- python agent.py
+    """
+    if not command:
+        fail("record needs the agent command after `--` (e.g. blackbox record --out run.json -- python "
+             "agent.py); to see a recording without an agent, run `blackbox demo`", EXIT_USAGE)
+    settings = {"BLACKBOX_MODE": "record", "BLACKBOX_OUT": str(out)}
+    if trace_id:
+        settings["BLACKBOX_TRACE_ID"] = trace_id
+    code, report = _launch(command, settings, placeholders=False)
+    steps, status = report.get("steps", 0), report.get("status", "incomplete")
+    error = _report_error(report)
+    if report.get("written"):
+        note = "" if report.get("finished") else " (finish() was not called; the run was closed at exit)"
+        console().print(f"recorded {out}: {steps} steps, {status}{note}", markup=False, highlight=False)
+    else:
+        err_console().print(f"error: nothing was recorded: {error or 'the session wrote no cassette'}",
+                            markup=False, highlight=False)
+        raise typer.Exit(code or EXIT_FAILURE)
+    raise typer.Exit(code)
+
+
+@app.command(rich_help_panel=_RUN)
+def replay(
+    cassette: Annotated[Path, typer.Argument(help="The recorded cassette.", dir_okay=False)],
+    command: Command = None,
+    match: Match = "strict",
+) -> None:
+    """Replay an agent offline against a cassette, or show what it recorded when no command is given.
+
+    [b]Examples[/b]:
+      blackbox replay run.json -- python agent.py
+      blackbox replay run.json --match sequence -- python agent.py
+      blackbox replay run.json            (validate and print the recorded steps)
+    """
+    match = _check_match(match)
+    if not command:
+        from blackbox.cli.cassettes import replay_summary
+
+        replay_summary(cassette)
+        return
+    from blackbox.cassette import load
+
+    try:
+        load(cassette)
+    except CassetteError as exc:
+        fail(str(exc))
+    settings = {"BLACKBOX_MODE": "replay", "BLACKBOX_CASSETTE": str(cassette), "BLACKBOX_MATCH": match}
+    code, report = _launch(command, settings, placeholders=True)
+    error = _report_error(report)
+    if error or report.get("status") == "diverged":
+        err_console().print(f"FAIL {cassette}: {error}", markup=False, highlight=False)
+        raise typer.Exit(code or EXIT_FAILURE)
+    if code != 0:
+        err_console().print(f"FAIL {cassette}: the agent exited with code {code}", markup=False, highlight=False)
+        raise typer.Exit(code)
+    steps = report.get("steps", 0)
+    console().print(f"PASS {cassette}: {steps} steps replayed from the cassette, no network calls",
+                    markup=False, highlight=False)
+
+
+_DEMO = "Built-in demo fork (no agent command)"
+
+
+@app.command(rich_help_panel=_RUN)
+def fork(
+    cassette: Annotated[Path | None, typer.Argument(help="The parent cassette.", dir_okay=False)] = None,
+    command: Command = None,
+    at: Annotated[int | None, typer.Option("--at", help="The tool_result step to fork at.")] = None,
+    set_value: Annotated[
+        str | None, typer.Option("--set", help="The new tool result: JSON (quote strings) or @file.")
+    ] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Where to write the fork.", dir_okay=False)] = None,
+    live: Annotated[bool, typer.Option("--live", help="Continue against the real API after the fork.")] = False,
+    script: Annotated[
+        Path | None, typer.Option("--script", help="Continue from a JSON array of model replies.", dir_okay=False)
+    ] = None,
+    match: Match = "strict",
+    trace: Annotated[
+        Path | None, typer.Option("--trace", help="Demo: the cassette to fork.", rich_help_panel=_DEMO)
+    ] = None,
+    fork_index: Annotated[
+        int | None, typer.Option("--fork-index", help="Demo: where the fork continues.", rich_help_panel=_DEMO)
+    ] = None,
+    mutation_step: Annotated[
+        int | None, typer.Option("--mutation-step", help="Demo: the step to change.", rich_help_panel=_DEMO)
+    ] = None,
+    payload_json: Annotated[
+        str | None, typer.Option("--payload-json", help="Demo: the new payload (JSON).", rich_help_panel=_DEMO)
+    ] = None,
+    mode: Annotated[
+        str, typer.Option("--mode", help="Demo: tool-result or prompt.", rich_help_panel=_DEMO)
+    ] = "tool-result",
+    prompt: Annotated[
+        str | None, typer.Option("--prompt", help="Demo: the new prompt (--mode prompt).", rich_help_panel=_DEMO)
+    ] = None,
+) -> None:
+    """Fork a run at a tool result with a different value, and continue live or from scripted replies.
+
+    [b]Examples[/b]:
+      blackbox fork run.json --at 5 --set '{"temp": 35}' --out fork.json --script replies.json -- python agent.py
+      blackbox fork run.json --at 5 --set @reading.json --out fork.json --live -- python agent.py
+      blackbox fork --trace traces/example-trace.json --out traces/fork.json   (the built-in demo)
+    """
+    match = _check_match(match)
+    if not command:
+        _demo_fork(trace or cassette, out, fork_index, mutation_step, payload_json, mode, prompt)
+        return
+    if cassette is None or at is None or set_value is None or out is None:
+        fail("fork needs a cassette, --at N, --set VALUE and --out FILE before `--`", EXIT_USAGE)
+    if live == (script is not None):
+        fail("choose one continuation: --live (the real API) or --script replies.json", EXIT_USAGE)
+    settings = _fork_settings(cassette, at, set_value, out, script, match)
+    code, report = _launch(command, settings, placeholders=script is not None)
+    error = _report_error(report)
+    if error or not report.get("written"):
+        err_console().print(f"error: the fork failed: {error or 'no cassette was written'}", markup=False,
+                            highlight=False)
+        raise typer.Exit(code or EXIT_FAILURE)
+    steps, status = report.get("steps", 0), report.get("status", "incomplete")
+    console().print(
+        f"forked {out}: {steps} steps, {status}; steps 0–{at - 1} are the parent's, step {at} is the new result",
+        markup=False, highlight=False,
+    )
+    console().print(f"next: blackbox diff {cassette} {out}", markup=False, highlight=False)
+    raise typer.Exit(code)
+
+
+def _fork_settings(cassette: Path, at: int, set_value: str, out: Path, script: Path | None,
+                   match: str) -> dict[str, str]:
+    """Validate everything that can be checked before the agent starts (SPEC §8)."""
+    from blackbox.canonical import canonical_text
+    from blackbox.cassette import load
+    from blackbox.fork import check_fork_point, check_out_path, load_script, parse_set_value
+
+    try:
+        parent = load(cassette)
+        check_fork_point(parent, at)
+        value = parse_set_value(set_value)
+        check_out_path(out, cassette, script)
+        if script is not None:
+            load_script(script)
+    except UsageError as exc:
+        fail(str(exc), EXIT_USAGE)
+    except CassetteError as exc:
+        fail(str(exc))
+    settings = {
+        "BLACKBOX_MODE": "fork",
+        "BLACKBOX_CASSETTE": str(cassette),
+        "BLACKBOX_OUT": str(out),
+        "BLACKBOX_FORK_AT": str(at),
+        "BLACKBOX_FORK_SET": canonical_text(value),
+        "BLACKBOX_CONTINUE": "script" if script is not None else "live",
+        "BLACKBOX_MATCH": match,
+    }
+    if script is not None:
+        settings["BLACKBOX_SCRIPT"] = str(script)
+    return settings
+
+
+def _demo_fork(trace: Path | None, out: Path | None, fork_index: int | None, mutation_step: int | None,
+               payload_json: str | None, mode: str, prompt: str | None) -> None:
+    """`blackbox fork` without a command forks the built-in demo's cassette offline."""
+    from blackbox.demo.fork import demo_fork_cli
+
+    try:
+        demo_fork_cli(trace=trace, out=out, fork_index=fork_index, mutation_step=mutation_step,
+                      payload_json=payload_json, mode=mode, prompt=prompt)
+    except UsageError as exc:
+        fail(str(exc), EXIT_USAGE)
+    except BlackboxError as exc:
+        fail(str(exc))

@@ -1,0 +1,93 @@
+"""Run an agent command under Blackbox (SPEC §5.3): set BLACKBOX_*, run it, read the session's report.
+
+The only module of the core that starts processes.  The child inherits stdio; the launcher ignores SIGINT
+while it runs (the child gets it from the terminal and writes its cassette), then exits with the child's
+code (a signal n becomes 128+n).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from blackbox.errors import UsageError
+
+__all__ = ["PLACEHOLDER_KEYS", "LaunchResult", "agent_env", "run_agent", "shell_needed"]
+
+# Set in replay and scripted forks so SDK constructors that demand a key succeed; never sent anywhere.
+PLACEHOLDER_KEYS = {
+    "ANTHROPIC_API_KEY": "blackbox-replay-placeholder",
+    "OPENAI_API_KEY": "blackbox-replay-placeholder",
+}
+
+
+class LaunchResult(msgspec.Struct):
+    """How the agent ended and what its session reported (None when it ran no session)."""
+
+    exit_code: int
+    report: dict[str, Any] | None
+
+
+def shell_needed(command: Sequence[str]) -> bool:
+    """One argument with spaces is a shell command line; anything else is an argv."""
+    return len(command) == 1 and " " in command[0].strip()
+
+
+def agent_env(settings: Mapping[str, str], *, placeholders: bool,
+              base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The child's environment: stale BLACKBOX_* cleared, then `settings`, then placeholder keys if asked."""
+    env = {k: v for k, v in (os.environ if base is None else base).items() if not k.startswith("BLACKBOX_")}
+    env.update(settings)
+    if placeholders:
+        for name, value in PLACEHOLDER_KEYS.items():
+            if not env.get(name):
+                env[name] = value
+    return env
+
+
+def _exit_code(returncode: int) -> int:
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def _read_report(path: Path) -> dict[str, Any] | None:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        report = msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        return None
+    return report if isinstance(report, dict) else None
+
+
+def _start(command: Sequence[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    try:
+        if shell_needed(command):
+            return subprocess.Popen(command[0], shell=True, env=env)
+        return subprocess.Popen(list(command), env=env)
+    except FileNotFoundError:
+        raise UsageError(f"cannot run {command[0]!r}: no such program; check the command after --") from None
+    except PermissionError:
+        raise UsageError(f"cannot run {command[0]!r}: permission denied") from None
+
+
+def run_agent(command: Sequence[str], settings: Mapping[str, str], *, placeholders: bool = False) -> LaunchResult:
+    """Run `command` with the session settings; return its exit code and the session's report."""
+    with tempfile.TemporaryDirectory(prefix="blackbox-") as tmp:
+        report_path = Path(tmp) / "report.json"
+        env = agent_env({**settings, "BLACKBOX_REPORT": str(report_path)}, placeholders=placeholders)
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            proc = _start(command, env)
+            returncode = proc.wait()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        return LaunchResult(exit_code=_exit_code(returncode), report=_read_report(report_path))
