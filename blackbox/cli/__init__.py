@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from blackbox.cli import run  # noqa: F401
 from blackbox.cli.app import app
 
 __all__ = ["app", "main"]

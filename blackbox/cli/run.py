@@ -81,7 +81,9 @@ def record(
 ) -> None:
     """Record an agent run into a cassette.
 
-    [b]Example[/b]: blackbox record --out run.json -- python agent.py
+    [b]Example[/b]:
+
+      blackbox record --out run.json -- python agent.py
     """
     if not command:
         fail("record needs the agent command after `--` (e.g. blackbox record --out run.json -- python "
@@ -111,9 +113,12 @@ def replay(
     """Replay an agent offline against a cassette, or show what it recorded when no command is given.
 
     [b]Examples[/b]:
+
       blackbox replay run.json -- python agent.py
+
       blackbox replay run.json --match sequence -- python agent.py
-      blackbox replay run.json            (validate and print the recorded steps)
+
+      blackbox replay run.json     (validate and print the recorded steps)
     """
     match = _check_match(match)
     if not command:
@@ -180,9 +185,12 @@ def fork(
     """Fork a run at a tool result with a different value, and continue live or from scripted replies.
 
     [b]Examples[/b]:
+
       blackbox fork run.json --at 5 --set '{"temp": 35}' --out fork.json --script replies.json -- python agent.py
+
       blackbox fork run.json --at 5 --set @reading.json --out fork.json --live -- python agent.py
-      blackbox fork --trace traces/example-trace.json --out traces/fork.json   (the built-in demo)
+
+      blackbox fork --trace traces/example-trace.json --out traces/fork.json     (the built-in demo)
     """
     match = _check_match(match)
     if not command:
