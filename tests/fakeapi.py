@@ -52,7 +52,12 @@ __all__ = [
     "weather_brain",
 ]
 
-SAMPLES = Path("/work/shared/sdk-samples")
+# The SDK samples (request bodies the real SDKs sent, responses they accepted): the repository's copy, else
+# the shared original.
+SAMPLES = next(
+    (path for path in (Path(__file__).parent / "sdk_samples", Path("/work/shared/sdk-samples")) if path.is_dir()),
+    Path(__file__).parent / "sdk_samples",
+)
 MAX_BODY = 16 * 1024 * 1024
 
 Brain = Callable[[Any], "Reply | dict[str, Any]"]
@@ -112,9 +117,7 @@ def sse_reply(
                 chunks.append(f"event: {name}\ndata: {_sse_data(data)}\n\n".encode())
             else:
                 chunks.append(f"data: {_sse_data(item)}\n\n".encode())
-    return Reply(
-        status=status, content_type="text/event-stream", chunks=chunks, encoding=encoding, delay=delay
-    )
+    return Reply(status=status, content_type="text/event-stream", chunks=chunks, encoding=encoding, delay=delay)
 
 
 def _sse_data(data: Any) -> str:
@@ -139,8 +142,12 @@ def error_reply(
     *,
     error_type: str | None = None,
     encoding: str | None = None,
+    retry_after_ms: int | None = None,
 ) -> Reply:
-    """An API error in the provider's shape (`provider` is "anthropic" or "openai")."""
+    """An API error in the provider's shape (`provider` is "anthropic" or "openai").
+
+    `retry_after_ms` adds the header both SDKs obey, so a retry test does not wait for the default backoff.
+    """
     kind = error_type or _ERROR_TYPES.get(status, "api_error")
     text = message or f"fake {kind} ({status})"
     if provider == "anthropic":
@@ -156,6 +163,8 @@ def error_reply(
         headers = [("x-request-id", new_id("req_"))]
     else:
         raise ValueError(f"unknown provider {provider!r}")
+    if retry_after_ms is not None:
+        headers.append(("retry-after-ms", str(retry_after_ms)))
     return json_reply(body, status, headers=headers, encoding=encoding)
 
 
@@ -194,7 +203,7 @@ def anthropic_message(
     text: str | Sequence[str] | None = None,
     tool_uses: Sequence[Any] = (),
     stop_reason: str | None = None,
-    model: str = "claude-sonnet-4-5",
+    model: str = "claude-sonnet-4-6",
     thinking: str | None = None,
     extra_blocks: Sequence[dict[str, Any]] = (),
     **extra: Any,
@@ -527,9 +536,7 @@ class FakeAPI:
             self.unanswered.append(request)
         if request.provider is None:
             return json_reply({"error": {"message": f"fakeapi: no route {request.path}"}}, 404)
-        return error_reply(
-            request.provider, 400, f"fakeapi: no reply queued for {request.method} {request.path}"
-        )
+        return error_reply(request.provider, 400, f"fakeapi: no reply queued for {request.method} {request.path}")
 
 
 def _client_defaults(kwargs: dict[str, Any], base_url: str) -> dict[str, Any]:

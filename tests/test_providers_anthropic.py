@@ -80,9 +80,7 @@ def _to_anthropic_request(payload: dict[str, Any]) -> dict[str, Any]:
                 if part["type"] == "text":
                     blocks.append({"type": "text", "text": part["text"]})
                 elif part["type"] == "tool_use":
-                    blocks.append(
-                        tool_use(_provider_id(part["toolCallId"]), part["toolName"], part["toolInput"])
-                    )
+                    blocks.append(tool_use(_provider_id(part["toolCallId"]), part["toolName"], part["toolInput"]))
                 else:
                     blocks.append(
                         tool_result(
@@ -97,8 +95,7 @@ def _to_anthropic_request(payload: dict[str, Any]) -> dict[str, Any]:
             content = blocks
         messages.append({"role": message["role"], "content": content})
     tools = [
-        {"name": t["name"], "description": t["description"], "input_schema": t["inputSchema"]}
-        for t in payload["tools"]
+        {"name": t["name"], "description": t["description"], "input_schema": t["inputSchema"]} for t in payload["tools"]
     ]
     body = {
         "max_tokens": payload["params"]["maxTokens"],
@@ -180,9 +177,7 @@ def test_sdk_samples_turn1_and_turn2() -> None:
         },
         {
             "role": "user",
-            "content": [
-                {"type": "tool_result", "toolCallId": "call-0", "toolName": "get_weather", "result": "18C"}
-            ],
+            "content": [{"type": "tool_result", "toolCallId": "call-0", "toolName": "get_weather", "result": "18C"}],
         },
     ]
     assert A.normalize_response(sample("anthropic/create_final.response.json"), ids) == {
@@ -215,9 +210,7 @@ def test_thinking_blocks_are_dropped_from_history_and_responses() -> None:
 
 
 def test_roles_other_than_assistant_become_user_and_strings_stay_strings() -> None:
-    got = A.normalize_request(
-        request({"role": "system", "content": "a"}, assistant("b"), user("c")), CallIds()
-    )
+    got = A.normalize_request(request({"role": "system", "content": "a"}, assistant("b"), user("c")), CallIds())
     assert got["messages"] == [
         {"role": "user", "content": "a"},
         {"role": "assistant", "content": "b"},
@@ -274,9 +267,7 @@ def test_assistant_text_only_blocks_and_empty_turn() -> None:
         CallIds(),
     )
     assert got["messages"][1] == {"role": "assistant", "content": [{"type": "text", "text": "a\n\nb"}]}
-    got = A.normalize_request(
-        request(user("x"), assistant([{"type": "redacted_thinking", "data": "z"}])), CallIds()
-    )
+    got = A.normalize_request(request(user("x"), assistant([{"type": "redacted_thinking", "data": "z"}])), CallIds())
     assert got["messages"][1] == {"role": "assistant", "content": []}
 
 
@@ -341,9 +332,7 @@ def test_tool_result_name_comes_from_an_earlier_response_when_history_was_trimme
 def test_tool_result_without_any_tool_use_is_refused_and_ids_are_untouched() -> None:
     ids = CallIds()
     with refused("tool_result .* not supported yet; send the assistant message"):
-        A.normalize_request(
-            request(user("x"), assistant([tool_use("toolu_1")]), user([tool_result("toolu_2")])), ids
-        )
+        A.normalize_request(request(user("x"), assistant([tool_use("toolu_1")]), user([tool_result("toolu_2")])), ids)
     assert ids.next_index == 0 and ids.lookup("toolu_1") is None
 
 
@@ -377,9 +366,7 @@ def test_replayed_call_ids_normalize_identically_once_bound() -> None:
 
 
 def test_system_prompt_string_and_blocks() -> None:
-    assert (
-        A.normalize_request(request(user("x"), system="Be brief."), CallIds())["systemPrompt"] == "Be brief."
-    )
+    assert A.normalize_request(request(user("x"), system="Be brief."), CallIds())["systemPrompt"] == "Be brief."
     blocks = [
         {"type": "text", "text": "A"},
         {"type": "text", "text": "B", "cache_control": {"type": "ephemeral"}},
@@ -494,9 +481,7 @@ def test_response_parallel_calls_and_empty_text_skipped() -> None:
 
 
 def test_response_tool_use_without_input_gets_empty_object() -> None:
-    body = anthropic_message(
-        extra_blocks=[{"type": "tool_use", "id": "toolu_x", "name": "a"}], stop_reason="tool_use"
-    )
+    body = anthropic_message(extra_blocks=[{"type": "tool_use", "id": "toolu_x", "name": "a"}], stop_reason="tool_use")
     assert A.normalize_response(body, CallIds())["calls"][0]["toolInput"] == {}
 
 
@@ -537,9 +522,7 @@ def test_response_stops(body: dict[str, Any], expected: dict[str, Any]) -> None:
             "text after a tool_use",
         ),
         (
-            anthropic_message(
-                extra_blocks=[{"type": "text", "text": "x", "citations": [{"type": "char_location"}]}]
-            ),
+            anthropic_message(extra_blocks=[{"type": "text", "text": "x", "citations": [{"type": "char_location"}]}]),
             "citations",
         ),
         (anthropic_message(text="x", stop_details={"type": "refusal"}), "stop_details"),
@@ -552,9 +535,7 @@ def test_response_stops(body: dict[str, Any], expected: dict[str, Any]) -> None:
         ),
         (anthropic_message(tool_uses=[("a", {})], stop_reason="refusal"), "a refusal with tool calls"),
         (
-            anthropic_message(
-                extra_blocks=[{"type": "server_tool_use", "id": "s", "name": "web_search", "input": {}}]
-            ),
+            anthropic_message(extra_blocks=[{"type": "server_tool_use", "id": "s", "name": "web_search", "input": {}}]),
             "'server_tool_use' content blocks",
         ),
     ],
@@ -699,9 +680,7 @@ def test_round_trip_through_the_real_sdk(fake_api, output: dict[str, Any]) -> No
         {"type": "tool_use", **call} for call in output["calls"]
     ]
     assert sent["messages"][1] == {"role": "assistant", "content": parts}
-    assert [p["toolCallId"] for p in sent["messages"][2]["content"]] == [
-        c["toolCallId"] for c in output["calls"]
-    ]
+    assert [p["toolCallId"] for p in sent["messages"][2]["content"]] == [c["toolCallId"] for c in output["calls"]]
     assert ids.next_index == int(output["calls"][-1]["toolCallId"].split("-")[1]) + 1
 
 
