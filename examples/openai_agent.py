@@ -6,14 +6,11 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import openai
+from tools import PROMPT, SYSTEM, book_hotel, get_weather  # examples/ is on sys.path when run as a script
 
-sys.path.insert(0, str(Path(__file__).parent))
-import blackbox  # noqa: E402
-from tools import PROMPT, SYSTEM, book_hotel, get_weather  # noqa: E402
+import blackbox
 
 MODEL = "gpt-4.1-mini"
 TOOLS = [
