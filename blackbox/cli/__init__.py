@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from blackbox.cli import run  # noqa: F401
+from blackbox.cli import demo, imports, run  # noqa: F401
 from blackbox.cli.app import app
 
 __all__ = ["app", "main"]

@@ -1,0 +1,255 @@
+"""The built-in demo fork (SPEC §8, last bullet): fork a demo cassette offline, no agent command needed.
+
+Two modes:
+- `tool-result` (default): replace the `result` of the tool_result at `mutation_step` (default 3, the demo's
+  search result) with `payload` (default: no hotels available) and continue the demo agent from
+  `fork_index` (default 4, the model_input that first sees that result) with the reactive model, whose answer
+  follows from the new value.
+- `prompt`: start over at `fork_index` with `prompt` as the only user message; the copied prefix is unchanged.
+
+The child: steps before the earliest mutation copied verbatim (same ids, timestamps and hashes); the
+steps from the mutation up to `fork_index` re-chained with their original timestamps; then the new run.
+Its id is `<parent id>-fork`, `createdAt` the parent's, `parentId` the parent's id and `forkedFromStepId`
+the id of step `fork_index`.  New tool calls get `call-N` past the ones the prefix uses.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from blackbox.canonical import CanonicalError, decode_json, json_value
+from blackbox.cassette import Cassette, Step, StepChain, chain_break, load, save
+from blackbox.demo.agent import run_loop
+from blackbox.demo.clock import Clock, wall_clock
+from blackbox.demo.model import DemoModel, ReactiveModel
+from blackbox.errors import CassetteError, UsageError
+from blackbox.fork import same_file
+
+__all__ = [
+    "DEFAULT_FORK_INDEX",
+    "DEFAULT_MUTATION_STEP",
+    "DEFAULT_PAYLOAD",
+    "MODES",
+    "default_out",
+    "demo_fork",
+    "demo_fork_cli",
+    "parse_payload_json",
+]
+
+DEFAULT_TRACE = Path("traces") / "example-trace.json"
+DEFAULT_FORK_INDEX = 4
+DEFAULT_MUTATION_STEP = 3
+DEFAULT_PAYLOAD: dict[str, Any] = {
+    "results": [],
+    "available": False,
+    "message": "No hotels available for that date.",
+}
+MODES = ("tool-result", "prompt")
+_CALL_ID = re.compile(r"call-(\d+)")
+
+
+def parse_payload_json(text: str) -> Any:
+    """The `--payload-json` value: any JSON (strings quoted)."""
+    try:
+        return decode_json(text.encode("utf-8"))
+    except (msgspec.DecodeError, ValueError):
+        raise UsageError("--payload-json is not valid JSON; quote strings, e.g. --payload-json "
+                         "'{\"results\": [], \"available\": false}'") from None
+
+
+def default_out(parent: Cassette) -> Path:
+    """The original's default: `traces/<parent id>-fork.json`."""
+    return Path("traces") / f"{parent.id}-fork.json"
+
+
+def demo_fork(
+    trace: Path,
+    out: Path | None = None,
+    *,
+    fork_index: int | None = None,
+    mutation_step: int | None = None,
+    payload: Any = DEFAULT_PAYLOAD,
+    mode: str = "tool-result",
+    prompt: str | None = None,
+    model: DemoModel | None = None,
+    clock: Clock = wall_clock,
+) -> Cassette:
+    """Fork the cassette at `trace` and write the child to `out` (default `default_out`); the child.
+
+    `UsageError` for a bad option (exit 2), `CassetteError` when the parent cannot be read or its chain is
+    broken (exit 1).  `model` defaults to the reactive continuation model.
+    """
+    if mode not in MODES:
+        raise UsageError(f"--mode must be tool-result or prompt, not {mode!r}")
+    parent = load(trace)
+    broken = chain_break(parent)
+    if broken is not None:
+        raise CassetteError(f"{trace}: hash chain broken at step {broken.index}: {broken.reason}; "
+                            "fork a cassette that verifies")
+    at = DEFAULT_FORK_INDEX if fork_index is None else fork_index
+    _check_fork_index(parent, at)
+    target = default_out(parent) if out is None else out
+    if same_file(target, trace):
+        raise UsageError("--out must differ from --trace; the parent is never overwritten")
+
+    child_id = f"{parent.id}-fork"
+    if mode == "prompt":
+        if not prompt:
+            raise UsageError("--prompt is required with --mode prompt; give the new user message")
+        chain = StepChain(child_id, prefix=parent.steps[:at])
+        history: list[Any] = [{"role": "user", "content": prompt}]
+    else:
+        step = DEFAULT_MUTATION_STEP if mutation_step is None else mutation_step
+        _check_mutation(parent, step, at)
+        value = _json(payload)
+        chain = StepChain(child_id, prefix=parent.steps[:step])
+        for original in parent.steps[step:at]:
+            new = _mutated(original, value) if original.index == step else original.payload
+            chain.append(original.type, original.timestamp, new)
+        history = _history(parent.steps[:at], step, value)
+
+    run_loop(chain, model or ReactiveModel(), clock=clock, messages=history,
+             first_call=_next_call(parent.steps[:at]))
+    child = chain.cassette(parent.createdAt, parent_id=parent.id, forked_from_step_id=parent.steps[at].id)
+    save(child, target)
+    return child
+
+
+def _check_fork_index(parent: Cassette, at: int) -> None:
+    last = len(parent.steps) - 1
+    if not 0 <= at <= last:
+        raise UsageError(f"--fork-index {at} is outside the cassette (steps 0–{last}); "
+                         f"fork at a model_input, e.g. --fork-index {DEFAULT_FORK_INDEX}")
+    if parent.steps[at].type == "metadata":
+        raise UsageError(f"--fork-index {at} is the run's terminal metadata step; there is nothing to "
+                         "continue from it, pick an earlier step")
+
+
+def _check_mutation(parent: Cassette, step: int, at: int) -> None:
+    if not 0 <= step < at:
+        raise UsageError(f"--mutation-step {step} must come before --fork-index {at} "
+                         "(the changed result has to be in the copied prefix)")
+    found = parent.steps[step].type
+    if found != "tool_result":
+        listed = ", ".join(str(s.index) for s in parent.steps[:at] if s.type == "tool_result") or "none"
+        raise UsageError(f"--mutation-step {step} is a {found}, not a tool_result; tool_result steps "
+                         f"before --fork-index {at}: {listed}")
+    for later in parent.steps[step + 1 : at]:
+        if later.type == "model_input":
+            raise UsageError(f"--mutation-step {step} would leave the model_input at step {later.index} "
+                             f"stale (it holds the old result); use --fork-index {later.index} or less")
+
+
+def _json(payload: Any) -> Any:
+    try:
+        return json_value(payload, where=lambda: "--payload-json")
+    except CanonicalError as exc:
+        raise UsageError(f"{exc}; give a JSON value") from None
+
+
+def _mutated(original: Step, value: Any) -> dict[str, Any]:
+    """The new tool_result payload, in the original's key order: toolName, result, then toolCallId."""
+    old = original.payload if isinstance(original.payload, dict) else {}
+    payload: dict[str, Any] = {"toolName": old.get("toolName", "unknown"), "result": value}
+    if "toolCallId" in old:
+        payload["toolCallId"] = old["toolCallId"]
+    return payload
+
+
+def _calls(payload: Any) -> list[dict[str, Any]]:
+    """The calls of a model_output, either shape."""
+    if not isinstance(payload, dict):
+        return []
+    if payload.get("type") == "tool_call":
+        return [payload]
+    if payload.get("type") == "tool_calls" and isinstance(payload.get("calls"), list):
+        return [c for c in payload["calls"] if isinstance(c, dict)]
+    return []
+
+
+def _history(prefix: list[Step], changed: int, value: Any) -> list[Any]:
+    """The conversation the prefix amounts to, with the changed result: the first request's messages, then
+    one assistant/user message pair per tool round (SPEC §1.1)."""
+    if not prefix or prefix[0].type != "model_input":
+        raise CassetteError("the cassette does not start with a model_input, so its conversation cannot be "
+                            "rebuilt; fork a demo cassette")
+    first = prefix[0].payload.get("messages") if isinstance(prefix[0].payload, dict) else None
+    history: list[Any] = list(first) if isinstance(first, list) else []
+    inputs: dict[str, Any] = {}
+    uses: list[Any] = []
+    results: list[Any] = []
+    for step in prefix[1:]:
+        payload = step.payload if isinstance(step.payload, dict) else {}
+        if step.type == "model_output" and _calls(payload):
+            inputs = {c.get("toolCallId"): c.get("toolInput") for c in _calls(payload)}
+        elif step.type == "tool_result":
+            call_id, name = payload.get("toolCallId", ""), payload.get("toolName", "unknown")
+            uses.append({"type": "tool_use", "toolCallId": call_id, "toolName": name,
+                         "toolInput": inputs.get(call_id)})
+            part: dict[str, Any] = {"type": "tool_result", "toolCallId": call_id, "toolName": name}
+            if step.index == changed:
+                part["result"] = value
+            elif "error" in payload:
+                part["error"] = payload["error"]
+            else:
+                part["result"] = payload.get("result")
+            results.append(part)
+        if step.type == "model_input" or (len(results) == len(inputs) and results):
+            _close_round(history, uses, results)
+    _close_round(history, uses, results)
+    return history
+
+
+def _close_round(history: list[Any], uses: list[Any], results: list[Any]) -> None:
+    if results:
+        history.append({"role": "assistant", "content": list(uses)})
+        history.append({"role": "user", "content": list(results)})
+    uses.clear()
+    results.clear()
+
+
+def _next_call(prefix: list[Step]) -> int:
+    """One past the highest `call-N` any prefix step names."""
+    seen = [int(m.group(1)) for s in prefix if isinstance(s.payload, dict)
+            and isinstance(s.payload.get("toolCallId"), str) and (m := _CALL_ID.fullmatch(s.payload["toolCallId"]))]
+    return max(seen, default=-1) + 1
+
+
+def demo_fork_cli(*, trace: Path | None, out: Path | None, fork_index: int | None, mutation_step: int | None,
+                  payload_json: str | None, mode: str, prompt: str | None) -> None:
+    """`blackbox fork` without an agent command: fork, then print what was written (or one error line).
+
+    Defaults as in the original: --trace traces/example-trace.json, --out traces/<parent id>-fork.json,
+    --fork-index 4, --mutation-step 3, --payload-json the no-hotels result, --mode tool-result.  Exits 2 on
+    a usage error, 1 when the parent cannot be read.
+    """
+    from blackbox.cli.render import EXIT_USAGE, console, fail
+    from blackbox.outcome import outcome
+
+    parent_path = trace or DEFAULT_TRACE
+    try:
+        payload = DEFAULT_PAYLOAD if payload_json is None else parse_payload_json(payload_json)
+        child = demo_fork(parent_path, out, fork_index=fork_index, mutation_step=mutation_step,
+                          payload=payload, mode=mode, prompt=prompt)
+    except UsageError as exc:
+        fail(str(exc), EXIT_USAGE)
+    except CassetteError as exc:
+        fail(str(exc))
+    at = DEFAULT_FORK_INDEX if fork_index is None else fork_index
+    written = out or Path("traces") / f"{child.parentId}-fork.json"
+    changed = at if mode == "prompt" else DEFAULT_MUTATION_STEP if mutation_step is None else mutation_step
+    lines = [
+        ("Parent:", str(parent_path)),
+        ("Mode:", mode),
+        ("Fork index:", str(at)),
+        ("Changed step:", str(changed)),
+        ("Child:", f"{written} ({len(child.steps)} steps, id {child.id})"),
+        ("Outcome:", outcome(child).describe()),
+    ]
+    for label, value in lines:
+        console().print(f"{label:<14}{value}", markup=False, highlight=False)
+    console().print(f"next: blackbox diff {parent_path} {written}", markup=False, highlight=False)
