@@ -110,6 +110,7 @@ def parent(tmp_path: Path) -> Path:
     ({"fork_index": 15}, "--fork-index 15 is outside the cassette (steps 0–14)"),
     ({"fork_index": -1}, "--fork-index -1 is outside the cassette"),
     ({"fork_index": 14}, "terminal metadata step"),
+    ({"fork_index": 4, "mutation_step": -2}, "--mutation-step -2 is negative"),
     ({"fork_index": 4, "mutation_step": 4}, "--mutation-step 4 must come before --fork-index 4"),
     ({"fork_index": 4, "mutation_step": 2}, "--mutation-step 2 is a tool_call, not a tool_result; "
                                             "tool_result steps before --fork-index 4: 3"),
@@ -178,6 +179,12 @@ def test_cli_errors_are_one_line(parent: Path, tmp_path: Path, args: list[str], 
     assert exit_code == code
     assert err.startswith("error: ") and message in err and err.count("\n") == 1
     assert not (tmp_path / "f.json").exists()
+
+
+def test_cli_unwritable_out_exits_1(parent: Path, tmp_path: Path) -> None:
+    exit_code, _, err = _cli("--trace", str(parent), "--out", str(parent / "child.json"))
+    assert exit_code == 1
+    assert err.startswith("error: cannot write the fork") and err.count("\n") == 1
 
 
 def test_cli_missing_parent_exits_1(tmp_path: Path) -> None:

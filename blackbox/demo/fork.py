@@ -130,7 +130,9 @@ def _check_fork_index(parent: Cassette, at: int) -> None:
 
 
 def _check_mutation(parent: Cassette, step: int, at: int) -> None:
-    if not 0 <= step < at:
+    if step < 0:
+        raise UsageError(f"--mutation-step {step} is negative; give the index of a tool_result step")
+    if step >= at:
         raise UsageError(f"--mutation-step {step} must come before --fork-index {at} "
                          "(the changed result has to be in the copied prefix)")
     found = parent.steps[step].type
@@ -239,6 +241,8 @@ def demo_fork_cli(*, trace: Path | None, out: Path | None, fork_index: int | Non
         fail(str(exc), EXIT_USAGE)
     except CassetteError as exc:
         fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write the fork: {exc.strerror or exc} ({exc.filename}); choose another --out")
     at = DEFAULT_FORK_INDEX if fork_index is None else fork_index
     written = out or Path("traces") / f"{child.parentId}-fork.json"
     changed = at if mode == "prompt" else DEFAULT_MUTATION_STEP if mutation_step is None else mutation_step
