@@ -98,12 +98,13 @@ def check_writable(cassette: Cassette, env: Mapping[str, str] | None = None) -> 
         where = f" at step {failure.step}" if failure is not None and failure.step is not None else ""
         name = failure.name if failure is not None else "verify"
         detail = f": {failure.detail}" if failure is not None and failure.detail else ""
-        raise TranscriptError(f"the imported cassette fails verify ({name}{where}{detail}); {NOTHING_WRITTEN}")
+        raise TranscriptError(f"the imported cassette fails verify ({name}{where}{detail}); fix the transcript "
+                              "or report the importer's bug")
     data = dumps(cassette)
     if contains_key_value(data.decode("utf-8", "surrogatepass"), key_values(environ)):
         raise TranscriptError(
             "the transcript holds the value of an API key from the environment; remove it from the transcript "
-            f"first. {NOTHING_WRITTEN}"
+            "first"
         )
     return data
 
