@@ -45,6 +45,16 @@ class JSFloat(float):
 
 def js_number(x: float) -> str:
     """ECMAScript `Number.prototype.toString` for a double."""
+    text = float.__repr__(x)
+    if "e" not in text and "n" not in text:  # plain positional digits: Python and JavaScript agree
+        if text.endswith(".0"):
+            text = text[:-2]
+        return "0" if text == "-0" else text
+    return _js_number_slow(x)
+
+
+def _js_number_slow(x: float) -> str:
+    """The general case of `js_number`: exponent forms, large integral doubles, non-finite values."""
     if not math.isfinite(x):
         raise CanonicalError("NaN and Infinity have no JSON form")
     if x == 0:
@@ -77,17 +87,32 @@ def _js_int(n: int) -> str:
         raise CanonicalError("an integer too large for a double has no JSON form") from None
 
 
-def _enc_hook(obj: Any) -> Any:
-    if isinstance(obj, float):
-        return msgspec.Raw(js_number(obj).encode())
-    raise CanonicalError(f"a {type(obj).__name__} is not a JSON value")
+class _FloatText(dict[Any, msgspec.Raw]):
+    """The encoder's hook: a float's JavaScript text, cached by value.
+
+    msgspec calls the hook for every `JSFloat`; a dict lookup runs in C, so only a float not seen before
+    costs a Python call.  Anything else that is not JSON ends up in `__missing__` and is refused.
+    """
+
+    def __missing__(self, obj: Any) -> msgspec.Raw:
+        if not isinstance(obj, float) or isinstance(obj, bool):
+            raise CanonicalError(f"a {type(obj).__name__} is not a JSON value")
+        raw = msgspec.Raw(js_number(obj).encode())
+        if math.isfinite(obj):  # NaN is never equal to itself: caching it would only grow the dict
+            if len(self) >= 200_000:
+                self.clear()
+            self[obj] = raw
+        return raw
+
+
+_FLOAT_TEXT = _FloatText()
 
 
 def _reject_constant(name: str) -> Any:
     raise CanonicalError(f"{name} is not valid JSON")
 
 
-_ENCODER = msgspec.json.Encoder(enc_hook=_enc_hook, order="sorted")
+_ENCODER = msgspec.json.Encoder(enc_hook=_FLOAT_TEXT.__getitem__, order="sorted")
 _DECODER = msgspec.json.Decoder(float_hook=JSFloat)
 
 
@@ -108,10 +133,21 @@ def decode_json(data: bytes | str) -> Any:
         raise
 
 
-# Bytes that mean the fast path may differ: a 16+ digit run (an integer that may exceed 2^53), and the
-# lead bytes of U+E000–U+FFFF plus astral characters, whose relative order differs in UTF-16.
-_LONG_DIGITS = re.compile(rb"[0-9]{16}")
+# Bytes that mean the fast path may differ: a run of 16 digits (an integer that may exceed 2^53: digits are
+# mapped to "0" and everything else to "x", then one plain search), and keys holding astral characters when
+# U+E000–U+FFFF characters (lead bytes EE, EF) are present too, since those two sort differently in UTF-16.
+_DIGITS_ONLY = bytes(48 if 48 <= b <= 57 else 120 for b in range(256))
+_SIXTEEN_DIGITS = b"0" * 16
 _ASTRAL = re.compile(rb"[\xf0-\xf4]")
+# From an astral lead byte to the end of its string (escapes skipped), then `:`: that string is a key.
+_ASTRAL_KEY = re.compile(rb'[\xf0-\xf4](?:[^"\\]++|\\.)*+":')
+
+
+def _needs_slow_path(out: bytes) -> bool:
+    if out.translate(_DIGITS_ONLY).find(_SIXTEEN_DIGITS) >= 0:
+        return True
+    return (b"\xee" in out or b"\xef" in out) and _ASTRAL.search(out) is not None \
+        and _ASTRAL_KEY.search(out) is not None
 
 
 def canonical_bytes(value: Any) -> bytes:
@@ -122,9 +158,9 @@ def canonical_bytes(value: Any) -> bytes:
         return _slow(value).encode("utf-8", "surrogatepass")
     except CanonicalError:
         raise
-    except (TypeError, OverflowError, ValueError) as exc:
+    except (TypeError, OverflowError, ValueError, RecursionError) as exc:
         raise CanonicalError(str(exc)) from None
-    if _LONG_DIGITS.search(out) or ((b"\xee" in out or b"\xef" in out) and _ASTRAL.search(out)):
+    if _needs_slow_path(out):
         return _slow(value).encode("utf-8", "surrogatepass")
     return out
 
