@@ -87,25 +87,24 @@ def json_position(data: bytes, exc: Exception) -> str:
 
 
 def check_writable(cassette: Cassette, env: Mapping[str, str] | None = None) -> bytes:
-    """The cassette's bytes when it passes verify and holds no environment API key; else TranscriptError."""
+    """The cassette's bytes when it holds no environment API key and passes verify; else TranscriptError."""
     from blackbox.secrets import contains_key_value, key_values
     from blackbox.verify import verify
 
     environ = os.environ if env is None else env
+    data = dumps(cassette)
+    keys = key_values(environ)
+    if keys and contains_key_value(data.decode("utf-8", "surrogatepass"), keys):
+        raise TranscriptError("the transcript holds the value of an API key from the environment; remove it "
+                              "from the transcript first")
     report = verify(cassette, env=environ)
     if not report.ok:
         failure = report.failure
-        where = f" at step {failure.step}" if failure is not None and failure.step is not None else ""
         name = failure.name if failure is not None else "verify"
+        where = f" at step {failure.step}" if failure is not None and failure.step is not None else ""
         detail = f": {failure.detail}" if failure is not None and failure.detail else ""
-        raise TranscriptError(f"the imported cassette fails verify ({name}{where}{detail}); fix the transcript "
-                              "or report the importer's bug")
-    data = dumps(cassette)
-    if contains_key_value(data.decode("utf-8", "surrogatepass"), key_values(environ)):
-        raise TranscriptError(
-            "the transcript holds the value of an API key from the environment; remove it from the transcript "
-            "first"
-        )
+        raise TranscriptError(f"the imported cassette fails verify ({name}{where}{detail}); remove that data "
+                              "from the transcript, or report a bug if the transcript is sound")
     return data
 
 

@@ -1,0 +1,186 @@
+"""`blackbox import`: turn a Claude Code session or a chat-JSON transcript into a cassette (SPEC §10).
+
+A cassette is written only when it passes verify and holds no API key from the environment; any failure is
+one line naming the line or position (never the transcript's content) and "Nothing was written."
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from blackbox.cli.app import app
+from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, err_console, fail
+
+if TYPE_CHECKING:
+    from blackbox.cassette import Cassette
+
+SOURCES = ("claude-code", "chat-json")
+_PANEL = "Cassettes"
+_HELP = """Import a transcript written by another tool as a cassette.
+
+[bold]claude-code[/]: a Claude Code session file ([cyan]~/.claude/projects/<project>/<session>.jsonl[/]), or a
+whole project folder (every session becomes [cyan]<out-dir>/<session>.json[/]).
+[bold]chat-json[/]: [cyan]{tools?, messages}[/] with one OpenAI-style tool call per assistant message.
+
+The cassette is written only if it passes verify and holds no API key from the environment.
+
+[bold]Examples[/]
+
+  blackbox import --from claude-code --in ~/.claude/projects/shop/3f2a.jsonl --out traces/session.json
+
+  blackbox import --from claude-code --in ~/.claude/projects/shop --out traces/shop
+
+  blackbox import --from chat-json --in transcript.json --out traces/chat.json --id chat-run-1
+"""
+
+Progress = Callable[[int], None]
+
+
+def _complete_source(incomplete: str) -> list[str]:
+    return [s for s in SOURCES if s.startswith(incomplete)]
+
+
+@contextmanager
+def _progress(total: int) -> Iterator[Progress | None]:
+    """A bar by bytes read on a terminal; nothing otherwise (pipes and CI logs stay clean)."""
+    if not sys.stderr.isatty() or total == 0:
+        yield None
+        return
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
+
+    with Progress(
+        "[progress.description]{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+        TimeRemainingColumn(), console=err_console(), transient=True,
+    ) as bar:
+        task = bar.add_task("reading", total=total)
+        yield lambda n: bar.advance(task, n)
+
+
+def _convert(source: str, path: Path, trace_id: str, progress: Progress | None) -> Cassette:
+    if source == "claude-code":
+        from blackbox.importers.claude_code import import_claude_code
+
+        return import_claude_code(path, trace_id, progress)
+    from blackbox.importers.chat_json import import_chat_json
+
+    return import_chat_json(path, trace_id)
+
+
+def _import_one(source: str, path: Path, out: Path, trace_id: str, progress: Progress | None) -> Cassette:
+    """Convert, check and write; TranscriptError or OSError when nothing was written."""
+    from blackbox.cassette import atomic_write
+    from blackbox.importers.common import check_writable
+
+    cassette = _convert(source, path, trace_id, progress)
+    atomic_write(out, check_writable(cassette))
+    return cassette
+
+
+def _tools_path(cassette: Cassette) -> str:
+    from blackbox.outcome import outcome
+
+    tools = outcome(cassette).tools
+    return " → ".join(tools) if tools else "(none)"
+
+
+def _failure(exc: Exception) -> str:
+    from blackbox.importers.common import NOTHING_WRITTEN, TranscriptError
+
+    if isinstance(exc, TranscriptError):
+        return f"{exc}. {NOTHING_WRITTEN}"
+    if isinstance(exc, FileNotFoundError):
+        return f"no such file; check the path. {NOTHING_WRITTEN}"
+    return f"cannot read or write: {getattr(exc, 'strerror', None) or type(exc).__name__}. {NOTHING_WRITTEN}"
+
+
+def _import_file(source: str, path: Path, out: Path, trace_id: str) -> None:
+    from blackbox.importers.common import TranscriptError
+    from blackbox.outcome import outcome
+
+    try:
+        with _progress(path.stat().st_size) as progress:
+            cassette = _import_one(source, path, out, trace_id, progress)
+    except (TranscriptError, OSError) as exc:
+        fail(f"{path}: {_failure(exc)}")
+    out_console = console()
+    out_console.print(f"Imported {path} → {out}", markup=False)
+    for label, value in (
+        ("source", f"{source} ({path})"),
+        ("steps", str(len(cassette.steps))),
+        ("status", outcome(cassette).status),
+        ("tools", _tools_path(cassette)),
+    ):
+        out_console.print(f"  [bold]{label:<7}[/] {value}", highlight=False)
+
+
+def _import_folder(folder: Path, out_dir: Path) -> None:
+    """Every `*.jsonl` session of a Claude Code project folder, one cassette each, past broken ones."""
+    from blackbox.importers.common import TranscriptError
+    from blackbox.outcome import outcome
+
+    sessions = sorted(folder.glob("*.jsonl"))
+    if not sessions:
+        fail(f"{folder}: no *.jsonl session files in this folder; point --in at a Claude Code project folder")
+    if out_dir.exists() and not out_dir.is_dir():
+        fail(f"--out {out_dir} is a file; with a folder of sessions --out must be a folder", EXIT_USAGE)
+    out_console = console()
+    failed = 0
+    with _progress(sum(p.stat().st_size for p in sessions)) as progress:
+        for path in sessions:
+            target = out_dir / f"{path.stem}.json"
+            try:
+                cassette = _import_one("claude-code", path, target, path.stem, progress)
+            except (TranscriptError, OSError) as exc:
+                failed += 1
+                out_console.print(f"  [red]FAIL[/] {path.name}: {_failure(exc)}", highlight=False)
+                continue
+            out_console.print(
+                f"  [green]ok[/]   {path.name} → {target.name}  {len(cassette.steps)} steps, "
+                f"{outcome(cassette).status}, tools {_tools_path(cassette)}", highlight=False)
+    imported = len(sessions) - failed
+    out_console.print(f"Imported {imported} of {len(sessions)} session(s) from {folder} into {out_dir}"
+                      + (f"; {failed} failed" if failed else ""), markup=False)
+    if failed:
+        raise typer.Exit(EXIT_FAILURE)
+
+
+@app.command("import", rich_help_panel=_PANEL, help=_HELP)
+def import_command(
+    source: Annotated[
+        str,
+        typer.Option("--from", help="The transcript format: claude-code or chat-json.", metavar="FORMAT",
+                     autocompletion=_complete_source, show_default=False),
+    ],
+    in_path: Annotated[
+        Path, typer.Option("--in", help="The transcript file (claude-code: or a project folder).", show_default=False)
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="The cassette to write (a folder when --in is a folder).",
+                           show_default=False)
+    ],
+    trace_id: Annotated[
+        str | None, typer.Option("--id", help="Trace id (default: imported; a folder uses each session's name).")
+    ] = None,
+) -> None:
+    if source not in SOURCES:
+        fail(f"--from must be one of {', '.join(SOURCES)}, not {source!r}", EXIT_USAGE)
+    if trace_id is not None and not trace_id:
+        fail("--id must not be empty", EXIT_USAGE)
+    if in_path.is_dir():
+        if source != "claude-code":
+            fail(f"--in {in_path} is a folder; only --from claude-code imports a folder of sessions", EXIT_USAGE)
+        if trace_id is not None:
+            fail("--id names one cassette; a folder of sessions takes each session's name", EXIT_USAGE)
+        _import_folder(in_path, out)
+        return
+    if not in_path.exists():
+        fail(f"--in {in_path}: no such file; check the path")
+    from blackbox.importers.common import DEFAULT_TRACE_ID
+
+    _import_file(source, in_path, out, trace_id or DEFAULT_TRACE_ID)
