@@ -1,0 +1,53 @@
+"""Fixtures of the UI tests: fixture cassettes as runs, a large synthetic cassette, and a way to settle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from blackbox_tui.app import BlackboxApp, load_runs
+from textual.pilot import Pilot
+
+from tests.conftest import FIXTURES
+from tests.tui.synthetic import write_synthetic
+
+TRIAGE = FIXTURES / "fleet-triage" / "cassettes"
+INCIDENT = TRIAGE / "triage-incident.json"
+HYPOTHESIS = TRIAGE / "triage-hypothesis.json"
+FIXED = TRIAGE / "triage-fixed.json"
+PARENT = FIXTURES / "traces" / "fork-parent.v2.json"
+CHILD = FIXTURES / "traces" / "fork-child.v2.json"
+SIZE = (120, 36)
+
+
+def make_app(*paths: Path, diff: bool = False, theme: str | None = None) -> BlackboxApp:
+    return BlackboxApp(load_runs(paths), diff=diff, theme=theme)
+
+
+async def settle(pilot: Pilot[object]) -> None:
+    """Let workers (chain check, comparison) finish and the screen catch up."""
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause()
+
+
+@pytest.fixture(scope="session")
+def large_cassette(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 10,000-step cassette (two-call tool rounds, every seventh result an error)."""
+    return write_synthetic(tmp_path_factory.mktemp("large") / "large.json", 10_000, trace_id="large")
+
+
+@pytest.fixture
+def tampered(tmp_path: Path) -> Path:
+    """triage-incident with one tool result edited after recording: loads, but the chain breaks at 5."""
+    text = INCIDENT.read_text(encoding="utf-8").replace('"value": "91"', '"value": "35"', 1)
+    path = tmp_path / "tampered.json"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Pilot tests run on asyncio (anyio's pytest plugin drives the `async def` tests)."""
+    return "asyncio"

@@ -1,0 +1,69 @@
+"""Deterministic synthetic cassettes of any length, for the UI's large-file tests and its benchmark."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from blackbox.cassette import Cassette, StepChain, save
+
+BASE_TIME = 1_700_000_000_000
+TOOLS = ("search", "lookup", "fetch_page")
+
+
+def _round_messages(history: list[Any], calls: list[dict[str, Any]], results: list[Any]) -> None:
+    history.append({"role": "assistant", "content": [
+        {"type": "tool_use", "toolCallId": c["toolCallId"], "toolName": c["toolName"], "toolInput": c["toolInput"]}
+        for c in calls
+    ]})
+    history.append({"role": "user", "content": results})
+    del history[1:-8]  # keep the prompt and the last four rounds: requests stay a few KB
+
+
+def synthetic_cassette(steps: int, *, trace_id: str = "synthetic", change_at: int | None = None) -> Cassette:
+    """About `steps` steps of two-call tool rounds; every seventh result is an error.
+
+    `change_at` alters the tool result at that index (if it is one), as a fork would.
+    """
+    chain = StepChain(trace_id)
+    history: list[Any] = [{"role": "user", "content": "Summarise the incidents of the fleet, one by one."}]
+    tools = [{"name": name, "description": f"The {name} tool."} for name in TOOLS]
+    call = 0
+    round_no = 0
+    while len(chain.steps) + 8 < steps:
+        t = BASE_TIME + len(chain.steps) * 100
+        chain.append("model_input", t, {"messages": list(history), "tools": tools, "model": "fake-model"})
+        calls = []
+        for k in range(2):
+            name = TOOLS[(round_no + k) % len(TOOLS)]
+            calls.append({"toolCallId": f"call-{call}", "toolName": name,
+                          "toolInput": {"query": f"incident {round_no}-{k}", "limit": 5}})
+            call += 1
+        chain.append("model_output", t + 10, {"type": "tool_calls", "calls": calls})
+        parts = []
+        for c in calls:
+            chain.append("tool_call", t + 20, dict(c))
+            index = len(chain.steps)
+            if index % 7 == 0:
+                body: dict[str, Any] = {"toolCallId": c["toolCallId"], "toolName": c["toolName"],
+                                        "error": f"timeout after 30 s ({round_no})"}
+            else:
+                value = 35 if index == change_at else 22
+                body = {"toolCallId": c["toolCallId"], "toolName": c["toolName"],
+                        "result": {"items": [f"result {round_no}.{n} for {c['toolName']}" for n in range(3)],
+                                   "temp": value}}
+            chain.append("tool_result", t + 30, body)
+            parts.append({"type": "tool_result", **body})
+        _round_messages(history, calls, parts)
+        round_no += 1
+    t = BASE_TIME + len(chain.steps) * 100
+    chain.append("model_input", t, {"messages": list(history), "tools": tools, "model": "fake-model"})
+    chain.append("model_output", t + 10, {"type": "final_answer", "text": f"Summarised {round_no} incidents."})
+    chain.append("metadata", t + 20, {"event": "run_completed", "status": "success",
+                                      "result": f"Summarised {round_no} incidents."})
+    return chain.cassette(BASE_TIME)
+
+
+def write_synthetic(path: Path, steps: int, **options: Any) -> Path:
+    save(synthetic_cassette(steps, **options), path)
+    return path

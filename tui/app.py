@@ -1,0 +1,69 @@
+"""The Blackbox terminal UI: opens browse (one cassette) or diff (two) and routes between the screens."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import ClassVar
+
+from blackbox_tui.commands import ScreenActions
+from blackbox_tui.run import Run
+from blackbox_tui.screens.browse import BrowseScreen
+from blackbox_tui.screens.diff import DiffScreen
+from blackbox_tui.screens.help import HelpScreen
+from textual.app import App
+from textual.binding import Binding, BindingType
+
+__all__ = ["BlackboxApp", "load_runs"]
+
+
+def load_runs(paths: Sequence[str | os.PathLike[str]]) -> list[Run]:
+    """Load cassettes in parallel threads; the first `CassetteError` (one clear line) propagates."""
+    with ThreadPoolExecutor(max_workers=max(1, len(paths))) as pool:
+        return list(pool.map(Run.open, paths))
+
+
+class BlackboxApp(App[None]):
+    """`runs[0]` is browsed; with `diff=True` the diff of runs[0] and runs[1] opens on top of it."""
+
+    TITLE = "blackbox"
+    COMMANDS: ClassVar = App.COMMANDS | {ScreenActions}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
+    ]
+
+    def __init__(self, runs: Sequence[Run], *, diff: bool = False, theme: str | None = None) -> None:
+        super().__init__()
+        if not runs:
+            raise ValueError("BlackboxApp needs at least one run")
+        self.runs = list(runs)
+        self.open_with_diff = diff and len(self.runs) > 1
+        if theme:
+            self.theme = theme
+
+    @classmethod
+    def from_paths(cls, paths: Sequence[str | os.PathLike[str]], **options: object) -> BlackboxApp:
+        return cls(load_runs(paths), **options)  # type: ignore[arg-type]
+
+    def on_mount(self) -> None:
+        companion = self.runs[1] if len(self.runs) > 1 else None
+        self.push_screen(BrowseScreen(self.runs[0], companion=companion))
+        if self.open_with_diff and companion is not None:
+            self.open_diff(self.runs[0], companion)
+
+    # -- routing -------------------------------------------------------------------------------------------
+
+    def open_diff(self, a: Run, b: Run, *, at: int | None = None) -> None:
+        self.push_screen(DiffScreen(a, b, at=at))
+
+    def open_fork(self, run: Run, index: int) -> None:
+        from blackbox_tui.screens.fork import ForkScreen
+
+        self.push_screen(ForkScreen(run, index))
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+

@@ -1,0 +1,366 @@
+"""Browse one cassette: header, step list, detail pane; search, filter, jumps, copy, open, diff, fork."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import ClassVar
+
+from blackbox_tui.external import open_readonly, viewer_command
+from blackbox_tui.run import Run, is_error_result, pretty_json, tool_name
+from blackbox_tui.screens.prompts import PathPrompt, PickOne
+from blackbox_tui.widgets.line_table import LineTable
+from blackbox_tui.widgets.run_header import RunHeader
+from blackbox_tui.widgets.step_detail import StepDetail
+from blackbox_tui.widgets.step_table import StepTable
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from blackbox.cassette import Step, atomic_write
+from blackbox.errors import CassetteError
+
+__all__ = ["BrowseScreen"]
+
+
+class BrowseScreen(Screen[None]):
+    """One run. `companion` is the cassette `d` compares with (the fork beside it), if any."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "search", "Search", key_display="/", id="browse.search"),
+        Binding("n", "next_match", "Next match", id="browse.next_match"),
+        Binding("N", "previous_match", "Prev match", show=False, id="browse.previous_match"),
+        Binding("t", "filter", "Filter", id="browse.filter"),
+        Binding("e", "next_error", "Next error", id="browse.next_error"),
+        Binding("r", "next_result", "Next result", id="browse.next_result"),
+        Binding("d", "diff", "Diff", id="browse.diff"),
+        Binding("f", "fork", "Fork", id="browse.fork"),
+        Binding("c", "copy", "Copy", id="browse.copy"),
+        Binding("w", "write", "Write payload to a file", show=False, id="browse.write"),
+        Binding("o", "open_editor", "Open in $EDITOR", show=False, id="browse.open_editor"),
+        Binding("p", "open_pager", "Open in $PAGER", show=False, id="browse.open_pager"),
+        Binding("z", "fold", "Fold/unfold long text", show=False, id="browse.fold"),
+        Binding("1", "tab('tab-json')", "JSON tab", show=False, id="browse.tab_json"),
+        Binding("2", "tab('tab-conversation')", "Conversation tab", show=False, id="browse.tab_conversation"),
+        Binding("3", "tab('tab-step')", "Hash & time tab", show=False, id="browse.tab_step"),
+        Binding("escape", "clear", "Clear search/filter", show=False, id="browse.clear"),
+    ]
+
+    DEFAULT_CSS = """
+    BrowseScreen {
+        #chain-banner {
+            display: none;
+            background: $error;
+            color: $text;
+            text-style: bold;
+            padding: 0 1;
+        }
+        &.-broken #chain-banner { display: block; }
+        #panes { height: 1fr; }
+        #steps { width: 55%; min-width: 40; border-right: vkey $panel-lighten-2; }
+        #detail { width: 1fr; }
+        #search { dock: bottom; display: none; }
+        #search.-visible { display: block; }
+        #status { height: 1; padding: 0 1; color: $text-muted; background: $panel; }
+    }
+    """
+
+    def __init__(self, run: Run, *, companion: Run | None = None, at: int = 0) -> None:
+        super().__init__()
+        self.run = run
+        self.companion = companion
+        self.start_at = at
+        self.query_text = ""
+        self.matches: list[int] = []
+        self.filter_label = ""
+        self._detail_pending = False
+
+    def compose(self) -> ComposeResult:
+        yield RunHeader(self.run, id="header")
+        yield Static(id="chain-banner")
+        with Horizontal(id="panes"):
+            yield StepTable(self.run, id="steps")
+            yield StepDetail(self.run, id="detail")
+        yield Static(id="status")
+        yield Input(placeholder="search summaries and payloads (enter: find, escape: close)", id="search")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.table
+        table.focus()
+        table.rows_changed(0)
+        if self.start_at:
+            table.go_to_step(self.start_at, center=True)
+        self._show_detail()
+        self._update_status()
+        self._check_chain()
+
+    # -- parts ---------------------------------------------------------------------------------------------
+
+    @property
+    def table(self) -> StepTable:
+        return self.query_one("#steps", StepTable)
+
+    @property
+    def detail(self) -> StepDetail:
+        return self.query_one("#detail", StepDetail)
+
+    @property
+    def current_step(self) -> Step | None:
+        index = self.table.step_index
+        return None if index is None else self.run.steps[index]
+
+    # -- the chain check runs off the UI thread ------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="chain")
+    def _check_chain(self) -> None:
+        _ = self.run.chain  # hashes every step once; the result is cached on the run
+        self.app.call_from_thread(self._chain_checked)
+
+    def _chain_checked(self) -> None:
+        self.query_one(RunHeader).refresh_chain()
+        broken = self.run.chain
+        if broken is not None:
+            self.add_class("-broken")
+            self.query_one("#chain-banner", Static).update(
+                f"⚠ Chain broken at step {broken.index}: {broken.reason}. The file changed after it was "
+                "recorded; what follows may not be what ran. Still browsable."
+            )
+        self.detail.refresh_facts()
+
+    # -- following the cursor ------------------------------------------------------------------------------
+
+    @on(LineTable.Moved, "#steps")
+    def _moved(self) -> None:
+        if not self._detail_pending:
+            self._detail_pending = True
+            self.call_after_refresh(self._show_detail)
+
+    def _show_detail(self) -> None:
+        self._detail_pending = False
+        self.detail.show(self.current_step)
+        self._update_status()
+
+    def _update_status(self) -> None:
+        index = self.table.step_index
+        where = f"step {index} of {len(self.run)}" if index is not None else "no steps shown"
+        parts = [where]
+        if self.filter_label:
+            parts.append(f"filter: {self.filter_label} ({self.table.row_count} shown)")
+        if self.query_text:
+            parts.append(f'search "{self.query_text}": {len(self.matches)} match(es)')
+        self.query_one("#status", Static).update("  ·  ".join(parts))
+
+    # -- search --------------------------------------------------------------------------------------------
+
+    def action_search(self) -> None:
+        box = self.query_one("#search", Input)
+        box.add_class("-visible")
+        box.value = self.query_text
+        box.focus()
+
+    @on(Input.Submitted, "#search")
+    def _search_submitted(self, event: Input.Submitted) -> None:
+        self._close_search()
+        self.search(event.value)
+
+    def search(self, text: str) -> None:
+        """Mark every step whose summary, type or payload contains `text` and go to the next one."""
+        self.query_text = text.strip()
+        needle = self.query_text.lower()
+        self.matches = [i for i in range(len(self.run)) if self.run.matches(i, needle)] if needle else []
+        self.table.mark(frozenset(self.matches))
+        if self.matches:
+            self._jump(lambda i: i in self.table.marked, forward=True, what="match", include_current=True)
+        elif needle:
+            self.notify(f'No step contains "{self.query_text}".', severity="warning")
+        self._update_status()
+
+    def _close_search(self) -> None:
+        self.query_one("#search", Input).remove_class("-visible")
+        self.table.focus()
+
+    def on_key(self, event) -> None:
+        if event.key == "escape" and self.focused is self.query_one("#search", Input):
+            event.stop()
+            self._close_search()
+
+    def action_next_match(self) -> None:
+        self._jump_to_match(forward=True)
+
+    def action_previous_match(self) -> None:
+        self._jump_to_match(forward=False)
+
+    def _jump_to_match(self, *, forward: bool) -> None:
+        if not self.query_text:
+            self.notify("Nothing to find yet: press / and type.", severity="warning")
+            return
+        self._jump(lambda i: i in self.table.marked, forward=forward, what="match")
+
+    # -- jumps ---------------------------------------------------------------------------------------------
+
+    def action_next_error(self) -> None:
+        self._jump(lambda i: is_error_result(self.run.steps[i]), forward=True, what="error result")
+
+    def action_next_result(self) -> None:
+        self._jump(lambda i: self.run.steps[i].type == "tool_result", forward=True, what="tool result")
+
+    def _jump(self, wanted: Callable[[int], bool], *, forward: bool, what: str,
+              include_current: bool = False) -> None:
+        """Move to the next (or previous) shown step satisfying `wanted`, wrapping around once."""
+        table = self.table
+        rows = table.indices
+        count = len(rows)
+        if not count:
+            return
+        step = 1 if forward else -1
+        start = table.cursor if include_current else table.cursor + step
+        for offset in range(count):
+            row = (start + offset * step) % count
+            if wanted(rows[row]):
+                if (forward and row < table.cursor) or (not forward and row > table.cursor):
+                    self.notify(f"Wrapped around to the {'first' if forward else 'last'} {what}.")
+                table.move_to(row)
+                return
+        self.notify(f"No {what} in the steps shown.", severity="warning")
+
+    # -- filter --------------------------------------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        options = [("all", "All steps")]
+        options += [(f"type:{kind}", f"type  {kind}") for kind in self.run.step_types()]
+        options += [("errors", "tool results with an error")]
+        options += [(f"tool:{name}", f"tool  {name}") for name in self.run.tool_names()]
+        self.app.push_screen(PickOne("Show only…", options), self.apply_filter)
+
+    def apply_filter(self, choice: str | None) -> None:
+        """`all`, `type:<step type>`, `tool:<tool name>` or `errors`."""
+        if choice is None:
+            return
+        keep = self.table.step_index
+        steps = self.run.steps
+        if choice == "all":
+            self.filter_label = ""
+            self.table.show(range(len(steps)), keep)
+        else:
+            kind, _, value = choice.partition(":")
+            tests: dict[str, Callable[[Step], bool]] = {
+                "type": lambda s: s.type == value,
+                "tool": lambda s: tool_name(s) == value,
+                "errors": is_error_result,
+            }
+            test = tests[kind]
+            self.filter_label = choice if value else "error results"
+            self.table.show([i for i, s in enumerate(steps) if test(s)], keep)
+        self._show_detail()
+
+    def action_clear(self) -> None:
+        if self.query_text:
+            self.query_text = ""
+            self.matches = []
+            self.table.mark(frozenset())
+        if self.filter_label:
+            self.apply_filter("all")
+        self._update_status()
+
+    # -- the payload outside the app -----------------------------------------------------------------------
+
+    def _payload_text(self) -> tuple[Step, str] | None:
+        step = self.current_step
+        if step is None:
+            self.notify("No step selected.", severity="warning")
+            return None
+        return step, pretty_json(step.payload)
+
+    def action_copy(self) -> None:
+        got = self._payload_text()
+        if got is None:
+            return
+        step, text = got
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied the payload of step {step.index} ({len(text):,} characters) to the clipboard "
+                    "(OSC 52; w writes it to a file instead).")
+
+    def action_write(self) -> None:
+        got = self._payload_text()
+        if got is None:
+            return
+        step, text = got
+        safe_id = re.sub(r"[^A-Za-z0-9._-]+", "-", self.run.cassette.id) or "run"
+        default = str(Path.cwd() / f"{safe_id}.step-{step.index}.json")
+
+        def write(path: str | None) -> None:
+            if path is None:
+                return
+            try:
+                atomic_write(Path(path).expanduser(), text.encode("utf-8", "surrogatepass"))
+            except OSError as exc:
+                self.notify(f"Cannot write {path}: {exc.strerror or exc}", severity="error")
+                return
+            self.notify(f"Wrote the payload of step {step.index} to {path}.")
+
+        self.app.push_screen(PathPrompt(f"Write the payload of step {step.index} to:", default), write)
+
+    def action_open_editor(self) -> None:
+        self._open("editor")
+
+    def action_open_pager(self) -> None:
+        self._open("pager")
+
+    def _open(self, kind: str) -> None:
+        step = self.current_step
+        if step is None:
+            return
+        command = viewer_command(kind)
+        status = open_readonly(self.app, pretty_json(step), command, f"step-{step.index}")
+        if status == 127:
+            self.notify(f"Cannot start {command[0]}; set ${'EDITOR' if kind == 'editor' else 'PAGER'}.",
+                        severity="error")
+        self.refresh(layout=True)
+
+    # -- detail pane ---------------------------------------------------------------------------------------
+
+    def action_tab(self, tab: str) -> None:
+        self.detail.open_tab(tab)
+
+    def action_fold(self) -> None:
+        self.detail.toggle_fold()
+
+    # -- other screens -------------------------------------------------------------------------------------
+
+    def action_diff(self) -> None:
+        if self.companion is not None:
+            self.app.open_diff(self.run, self.companion)
+            return
+        self.app.push_screen(PathPrompt("Compare with which cassette? (path)", ""), self._load_companion)
+
+    def _load_companion(self, path: str | None) -> None:
+        if path:
+            self._load_worker(path)
+
+    @work(thread=True, exclusive=True, group="load")
+    def _load_worker(self, path: str) -> None:
+        try:
+            other = Run.open(Path(path).expanduser())
+        except CassetteError as exc:
+            self.app.call_from_thread(self.notify, str(exc), severity="error", timeout=10)
+            return
+        self.app.call_from_thread(self._companion_loaded, other)
+
+    def _companion_loaded(self, other: Run) -> None:
+        self.companion = other
+        self.app.open_diff(self.run, other)
+
+    def action_fork(self) -> None:
+        step = self.current_step
+        if step is None or step.type != "tool_result":
+            points = [s.index for s in self.run.steps if s.type == "tool_result"][:12]
+            hint = f"tool results here: {', '.join(map(str, points))}" if points else "this run has none"
+            self.notify(f"A fork starts at a tool_result step ({hint}); press r to go to the next one.",
+                        severity="warning")
+            return
+        self.app.open_fork(self.run, step.index)

@@ -1,0 +1,64 @@
+"""`?`: what the current screen is for and every key it answers to."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from blackbox_tui.commands import screen_actions
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
+
+__all__ = ["HelpScreen"]
+
+INTRO = {
+    "BrowseScreen": "Browse one run: the steps on the left, the selected step on the right. Tool steps are "
+                    "drawn under the model output that asked for them.",
+    "DiffScreen": "Two runs side by side, aligned by step index: = same, ≠ changed, ◀ only in A, ▶ only in B. "
+                  "Below, the changed fields of the selected step.",
+    "ForkScreen": "Fork the run at this tool result: edit the result, choose how the agent continues, run it. "
+                  "The fork is a new cassette; the parent is never touched.",
+}
+COMMON = (
+    ("↑ ↓ j k", "move"), ("g G home end", "first / last"), ("pgup pgdn", "page"),
+    ("tab", "next pane"), ("ctrl+p", "command palette"), ("?", "this help"), ("q", "quit"),
+)
+
+
+def help_content(screen: Screen[object]) -> Content:
+    lines = [Content.styled(INTRO.get(type(screen).__name__, ""), "$text-muted"), Content("")]
+    rows = [(key, description) for description, key, _, _ in screen_actions(screen)]
+    rows += [row for row in COMMON if row[1] not in {d for _, d in rows}]
+    for key, description in rows:
+        lines.append(Content.assemble((f"{key:>14}  ", "bold $text-accent"), description))
+    return Content("\n").join(lines)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Keys of the screen underneath, read from its bindings (so it never goes stale)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "dismiss", "Close", id="help.close")]
+
+    DEFAULT_CSS = """
+    HelpScreen {
+        align: center middle;
+        & > Vertical { width: 80; max-width: 95%; height: auto; max-height: 90%; border: round $accent;
+                       background: $panel; padding: 0 1; }
+    }
+    """
+
+    def __init__(self, target: Screen[object]) -> None:
+        super().__init__()
+        self.target = target
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            with VerticalScroll():
+                yield Static(help_content(self.target), id="help-text")
+            yield Static(Content.styled("escape closes", "$text-muted"))
+
+    def on_mount(self) -> None:
+        self.query_one(Vertical).border_title = "Help"

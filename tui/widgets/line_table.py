@@ -1,0 +1,155 @@
+"""A line-rendered list with a row cursor: only the visible rows are ever rendered.
+
+The step list and the diff table have thousands of rows; a widget per row (ListView) or a fully built
+DataTable would cost time and memory proportional to the file.  Subclasses say how many rows there are and
+how to draw one row as segments; this class owns the cursor, the keys, the mouse and the scrolling.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+__all__ = ["LineTable"]
+
+
+class LineTable(ScrollView, can_focus=True):
+    """A scrollable list of one-line rows with a highlighted cursor row."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "cursor_up", "Up", show=False, id="table.up"),
+        Binding("down,j", "cursor_down", "Down", show=False, id="table.down"),
+        Binding("home,g", "cursor_first", "First", show=False, id="table.first"),
+        Binding("end,G", "cursor_last", "Last", show=False, id="table.last"),
+        Binding("pageup", "page_up_rows", "Page up", show=False, id="table.page_up"),
+        Binding("pagedown", "page_down_rows", "Page down", show=False, id="table.page_down"),
+    ]
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"line-table--cursor", "line-table--muted"}
+
+    DEFAULT_CSS = """
+    LineTable {
+        background: $surface;
+        overflow-x: hidden;
+        scrollbar-gutter: stable;
+        & > .line-table--cursor { background: $boost; text-style: bold; }
+        &:focus > .line-table--cursor { background: $accent 30%; }
+        & > .line-table--muted { color: $text-muted; }
+    }
+    """
+
+    cursor: reactive[int] = reactive(0, always_update=True, init=False)
+
+    class Moved(Message):
+        """The cursor moved to another row."""
+
+        def __init__(self, table: LineTable, row: int) -> None:
+            super().__init__()
+            self.table = table
+            self.row = row
+
+        @property
+        def control(self) -> LineTable:
+            return self.table
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._styles: dict[str, Style] = {}
+
+    # -- what subclasses provide ---------------------------------------------------------------------------
+
+    @property
+    def row_count(self) -> int:
+        raise NotImplementedError
+
+    def render_row(self, row: int, width: int) -> list[Segment]:
+        """The segments of one row (without the cursor highlight)."""
+        raise NotImplementedError
+
+    # -- styles --------------------------------------------------------------------------------------------
+
+    def style_of(self, component: str) -> Style:
+        """A component class's colours on top of the widget's, cached until the theme changes."""
+        style = self._styles.get(component)
+        if style is None:
+            style = self._styles[component] = self.rich_style + self.get_component_rich_style(component)
+        return style
+
+    def notify_style_update(self) -> None:
+        self._styles.clear()
+        super().notify_style_update()
+
+    # -- rows ----------------------------------------------------------------------------------------------
+
+    def rows_changed(self, cursor: int = 0) -> None:
+        """Call after the number or content of rows changed."""
+        self.virtual_size = Size(self.size.width, self.row_count)
+        self.move_to(cursor)
+        self.refresh()
+
+    def on_resize(self, _: events.Resize) -> None:
+        self.virtual_size = Size(self.size.width, self.row_count)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        row = y + int(self.scroll_y)
+        if row >= self.row_count:
+            return Strip.blank(width, self.rich_style)
+        segments = self.render_row(row, width)
+        if row == self.cursor:
+            highlight = self.get_component_rich_style("line-table--cursor")
+            segments = [Segment(text, (style or Style()) + highlight) for text, style, _ in segments]
+            pad = self.style_of("line-table--cursor")
+        else:
+            pad = self.rich_style
+        return Strip(segments).crop_extend(0, width, pad)
+
+    # -- the cursor ----------------------------------------------------------------------------------------
+
+    def move_to(self, row: int, *, center: bool = False) -> None:
+        """Put the cursor on `row` (clamped) and scroll it into view."""
+        count = self.row_count
+        row = max(0, min(row, count - 1)) if count else 0
+        previous = self.cursor
+        self.cursor = row
+        self.refresh_line(previous)
+        self.refresh_line(row)
+        if center:
+            self.scroll_to(y=max(0, row - self.size.height // 2), animate=False, immediate=True, force=True)
+        else:
+            self.scroll_to_region(Region(0, row, 1, 1), animate=False, force=True, immediate=True)
+
+    def watch_cursor(self, row: int) -> None:
+        self.post_message(self.Moved(self, row))
+
+    def action_cursor_up(self) -> None:
+        self.move_to(self.cursor - 1)
+
+    def action_cursor_down(self) -> None:
+        self.move_to(self.cursor + 1)
+
+    def action_cursor_first(self) -> None:
+        self.move_to(0)
+
+    def action_cursor_last(self) -> None:
+        self.move_to(self.row_count - 1)
+
+    def action_page_up_rows(self) -> None:
+        self.move_to(self.cursor - max(1, self.size.height - 1))
+
+    def action_page_down_rows(self) -> None:
+        self.move_to(self.cursor + max(1, self.size.height - 1))
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is not None:
+            self.move_to(offset.y + int(self.scroll_y))

@@ -1,0 +1,66 @@
+"""The header of the browse screen: id, fork link, created, steps, outcome and the chain's state."""
+
+from __future__ import annotations
+
+from blackbox_tui.run import Run, format_time
+from textual.content import Content
+from textual.widgets import Static
+
+__all__ = ["RunHeader", "outcome_content"]
+
+STATUS_STYLES = {"success": "bold $text-success", "error": "bold $text-error", "incomplete": "bold $text-warning"}
+
+
+def outcome_content(run: Run) -> Content:
+    result = run.outcome
+    return Content.styled(result.describe(), STATUS_STYLES[result.status])
+
+
+def chain_content(run: Run) -> Content:
+    if not run.chain_checked:
+        return Content.styled("chain: checking…", "$text-muted")
+    broken = run.chain
+    if broken is None:
+        return Content.styled("chain intact", "$text-success")
+    return Content.styled(f"chain BROKEN at step {broken.index}", "bold $text-error")
+
+
+class RunHeader(Static):
+    """Three lines about the run; `refresh_chain` after the background chain check."""
+
+    DEFAULT_CSS = """
+    RunHeader {
+        height: auto;
+        padding: 0 1;
+        background: $panel;
+    }
+    """
+
+    def __init__(self, run: Run, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.run = run
+
+    def on_mount(self) -> None:
+        self.refresh_chain()
+
+    def refresh_chain(self) -> None:
+        run = self.run
+        cassette = run.cassette
+        first = Content.assemble(
+            (cassette.id, "bold"),
+            ("  ", ""),
+            (run.name, "$text-muted"),
+        )
+        if cassette.parentId is not None:
+            first += Content.assemble(
+                ("  fork of ", "$text-muted"),
+                (cassette.parentId, "$text-accent"),
+                (f" at {cassette.forkedFromStepId or '?'}", "$text-muted"),
+            )
+        second = Content.assemble(
+            (f"created {format_time(cassette.createdAt)}", "$text-muted"),
+            (f"  ·  {len(run)} steps  ·  ", "$text-muted"),
+            chain_content(run),
+        )
+        third = Content.styled("outcome ", "$text-muted") + outcome_content(run)
+        self.update(Content("\n").join([first, second, third]))

@@ -1,0 +1,111 @@
+"""The step list of the browse screen: index, type and one-line summary, coloured by type.
+
+Line-rendered (see LineTable), so opening or scrolling a 10,000-step cassette costs only the visible rows;
+summaries come from `Run.summary`, computed when a row is first drawn.  Tool steps that answer a model
+output are drawn as its children (├─ / └─).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from typing import ClassVar
+
+from blackbox_tui.run import Run, is_error_result
+from blackbox_tui.widgets.line_table import LineTable
+from rich.segment import Segment
+
+__all__ = ["StepTable"]
+
+TYPE_WIDTH = 13
+
+
+class StepTable(LineTable):
+    """Rows are steps of one run, possibly filtered; the cursor is a row, `step_index` a step."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "step-table--model_input",
+        "step-table--model_output",
+        "step-table--tool_call",
+        "step-table--tool_result",
+        "step-table--metadata",
+        "step-table--error",
+        "step-table--match",
+    }
+
+    DEFAULT_CSS = """
+    StepTable {
+        & > .step-table--model_input { color: $primary; }
+        & > .step-table--model_output { color: $accent; }
+        & > .step-table--tool_call { color: $warning; }
+        & > .step-table--tool_result { color: $success; }
+        & > .step-table--metadata { color: $secondary; }
+        & > .step-table--error { color: $error; text-style: bold; }
+        & > .step-table--match { background: $warning 25%; }
+    }
+    """
+
+    def __init__(self, run: Run, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.run = run
+        self.indices: Sequence[int] = range(len(run))
+        self.marked: frozenset[int] = frozenset()
+        self._index_width = len(str(max(len(run) - 1, 0)))
+
+    @property
+    def row_count(self) -> int:
+        return len(self.indices)
+
+    @property
+    def step_index(self) -> int | None:
+        """The step under the cursor (None when the filter leaves no rows)."""
+        return self.indices[self.cursor] if self.indices else None
+
+    def show(self, indices: Sequence[int], keep: int | None = None) -> None:
+        """Show only these steps; keep the cursor on step `keep` if it is still shown."""
+        self.indices = indices
+        row = 0
+        if keep is not None:
+            row = _position(indices, keep)
+        self.rows_changed(row)
+
+    def mark(self, steps: frozenset[int]) -> None:
+        """Highlight the rows of these steps (search matches)."""
+        self.marked = steps
+        self.refresh()
+
+    def go_to_step(self, index: int, *, center: bool = False) -> bool:
+        """Move the cursor to a step if it is shown; False when the filter hides it."""
+        row = _position(self.indices, index, exact=True)
+        if row < 0:
+            return False
+        self.move_to(row, center=center)
+        return True
+
+    def render_row(self, row: int, width: int) -> list[Segment]:
+        index = self.indices[row]
+        step = self.run.steps[index]
+        kind = "error" if is_error_result(step) else step.type
+        colour = self.style_of(f"step-table--{kind}")
+        muted = self.style_of("line-table--muted")
+        summary_style = colour
+        if index in self.marked:
+            summary_style = colour + self.get_component_rich_style("step-table--match", partial=True)
+        return [
+            Segment(f" {index:>{self._index_width}}  ", muted),
+            Segment(f"{step.type:<{TYPE_WIDTH}}", colour),
+            Segment(self.run.nesting(index), muted),
+            Segment(self.run.summary(index), summary_style),
+        ]
+
+
+def _position(indices: Sequence[int], index: int, *, exact: bool = False) -> int:
+    """Where step `index` sits in the shown rows (or the row just before it; -1 if `exact` and absent)."""
+    if isinstance(indices, range):
+        if index in indices:
+            return index - indices.start
+        return -1 if exact else 0
+    row = bisect.bisect_left(indices, index)
+    if row < len(indices) and indices[row] == index:
+        return row
+    return -1 if exact else max(0, min(row, len(indices) - 1))
