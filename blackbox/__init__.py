@@ -17,6 +17,7 @@ from blackbox.errors import (
     is_blackbox_error,
 )
 from blackbox.outcome import Outcome, outcome
+from blackbox.session import Session, session
 
 __version__ = "0.1.0"
 
@@ -27,6 +28,7 @@ __all__ = [
     "CassetteError",
     "Outcome",
     "ReplayDivergenceError",
+    "Session",
     "SessionError",
     "Step",
     "__version__",
@@ -34,4 +36,5 @@ __all__ = [
     "load",
     "outcome",
     "save",
+    "session",
 ]

@@ -42,12 +42,24 @@ class SessionError(BlackboxError):
     """The session was used wrongly (finished, overlapping calls, secrets in the output)."""
 
 
+def _says_blackbox(exc: BaseException) -> bool:
+    """The SDKs turn Blackbox's HTTP 400 into their own error; its body carries the `[blackbox]` message
+    (anthropic keeps the whole body, openai the `error` object)."""
+    if str(exc).startswith("[blackbox]"):
+        return True
+    body = getattr(exc, "body", None)
+    error = body.get("error", body) if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return isinstance(message, str) and message.startswith("[blackbox]")
+
+
 def is_blackbox_error(exc: BaseException) -> bool:
-    """True when `exc` is, or wraps, an error raised by Blackbox (SDKs may wrap transport errors)."""
+    """True when `exc` is, or wraps, an error raised by Blackbox (SDKs may wrap transport errors, and answer
+    Blackbox's HTTP 400 with their own error class)."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
-        if isinstance(current, BlackboxError) or str(current).startswith("[blackbox]"):
+        if isinstance(current, BlackboxError) or _says_blackbox(current):
             return True
         seen.add(id(current))
         current = current.__cause__ or current.__context__

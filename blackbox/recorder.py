@@ -1,0 +1,330 @@
+"""Recording: append steps to a new cassette, keep a crash-proof journal, write a verified cassette.
+
+The session hands the recorder neutral payloads (a model step = the normalized request and response); the
+recorder chains them (`cassette.StepChain`), puts the wrapped tool calls of a turn in the model's call order
+whatever order they finished in (SPEC §1.1), and flushes them before the next model step.
+
+While recording, every step is also appended to a journal beside the output (`<out>.blackbox-journal`, one
+JSON line per step, fsynced), so even `kill -9` leaves the run recoverable with `recover(journal)`. A clean
+write removes it.  A step holding a known API key is never journaled: the journal is deleted instead and the
+final write refuses (SPEC §5.1 "Writing").
+
+Journal format: line 1 is a header `{"blackboxJournal": 1, "id", "createdAt", "out", "parentId"?,
+"forkedFromStepId"?}`; every further line is one step exactly as in the cassette.  A torn last line (the
+process died mid-write) is ignored by `recover`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from blackbox.canonical import canonical_text, decode_json, js_number
+from blackbox.cassette import SCHEMA_VERSION, Cassette, Step, StepChain, atomic_write, chain_break, dumps
+from blackbox.errors import CassetteError, SessionError
+from blackbox.providers.neutral import CallIds, calls_of
+
+__all__ = ["JOURNAL_SUFFIX", "Recorder", "ToolSlot", "journal_path", "recover"]
+
+JOURNAL_SUFFIX = ".blackbox-journal"
+_MIN_SECRET = 8  # shorter "keys" would match ordinary text
+
+
+def journal_path(out: str | os.PathLike[str]) -> Path:
+    """Where the journal of a recording to `out` lives."""
+    out = Path(out)
+    return out.with_name(out.name + JOURNAL_SUFFIX)
+
+
+def _enc_hook(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return msgspec.Raw(js_number(obj).encode())
+    raise TypeError(f"a {type(obj).__name__} is not a JSON value")
+
+
+_LINE = msgspec.json.Encoder(enc_hook=_enc_hook)
+
+
+class _Journal:
+    """An append-only file of JSON lines, each fsynced so a killed process loses at most the line being
+    written."""
+
+    def __init__(self, path: Path, header: dict[str, Any]) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
+        self._write(_LINE.encode(header))
+
+    def _write(self, line: bytes) -> None:
+        if self._fd is None:
+            return
+        os.write(self._fd, line + b"\n")
+        os.fsync(self._fd)
+
+    def append(self, step: Step) -> None:
+        self._write(_LINE.encode(step))
+
+    def discard(self) -> None:
+        """Close and delete the journal (after a clean write, or when it must not hold a step)."""
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = None
+        self.path.unlink(missing_ok=True)
+
+
+class ToolSlot(msgspec.Struct):
+    """One run of a wrapped tool while recording: its call id, input, and (once done) its outcome."""
+
+    call_id: str
+    name: str
+    tool_input: Any
+    started_at: int
+    order: tuple[int, int]  # (0, position in the model's calls) or (1, start order) when the model did not ask
+    outcome: dict[str, Any] | None = None  # {"result": …} or {"error": "…"}
+    finished_at: int = 0
+    written: bool = False
+
+
+class Recorder:
+    """Builds one cassette step by step; `write()` verifies it and writes it atomically."""
+
+    def __init__(
+        self,
+        out: str | os.PathLike[str],
+        trace_id: str,
+        created_at: int,
+        ids: CallIds,
+        *,
+        secrets: Callable[[], Iterable[str]] = tuple,
+        prefix: list[Step] | None = None,
+        parent_id: str | None = None,
+        forked_from_step_id: str | None = None,
+        journal: bool = True,
+    ) -> None:
+        self.out = Path(out)
+        self.created_at = created_at
+        self.parent_id = parent_id
+        self.forked_from_step_id = forked_from_step_id
+        self._ids = ids
+        self._secrets = secrets
+        self._chain = StepChain(trace_id, prefix=prefix)
+        self._turn_calls: list[dict[str, Any]] = []
+        self._slots: list[ToolSlot] = []
+        self._unasked = 0
+        self._leak_step: int | None = None
+        self._journal: _Journal | None = None
+        if journal:
+            header: dict[str, Any] = {"blackboxJournal": 1, "id": trace_id, "createdAt": created_at,
+                                      "out": str(self.out)}
+            if parent_id is not None:
+                header["parentId"] = parent_id
+                header["forkedFromStepId"] = forked_from_step_id
+            self._journal = _Journal(journal_path(self.out), header)
+            for step in self._chain.steps:
+                self._journal_step(step)
+
+    # -- state ---------------------------------------------------------------------------------------
+
+    @property
+    def steps(self) -> list[Step]:
+        return self._chain.steps
+
+    @property
+    def trace_id(self) -> str:
+        return self._chain.trace_id
+
+    def running(self) -> list[ToolSlot]:
+        """Wrapped tools started and not finished yet."""
+        return [slot for slot in self._slots if slot.outcome is None]
+
+    # -- appending -----------------------------------------------------------------------------------
+
+    def _append(self, type_: Any, timestamp: int, payload: Any) -> Step:
+        step = self._chain.append(type_, timestamp, payload)
+        self._journal_step(step)
+        return step
+
+    def _journal_step(self, step: Step) -> None:
+        if self._journal is None:
+            return
+        if self._leaks(step.payload):
+            self._leak_step = step.index
+            self._journal.discard()
+            self._journal = None
+            return
+        self._journal.append(step)
+
+    def _leaks(self, payload: Any) -> bool:
+        text = canonical_text(payload)
+        return any(len(secret) >= _MIN_SECRET and secret in text for secret in self._secrets())
+
+    def model_step(self, model_input: Any, started_at: int, model_output: Any, arrived_at: int) -> None:
+        """A model call: flush the previous turn's tools, then append its input and output."""
+        self.flush_tools(force=True)
+        self._append("model_input", started_at, model_input)
+        self._append("model_output", arrived_at, model_output)
+        self._turn_calls = calls_of(model_output) if isinstance(model_output, dict) else []
+        self._slots = []
+        self._unasked = 0
+
+    def tool_started(self, name: str, tool_input: Any, at: int) -> ToolSlot:
+        """Claim the model's call this tool run answers (same name and input, else same name), or a fresh id."""
+        from blackbox.firstdiff import json_equal
+
+        claimed = {slot.order for slot in self._slots}
+        open_calls = [(i, call) for i, call in enumerate(self._turn_calls)
+                      if (0, i) not in claimed and call.get("toolName") == name]
+        match = next((c for c in open_calls if json_equal(c[1].get("toolInput"), tool_input)), None)
+        match = match or (open_calls[0] if open_calls else None)
+        if match is not None:
+            slot = ToolSlot(match[1]["toolCallId"], name, tool_input, at, (0, match[0]))
+        else:
+            slot = ToolSlot(self._ids.fresh(), name, tool_input, at, (1, self._unasked))
+            self._unasked += 1
+        self._ids.note_name(slot.call_id, name)
+        self._slots.append(slot)
+        return slot
+
+    def tool_finished(self, slot: ToolSlot, outcome: dict[str, Any], at: int) -> None:
+        """Store a tool's result or error; write every slot whose turn order now allows it."""
+        slot.outcome = outcome
+        slot.finished_at = at
+        self.flush_tools(force=False)
+
+    def flush_tools(self, *, force: bool) -> None:
+        """Write finished tool steps in the model's call order.
+
+        Without `force`, stop at the first call not finished yet (it may still come); with it (before the
+        next model step or the end), write every finished one, and a bare `tool_call` for any still running.
+        """
+        for slot in sorted((s for s in self._slots if not s.written), key=lambda s: s.order):
+            if not force:
+                if slot.outcome is None:
+                    break
+                asked, position = slot.order
+                written = self._written_asked()
+                if (asked == 0 and position != written) or (asked == 1 and written < len(self._turn_calls)):
+                    break
+            self._write_slot(slot)
+
+    def _written_asked(self) -> int:
+        """How many of the model's calls, from the first, have been written without a gap."""
+        done = {s.order[1] for s in self._slots if s.written and s.order[0] == 0}
+        n = 0
+        while n in done:
+            n += 1
+        return n
+
+    def _write_slot(self, slot: ToolSlot) -> None:
+        call = {"toolCallId": slot.call_id, "toolName": slot.name, "toolInput": slot.tool_input}
+        self._append("tool_call", slot.started_at, call)
+        if slot.outcome is not None:
+            self._append("tool_result", slot.finished_at,
+                         {"toolCallId": slot.call_id, "toolName": slot.name, **slot.outcome})
+        slot.written = True
+
+    def terminal(self, payload: dict[str, Any], at: int) -> None:
+        """The run's terminal metadata step, after every tool step of the last turn."""
+        self.flush_tools(force=True)
+        self._append("metadata", at, payload)
+
+    # -- writing -------------------------------------------------------------------------------------
+
+    def cassette(self) -> Cassette:
+        return self._chain.cassette(
+            self.created_at, parent_id=self.parent_id, forked_from_step_id=self.forked_from_step_id
+        )
+
+    def write(self, extra_secrets: Iterable[str] = ()) -> Cassette:
+        """Verify, check for secrets, write atomically and drop the journal; refuse and write nothing else."""
+        self.flush_tools(force=True)
+        cassette = self.cassette()
+        try:
+            self._check(cassette, extra_secrets)
+        except SessionError:
+            self.discard_journal()
+            raise
+        atomic_write(self.out, dumps(cassette))
+        self.discard_journal()
+        return cassette
+
+    def discard_journal(self) -> None:
+        if self._journal is not None:
+            self._journal.discard()
+            self._journal = None
+
+    def _check(self, cassette: Cassette, extra_secrets: Iterable[str]) -> None:
+        refuse = "refusing to write the cassette: "
+        if self._leak_step is not None:
+            raise SessionError(f"{refuse}step {self._leak_step} contains the API key sent with the requests; "
+                               "keep keys out of prompts and tool results")
+        secrets = [s for s in (*self._secrets(), *extra_secrets) if len(s) >= _MIN_SECRET]
+        for step in cassette.steps:
+            text = canonical_text(step.payload)
+            if any(secret in text for secret in secrets):
+                raise SessionError(f"{refuse}step {step.index} contains an API key; keep keys out of prompts "
+                                   "and tool results")
+        failure = _verify_failure(cassette)
+        if failure is not None:
+            raise SessionError(f"{refuse}{failure}")
+
+
+def _verify_failure(cassette: Cassette) -> str | None:
+    """The first verify check that fails, as one line, or None."""
+    try:
+        from blackbox.verify import verify
+    except ImportError:  # TEMPORARY until blackbox.verify lands
+        broken = chain_break(cassette)
+        return None if broken is None else broken.reason
+    report = verify(cassette)
+    if report.ok:
+        return None
+    return report.failure_line()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# recovery
+
+
+def recover(path: str | os.PathLike[str]) -> Cassette:
+    """Turn a journal left by a killed recording into a cassette (incomplete: it has no terminal step
+    unless the run got that far).  A torn last line is dropped; a broken chain is cut where it breaks."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise CassetteError(f"{p}: cannot read the journal: {exc.strerror or exc}") from None
+    lines = data.split(b"\n")
+    try:
+        header = decode_json(lines[0])
+    except (msgspec.DecodeError, ValueError):
+        header = None
+    if not isinstance(header, dict) or header.get("blackboxJournal") != 1:
+        raise CassetteError(f"{p}: not a Blackbox journal (no header line)")
+    steps: list[Step] = []
+    for line in lines[1:]:
+        if not line.strip():
+            continue
+        try:
+            steps.append(msgspec.convert(decode_json(line), Step))
+        except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
+            break  # the line being written when the process died
+    cassette = Cassette(
+        version=SCHEMA_VERSION,
+        id=str(header.get("id") or "run"),
+        createdAt=int(header.get("createdAt") or 0),
+        steps=steps,
+        parentId=header.get("parentId"),
+        forkedFromStepId=header.get("forkedFromStepId"),
+    )
+    broken = chain_break(cassette)
+    if broken is not None:
+        cassette.steps = cassette.steps[: broken.index]
+    return cassette
+

@@ -1,0 +1,144 @@
+"""HTTP transports that hand every request of an SDK client to a session (SPEC §5.1 "The HTTP stack").
+
+The SDKs moved from `httpx` to its fork `httpx2`; both define the same transport interface
+(`handle_request` / `handle_async_request`) but separate classes, so the transport classes are built once
+per module.  A transport asks the session what to do with a request: answer it here (a replayed response,
+a Blackbox error as an HTTP 400 the SDK will not retry) or forward it to the real network transport, reading
+the whole response so the session can record it, then hand the agent the original response (still
+content-encoded: the client decodes it as it always does).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from blackbox.session import Forward, Reply, Session
+
+__all__ = ["make_client", "transport_classes"]
+
+_REPLY_HEADERS = [("content-type", "application/json"), ("x-should-retry", "false")]
+
+
+def _http_module(flavor: str | None) -> ModuleType:
+    """httpx2 when importable (what current SDKs use), else httpx; `flavor` forces one."""
+    if flavor not in (None, "httpx", "httpx2"):
+        raise ValueError(f"flavor must be 'httpx2' or 'httpx', not {flavor!r}")
+    if flavor is not None:
+        return importlib.import_module(flavor)
+    try:
+        return importlib.import_module("httpx2")
+    except ImportError:
+        return importlib.import_module("httpx")
+
+
+def _reply(http: ModuleType, request: Any, reply: Reply) -> Any:
+    return http.Response(reply.status, headers=_REPLY_HEADERS, content=reply.body, request=request)
+
+
+def _headers(request: Any) -> list[tuple[str, str]]:
+    return [(k.decode("latin-1") if isinstance(k, bytes) else k, v.decode("latin-1") if isinstance(v, bytes)
+             else v) for k, v in request.headers.raw]
+
+
+def _rebuilt(http: ModuleType, response: Any, raw: bytes, request: Any) -> tuple[Any, bytes]:
+    """The response again (original headers, still-encoded bytes) and its decoded body."""
+    again = http.Response(response.status_code, headers=response.headers.raw, content=raw, request=request,
+                          extensions=response.extensions)
+    return again, again.read()
+
+
+@functools.cache
+def transport_classes(http: ModuleType) -> tuple[type, type]:
+    """The (sync, async) Blackbox transport classes for the `httpx` or `httpx2` module."""
+
+    class BlackboxTransport(http.BaseTransport):  # type: ignore[name-defined,misc]
+        """Sync transport: asks the session, forwards through `inner`."""
+
+        def __init__(self, session: Session, inner: Any) -> None:
+            self.session = session
+            self.inner = inner
+
+        def handle_request(self, request: Any) -> Any:
+            decision = self.session.open_call(request.url.path, _headers(request), request.read())
+            if not isinstance(decision, _forward_type()):
+                return _reply(http, request, decision)
+            return self._forward(request, decision)
+
+        def _forward(self, request: Any, decision: Forward) -> Any:
+            if decision.call is None:
+                return self.inner.handle_request(request)
+            try:
+                response = self.inner.handle_request(request)
+                try:
+                    raw = b"".join(response.iter_raw())
+                finally:
+                    response.close()
+            except BaseException:
+                self.session.abort_call(decision.call)
+                raise
+            again, body = _rebuilt(http, response, raw, request)
+            instead = self.session.close_call(decision.call, again.status_code,
+                                              again.headers.get("content-type", ""), body)
+            return again if instead is None else _reply(http, request, instead)
+
+        def close(self) -> None:
+            self.inner.close()
+
+    class AsyncBlackboxTransport(http.AsyncBaseTransport):  # type: ignore[name-defined,misc]
+        """Async transport: the same decisions; overlapping calls are the session's to refuse."""
+
+        def __init__(self, session: Session, inner: Any) -> None:
+            self.session = session
+            self.inner = inner
+
+        async def handle_async_request(self, request: Any) -> Any:
+            decision = self.session.open_call(request.url.path, _headers(request), await request.aread())
+            if not isinstance(decision, _forward_type()):
+                return _reply(http, request, decision)
+            if decision.call is None:
+                return await self.inner.handle_async_request(request)
+            try:
+                response = await self.inner.handle_async_request(request)
+                try:
+                    raw = b"".join([chunk async for chunk in response.aiter_raw()])
+                finally:
+                    await response.aclose()
+            except BaseException:
+                self.session.abort_call(decision.call)
+                raise
+            again, body = _rebuilt(http, response, raw, request)
+            instead = self.session.close_call(decision.call, again.status_code,
+                                              again.headers.get("content-type", ""), body)
+            return again if instead is None else _reply(http, request, instead)
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    return BlackboxTransport, AsyncBlackboxTransport
+
+
+def _forward_type() -> type:
+    from blackbox.session import Forward
+
+    return Forward
+
+
+def make_client(session: Session, flavor: str | None, *, asynchronous: bool, **kwargs: Any) -> Any:
+    """A client of the right HTTP module whose every transport (proxy mounts included) is wrapped."""
+    http = _http_module(flavor)
+    sync_cls, async_cls = transport_classes(http)
+    wrap = async_cls if asynchronous else sync_cls
+    inner = kwargs.pop("transport", None)
+    if inner is None:
+        inner = http.AsyncHTTPTransport() if asynchronous else http.HTTPTransport()
+    kwargs.setdefault("follow_redirects", True)
+    kwargs.setdefault("timeout", http.Timeout(600.0, connect=5.0))
+    client = (http.AsyncClient if asynchronous else http.Client)(transport=wrap(session, inner), **kwargs)
+    # Proxies from the environment become mounts that would bypass the default transport: wrap them too.
+    client._mounts = {pattern: None if mounted is None or isinstance(mounted, wrap) else wrap(session, mounted)
+                      for pattern, mounted in client._mounts.items()}
+    return client

@@ -1,0 +1,1 @@
+"""Small tool-using agents (real SDK loops) that the session tests record and replay."""
