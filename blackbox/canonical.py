@@ -24,6 +24,7 @@ __all__ = [
     "canonical_bytes",
     "canonical_text",
     "decode_json",
+    "hashed_bytes",
     "js_number",
     "json_value",
     "sha256_hex",
@@ -133,18 +134,34 @@ def decode_json(data: bytes | str) -> Any:
         raise
 
 
-# Bytes that mean the fast path may differ: a run of 16 digits (an integer that may exceed 2^53: digits are
-# mapped to "0" and everything else to "x", then one plain search), and keys holding astral characters when
-# U+E000–U+FFFF characters (lead bytes EE, EF) are present too, since those two sort differently in UTF-16.
-_DIGITS_ONLY = bytes(48 if 48 <= b <= 57 else 120 for b in range(256))
+# Bytes that mean the fast path may differ: an integer token of 16+ digits (it may exceed 2^53), and keys
+# holding astral characters when U+E000–U+FFFF characters (lead bytes EE, EF) are present too, since those
+# two sort differently in UTF-16.  Digit runs are found with plain searches after mapping digits to "0",
+# "." to "." and every other byte to "x"; a run after a decimal point is a float's fraction and does not count.
+_DIGIT_CLASSES = bytes(48 if 48 <= b <= 57 else 46 if b == 46 else 120 for b in range(256))
 _SIXTEEN_DIGITS = b"0" * 16
+
+
+def _has_long_integer(out: bytes) -> bool:
+    classes = out.translate(_DIGIT_CLASSES)
+    pos = classes.find(_SIXTEEN_DIGITS)
+    while pos >= 0:
+        if pos == 0 or classes[pos - 1] != 46:  # not a fraction: an integer token (or digits in a string)
+            return True
+        end = classes.find(b"x", pos)
+        if end < 0:
+            return False
+        pos = classes.find(_SIXTEEN_DIGITS, end)
+    return False
+
+
 _ASTRAL = re.compile(rb"[\xf0-\xf4]")
 # From an astral lead byte to the end of its string (escapes skipped), then `:`: that string is a key.
 _ASTRAL_KEY = re.compile(rb'[\xf0-\xf4](?:[^"\\]++|\\.)*+":')
 
 
 def _needs_slow_path(out: bytes) -> bool:
-    if out.translate(_DIGITS_ONLY).find(_SIXTEEN_DIGITS) >= 0:
+    if _has_long_integer(out):
         return True
     return (b"\xee" in out or b"\xef" in out) and _ASTRAL.search(out) is not None \
         and _ASTRAL_KEY.search(out) is not None
@@ -184,9 +201,14 @@ class _HashView(msgspec.Struct):
     type: str
 
 
+def hashed_bytes(index: int, type_: str, timestamp: int, payload: Any, prev_hash: str | None) -> bytes:
+    """The canonical `{index, type, timestamp, payload, prevHash}`: what a step's hash is taken of."""
+    return canonical_bytes(_HashView(index, payload, prev_hash, timestamp, type_))
+
+
 def step_hash(index: int, type_: str, timestamp: int, payload: Any, prev_hash: str | None) -> str:
     """SHA-256 of the canonical `{index, type, timestamp, payload, prevHash}`."""
-    return sha256_hex(canonical_bytes(_HashView(index, payload, prev_hash, timestamp, type_)))
+    return sha256_hex(hashed_bytes(index, type_, timestamp, payload, prev_hash))
 
 
 # ---------------------------------------------------------------------------------------------------------

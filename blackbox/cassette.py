@@ -7,15 +7,18 @@ file's content, which may hold secrets.
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
 
-from blackbox.canonical import CanonicalError, JSFloat, decode_json, js_number, step_hash
+from blackbox.canonical import CanonicalError, JSFloat, decode_json, hashed_bytes, js_number, sha256_hex, step_hash
 from blackbox.errors import CassetteError
 
 __all__ = [
@@ -30,6 +33,7 @@ __all__ = [
     "dumps",
     "load",
     "loads",
+    "paused_gc",
     "save",
 ]
 
@@ -146,10 +150,28 @@ def _check_version(raw: Any, name: str) -> None:
                             f"{SCHEMA_VERSION}; there is no migration, re-record it)")
 
 
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector: decoding or walking a large cassette allocates millions of objects
+    (none cyclic), and the collector's passes over them can cost as much as the work itself."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _decode_without_gc(data: bytes) -> Cassette:
+    with paused_gc():
+        return _CASSETTE_DECODER.decode(data)
+
+
 def loads(data: bytes, *, name: str = "cassette") -> Cassette:
     """Parse cassette bytes: JSON, an object, version 2, then the structure of every step."""
     try:
-        cassette = _CASSETTE_DECODER.decode(data)
+        cassette = _decode_without_gc(data)
     except (msgspec.ValidationError, msgspec.DecodeError):
         pass  # find the precise reason below, in the order of SPEC §3
     else:
@@ -180,8 +202,14 @@ def load(path: str | os.PathLike[str]) -> Cassette:
     return loads(data, name=str(p))
 
 
-def chain_break(cassette: Cassette) -> ChainBreak | None:
-    """The first link of the hash chain that does not hold (SPEC §3 order), or None."""
+def chain_break(
+    cassette: Cassette, *, on_step: Callable[[Step, bytes], None] | None = None
+) -> ChainBreak | None:
+    """The first link of the hash chain that does not hold (SPEC §3 order), or None.
+
+    `on_step` sees each step that passed with the canonical bytes its hash was taken of, so a caller (verify)
+    can scan them without canonicalizing twice.
+    """
     prev: str | None = None
     for i, step in enumerate(cassette.steps):
         if step.index != i:
@@ -191,12 +219,15 @@ def chain_break(cassette: Cassette) -> ChainBreak | None:
         if i > 0 and step.prevHash != prev:
             return ChainBreak(i, f"step {i} prevHash does not match the hash of step {i - 1}")
         try:
-            computed = step_hash(step.index, step.type, step.timestamp, step.payload, step.prevHash)
+            data = hashed_bytes(step.index, step.type, step.timestamp, step.payload, step.prevHash)
         except CanonicalError:
             return ChainBreak(i, f"step {i} payload has no canonical JSON form (NaN or Infinity), so its "
                                  "hash cannot match")
+        computed = sha256_hex(data)
         if computed != step.hash:
             return ChainBreak(i, f"step {i} hash does not match its content (recomputed {computed[:12]}…)")
+        if on_step is not None:
+            on_step(step, data)
         prev = step.hash
     return None
 

@@ -1,0 +1,242 @@
+"""verify (SPEC §4): four checks in order — schema_version, hash_chain, provider_neutrality, replayability.
+
+The first failure stops the rest (they are reported as skipped).  Loading a path raises `CassetteError` for
+anything that is not a readable version-2 cassette (not JSON, truncated, version 1, missing fields, NaN): the
+CLI prints it as one line.  The schema_version check therefore only fails for an in-memory `Cassette`.
+
+Speed: the hash chain canonicalizes every step once; neutrality reuses those bytes as a cheap prefilter
+(a handful of substring searches) and walks a payload precisely only when its bytes hold a suspicious literal.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from blackbox import secrets
+from blackbox.canonical import canonical_bytes
+from blackbox.cassette import SCHEMA_VERSION, Cassette, Step, chain_break, load, paused_gc
+from blackbox.firstdiff import join_path
+from blackbox.outcome import outcome, summarize_step
+
+__all__ = ["CHECKS", "CheckResult", "VerifyReport", "neutrality_problem", "verify"]
+
+CheckName = Literal["schema_version", "hash_chain", "provider_neutrality", "replayability"]
+CHECKS: tuple[CheckName, ...] = ("schema_version", "hash_chain", "provider_neutrality", "replayability")
+
+ADVICE: dict[str, str] = {
+    "schema_version": "re-record the run with this version of Blackbox; there is no migration",
+    "hash_chain": "the file changed after it was recorded; re-record the run or restore the original file "
+                  "(never hand-edit a cassette)",
+    "provider_neutrality": "remove the leaked field at its source (the recorder, importer or tool that wrote "
+                           "it) and re-record; never hand-edit a cassette",
+    "replayability": "re-record the run; a completed run must end with its run_completed step",
+}
+
+
+class CheckResult(msgspec.Struct, frozen=True):
+    """One row of the report: the check, pass/fail/skip, the step it concerns, and a detail."""
+
+    name: str
+    status: Literal["pass", "fail", "skip"]
+    step: int | None = None
+    detail: str = ""
+
+
+class VerifyReport(msgspec.Struct):
+    """The outcome of verify: one `CheckResult` per check, in order."""
+
+    id: str | None
+    path: str | None
+    steps: int
+    checks: list[CheckResult]
+
+    @property
+    def ok(self) -> bool:
+        return all(c.status == "pass" for c in self.checks)
+
+    @property
+    def failure(self) -> CheckResult | None:
+        return next((c for c in self.checks if c.status == "fail"), None)
+
+    @property
+    def advice(self) -> str:
+        failure = self.failure
+        return ADVICE[failure.name] if failure is not None else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        failure = self.failure
+        return {
+            "ok": self.ok,
+            "id": self.id,
+            "path": self.path,
+            "steps": self.steps,
+            "checks": [msgspec.structs.asdict(c) for c in self.checks],
+            "failure": None if failure is None else {**msgspec.structs.asdict(failure), "advice": self.advice},
+        }
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Neutrality
+
+
+_SUSPICIOUS: tuple[bytes, ...] = (
+    b"_API_KEY", b"usage", b"_reason", b"stop_sequence", b"system_fingerprint",
+    b"toolu_", b"msg_", b"call_", b"chatcmpl-", b"resp_", b"sk-", b"Bearer",
+)
+
+
+class _Scanner:
+    """Finds the first neutrality problem; the bytes prefilter decides which payloads are walked."""
+
+    def __init__(self, keys: list[str]) -> None:
+        self.keys = keys
+        self.literals = _SUSPICIOUS + tuple(canonical_bytes(k)[1:-1] for k in keys)
+        self.problem: tuple[int | None, str] | None = None
+
+    def on_step(self, step: Step, data: bytes) -> None:
+        if self.problem is not None:
+            return
+        if any(literal in data for literal in self.literals):
+            found = neutrality_problem(step.payload, self.keys, path="payload")
+            if found is not None:
+                self.problem = (step.index, found)
+
+    def top_level(self, cassette: Cassette) -> None:
+        """The strings outside payloads that a cassette holds: its ids and the step ids."""
+        named = [("id", cassette.id), ("parentId", cassette.parentId),
+                 ("forkedFromStepId", cassette.forkedFromStepId)]
+        for field, value in named:
+            found = _string_problem(value, False, self.keys) if isinstance(value, str) else None
+            if found is not None:
+                self.problem = (None, f"{field}: {found}")
+                return
+        for step in cassette.steps:
+            found = _string_problem(step.id, False, self.keys) if isinstance(step.id, str) else None
+            if found is not None:
+                self.problem = (step.index, f"steps[{step.index}].id: {found}")
+                return
+
+
+def _string_problem(text: str, user_data: bool, keys: list[str]) -> str | None:
+    if secrets.contains_key_value(text, keys):
+        return "the value of an API key from the environment (<api-key-value>)"
+    if user_data:
+        patterns = secrets.REALISTIC_CREDENTIAL_PATTERNS
+    else:
+        patterns = secrets.PROVIDER_ID_PATTERNS + secrets.CREDENTIAL_PATTERNS
+    for label, pattern in patterns:
+        if pattern.search(text):
+            return label
+    return None
+
+
+def neutrality_problem(value: Any, keys: list[str], path: str = "", user_data: bool = False) -> str | None:
+    """`<path>: <what>` for the first provider-specific or secret thing in `value`, or None (SPEC §4)."""
+    if isinstance(value, str):
+        found = _string_problem(value, user_data, keys)
+        return None if found is None else f"{path or '(root)'}: {found}"
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            found = neutrality_problem(item, keys, join_path(path, i), user_data)
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            sub = join_path(path, key)
+            if not user_data and key in secrets.FLAGGED_KEYS:
+                return f"{sub}: the provider-specific key `{key}`"
+            found = _string_problem(key, user_data, keys)
+            if found is not None:
+                return f"{sub}: a key holding {found}"
+            found = neutrality_problem(item, keys, sub, user_data or key in secrets.USER_DATA_KEYS)
+            if found is not None:
+                return found
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The checks
+
+
+def _replayability(cassette: Cassette) -> CheckResult:
+    steps = cassette.steps
+    try:
+        outcome(cassette)
+        for step in steps:
+            summarize_step(step)
+    except Exception as exc:  # a malformed payload that the summaries cannot read
+        return CheckResult("replayability", "fail", None, f"the run cannot be summarized ({type(exc).__name__})")
+    last = len(steps) - 1
+    for step in steps:
+        p = step.payload
+        if (step.type == "metadata" and isinstance(p, dict) and p.get("event") == "run_completed"
+                and p.get("status") == "success" and step.index != last):
+            return CheckResult("replayability", "fail", step.index,
+                               f"step {step.index} marks the run completed but {last - step.index} step(s) "
+                               "follow it")
+    return CheckResult("replayability", "pass", None, outcome(cassette).describe())
+
+
+def verify(
+    cassette: Cassette | str | os.PathLike[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    extra_secrets: Iterable[str] = (),
+    on_step: Callable[[int, int], None] | None = None,
+) -> VerifyReport:
+    """Run the four checks of SPEC §4.  `on_step(done, total)` reports progress every 256 steps."""
+    with paused_gc():
+        return _verify(cassette, env, extra_secrets, on_step)
+
+
+def _verify(
+    cassette: Cassette | str | os.PathLike[str],
+    env: Mapping[str, str] | None,
+    extra_secrets: Iterable[str],
+    on_step: Callable[[int, int], None] | None,
+) -> VerifyReport:
+    path = None
+    if not isinstance(cassette, Cassette):
+        path = str(cassette)
+        cassette = load(Path(cassette))
+    keys = secrets.key_values(env, extra_secrets)
+    total = len(cassette.steps)
+    checks: list[CheckResult] = []
+
+    def mask(text: str) -> str:
+        return secrets.mask_secrets(text, env, extra_secrets)
+
+    if cassette.version != SCHEMA_VERSION:
+        checks.append(CheckResult("schema_version", "fail", None,
+                                  f"version {cassette.version}; only version {SCHEMA_VERSION} is supported"))
+    else:
+        checks.append(CheckResult("schema_version", "pass", None, f"version {SCHEMA_VERSION}"))
+        scanner = _Scanner(keys)
+
+        def visit(step: Step, data: bytes) -> None:
+            scanner.on_step(step, data)
+            if on_step is not None and (step.index % 256 == 255 or step.index == total - 1):
+                on_step(step.index + 1, total)
+
+        broken = chain_break(cassette, on_step=visit)
+        if broken is not None:
+            checks.append(CheckResult("hash_chain", "fail", broken.index, broken.reason))
+        else:
+            checks.append(CheckResult("hash_chain", "pass", None, f"{total} step(s) linked"))
+            if scanner.problem is None:
+                scanner.top_level(cassette)
+            if scanner.problem is not None:
+                step, detail = scanner.problem
+                checks.append(CheckResult("provider_neutrality", "fail", step, mask(detail)))
+            else:
+                checks.append(CheckResult("provider_neutrality", "pass", None, "no provider data or secrets"))
+                checks.append(_replayability(cassette))
+    for name in CHECKS[len(checks):]:
+        checks.append(CheckResult(name, "skip", None, "skipped after an earlier failure"))
+    return VerifyReport(id=cassette.id, path=path, steps=total, checks=checks)
