@@ -195,6 +195,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         session, out = Path(tmp) / "session.jsonl", Path(tmp) / "session.json"
         generate(session, args.lines, args.turns, args.seed)
+        os.sync()  # the import's fsync must not pay for flushing the generator's writes
         n_lines = sum(1 for _ in session.open("rb"))
         floor = measure([sys.executable, "-c", _FLOOR, str(session)])
         read = measure([sys.executable, "-c", _READ_PASS, str(session)])

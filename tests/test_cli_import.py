@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -195,3 +196,42 @@ def test_subprocess_bad_input_prints_one_line_and_no_traceback(tmp_path: Path) -
     assert proc.stderr.strip() == (f"error: {path}: line 2: `timestamp` is missing or not an ISO time. "
                                    "Nothing was written.")
     assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_a_terminal_gets_a_progress_bar_by_bytes_read(tmp_path: Path) -> None:
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "CI", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "blackbox", "import", "--from", "claude-code", "--in", str(CLAUDE_FIXTURE),
+         "--out", str(tmp_path / "o.json")],
+        stdout=subprocess.PIPE, stderr=slave, env=env,
+    )
+    proc.communicate(timeout=60)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    assert proc.returncode == 0
+    size = CLAUDE_FIXTURE.stat().st_size
+    assert b"reading claude-code-session.jsonl" in seen
+    assert b"verifying and writing o.json" in seen
+    assert f"{size / 1000:.1f}/{size / 1000:.1f} kB".encode() in seen
+    assert b"Traceback" not in seen
+
+
+def test_a_long_tool_path_shows_its_start_and_end(tmp_path: Path) -> None:
+    lines: list[Any] = [user("Go", 0)]
+    for i in range(30):
+        lines += [assistant(f"m{i}", [use(f"t-{i}", f"Tool{i}", {})], 1), result(f"t-{i}", "ok", 2)]
+    lines.append(assistant("end", [text("done")], 3))
+    res = invoke("--from", "claude-code", "--in", write(tmp_path, lines), "--out", tmp_path / "o.json")
+    assert res.exit_code == 0
+    assert "tools   Tool0 → Tool1 → " in res.stdout
+    assert "→ Tool8 → … 18 more … → Tool27 → Tool28 → Tool29" in res.stdout

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -39,16 +39,26 @@ The cassette is written only if it passes verify and holds no API key from the e
   blackbox import --from chat-json --in transcript.json --out traces/chat.json --id chat-run-1
 """
 
-Progress = Callable[[int], None]
-
-
 def _complete_source(incomplete: str) -> list[str]:
     return [s for s in SOURCES if s.startswith(incomplete)]
 
 
+class _Bar:
+    """Progress by bytes read; then the phase after reading, so a full bar is never mistaken for done."""
+
+    def __init__(self, bar: Any, task: Any) -> None:
+        self.bar, self.task = bar, task
+
+    def advance(self, n: int) -> None:
+        self.bar.advance(self.task, n)
+
+    def phase(self, description: str) -> None:
+        self.bar.update(self.task, description=description, refresh=True)
+
+
 @contextmanager
-def _progress(total: int) -> Iterator[Progress | None]:
-    """A bar by bytes read on a terminal; nothing otherwise (pipes and CI logs stay clean)."""
+def _progress(total: int) -> Iterator[_Bar | None]:
+    """A bar on a terminal; nothing otherwise (pipes and CI logs stay clean)."""
     if not sys.stderr.isatty() or total == 0:
         yield None
         return
@@ -58,11 +68,10 @@ def _progress(total: int) -> Iterator[Progress | None]:
         "[progress.description]{task.description}", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
         TimeRemainingColumn(), console=err_console(), transient=True,
     ) as bar:
-        task = bar.add_task("reading", total=total)
-        yield lambda n: bar.advance(task, n)
+        yield _Bar(bar, bar.add_task("reading", total=total))
 
 
-def _convert(source: str, path: Path, trace_id: str, progress: Progress | None) -> Cassette:
+def _convert(source: str, path: Path, trace_id: str, progress: Callable[[int], None] | None) -> Cassette:
     if source == "claude-code":
         from blackbox.importers.claude_code import import_claude_code
 
@@ -72,21 +81,31 @@ def _convert(source: str, path: Path, trace_id: str, progress: Progress | None) 
     return import_chat_json(path, trace_id)
 
 
-def _import_one(source: str, path: Path, out: Path, trace_id: str, progress: Progress | None) -> Cassette:
+def _import_one(source: str, path: Path, out: Path, trace_id: str, bar: _Bar | None) -> Cassette:
     """Convert, check and write; TranscriptError or OSError when nothing was written."""
     from blackbox.cassette import atomic_write
     from blackbox.importers.common import check_writable
 
-    cassette = _convert(source, path, trace_id, progress)
+    if bar is not None:
+        bar.phase(f"reading {path.name}")
+    cassette = _convert(source, path, trace_id, bar.advance if bar is not None else None)
+    if bar is not None:
+        bar.phase(f"verifying and writing {out.name}")
     atomic_write(out, check_writable(cassette))
     return cassette
 
 
-def _tools_path(cassette: Cassette) -> str:
+def _tools_path(cassette: Cassette, shown: int = 12) -> str:
+    """The tool path; a long one shows its start and end (a long session calls hundreds of tools)."""
     from blackbox.outcome import outcome
 
     tools = outcome(cassette).tools
-    return " → ".join(tools) if tools else "(none)"
+    if not tools:
+        return "(none)"
+    if len(tools) <= shown:
+        return " → ".join(tools)
+    head, tail = tools[: shown - 3], tools[-3:]
+    return " → ".join(head) + f" → … {len(tools) - len(head) - len(tail)} more … → " + " → ".join(tail)
 
 
 def _failure(exc: Exception) -> str:
@@ -104,8 +123,8 @@ def _import_file(source: str, path: Path, out: Path, trace_id: str) -> None:
     from blackbox.outcome import outcome
 
     try:
-        with _progress(path.stat().st_size) as progress:
-            cassette = _import_one(source, path, out, trace_id, progress)
+        with _progress(path.stat().st_size) as bar:
+            cassette = _import_one(source, path, out, trace_id, bar)
     except (TranscriptError, OSError) as exc:
         fail(f"{path}: {_failure(exc)}")
     out_console = console()
@@ -131,11 +150,11 @@ def _import_folder(folder: Path, out_dir: Path) -> None:
         fail(f"--out {out_dir} is a file; with a folder of sessions --out must be a folder", EXIT_USAGE)
     out_console = console()
     failed = 0
-    with _progress(sum(p.stat().st_size for p in sessions)) as progress:
+    with _progress(sum(p.stat().st_size for p in sessions)) as bar:
         for path in sessions:
             target = out_dir / f"{path.stem}.json"
             try:
-                cassette = _import_one("claude-code", path, target, path.stem, progress)
+                cassette = _import_one("claude-code", path, target, path.stem, bar)
             except (TranscriptError, OSError) as exc:
                 failed += 1
                 out_console.print(f"  [red]FAIL[/] {path.name}: {_failure(exc)}", highlight=False)
