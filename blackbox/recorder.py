@@ -270,22 +270,21 @@ class Recorder:
             if any(secret in text for secret in secrets):
                 raise SessionError(f"{refuse}step {step.index} contains an API key; keep keys out of prompts "
                                    "and tool results")
-        failure = _verify_failure(cassette)
+        failure = _verify_failure(cassette, secrets)
         if failure is not None:
             raise SessionError(f"{refuse}{failure}")
 
 
-def _verify_failure(cassette: Cassette) -> str | None:
-    """The first verify check that fails, as one line, or None."""
-    try:
-        from blackbox.verify import verify
-    except ImportError:  # TEMPORARY until blackbox.verify lands
-        broken = chain_break(cassette)
-        return None if broken is None else broken.reason
-    report = verify(cassette)
-    if report.ok:
+def _verify_failure(cassette: Cassette, secrets: list[str]) -> str | None:
+    """The first verify check (§4) that fails, as one line, or None."""
+    from blackbox.verify import verify
+
+    report = verify(cassette, extra_secrets=secrets)
+    failure = report.failure
+    if failure is None:
         return None
-    return report.failure_line()
+    where = f" at step {failure.step}" if failure.step is not None else ""
+    return f"verify {failure.name} failed{where}: {failure.detail}; {report.advice}"
 
 
 # ---------------------------------------------------------------------------------------------------------
