@@ -16,6 +16,8 @@ from blackbox.errors import (
     SessionError,
     is_blackbox_error,
 )
+from blackbox.importers.chat_json import import_chat_json
+from blackbox.importers.claude_code import import_claude_code
 from blackbox.outcome import Outcome, outcome
 from blackbox.session import Session, session
 
@@ -32,6 +34,8 @@ __all__ = [
     "SessionError",
     "Step",
     "__version__",
+    "import_chat_json",
+    "import_claude_code",
     "is_blackbox_error",
     "load",
     "outcome",

@@ -168,6 +168,10 @@ def test_a_project_folder_imports_each_session_past_broken_ones(tmp_path: Path) 
     assert "bbb-222.jsonl: line 2: not valid JSON" in res.stdout
     assert "Imported 2 of 3 session(s)" in res.stdout
     assert "1 failed" in res.stdout
+    listing = CliRunner().invoke(app, ["list", str(out_dir)], env=NO_KEYS)
+    assert listing.exit_code == 0
+    assert "aaa-111" in listing.stdout and "ccc-333" in listing.stdout
+    assert "2 valid" in listing.stdout
 
 
 def test_a_folder_of_good_sessions_exits_0(tmp_path: Path) -> None:
