@@ -124,3 +124,10 @@ def test_cli_demo_rejects_an_unknown_scenario(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["demo", "--scenario", "bogus", "--out-dir", str(tmp_path)])
     assert result.exit_code == 2
     assert not any(tmp_path.iterdir())
+
+
+def test_demo_cassettes_pass_the_core_verify() -> None:
+    from blackbox.verify import verify
+
+    assert verify(record_success()).ok
+    assert verify(record_error()).ok

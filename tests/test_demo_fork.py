@@ -191,3 +191,13 @@ def test_cli_missing_parent_exits_1(tmp_path: Path) -> None:
     exit_code, _, err = _cli("--trace", str(tmp_path / "none.json"), "--out", str(tmp_path / "f.json"))
     assert exit_code == 1
     assert err.startswith("error: ") and "no such file" in err and err.count("\n") == 1
+
+
+def test_demo_pair_verifies_and_diverges_at_the_changed_result(tmp_path: Path) -> None:
+    from blackbox.diff import diff
+    from blackbox.verify import verify
+
+    parent, fork = demo_pair(tmp_path)
+    assert verify(parent).ok and verify(fork).ok
+    report = diff(load(parent), load(fork))
+    assert report.first_divergence == 3 and report.shared_prefix == 3

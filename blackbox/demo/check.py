@@ -12,7 +12,7 @@ from typing import Literal
 
 import msgspec
 
-from blackbox.cassette import save
+from blackbox.cassette import load, save
 from blackbox.demo.clock import Clock, wall_clock
 from blackbox.demo.fork import DEFAULT_FORK_INDEX, DEFAULT_MUTATION_STEP, demo_fork
 from blackbox.demo.scenarios import record_success
@@ -69,10 +69,10 @@ def run_check(out_dir: Path, *, clock: Clock = wall_clock) -> CheckReport:
                 f"{len(cassette.steps)} steps → {child.name}")
 
     def diff_stage() -> str:
-        from blackbox import diff
+        from blackbox.diff import diff
 
-        report = diff(parent, child)
-        index = report.first_divergence.index if report.first_divergence is not None else None
+        report = diff(load(parent), load(child))
+        index = report.first_divergence
         if index != DEFAULT_MUTATION_STEP:
             raise _StageFailed(f"first divergence at {index}; expected step {DEFAULT_MUTATION_STEP}, the changed "
                                "result")
@@ -98,11 +98,11 @@ def run_check(out_dir: Path, *, clock: Clock = wall_clock) -> CheckReport:
 
 
 def _verify(path: Path) -> str:
-    from blackbox import verify
+    from blackbox.verify import verify
 
     report = verify(path)
-    if not report.ok:
-        failure = report.failure
+    failure = report.failure
+    if failure is not None:
         where = f" at step {failure.step}" if failure.step is not None else ""
         raise _StageFailed(f"{failure.name} failed{where}: {failure.detail}")
-    return f"{path.name} passes every check"
+    return f"{path.name}: {len(report.checks)}/{len(report.checks)} checks pass"
