@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from blackbox.cli import demo, imports, run  # noqa: F401
+from blackbox.cli import cassettes  # noqa: F401
 from blackbox.cli import tui  # noqa: F401
 from blackbox.cli.app import app
 

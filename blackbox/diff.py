@@ -1,0 +1,168 @@
+"""diff (SPEC §9): where two cassettes diverge, what changed there, and what it did to the outcome.
+
+By default steps match when their hashes are equal (a fork and its parent); `semantic` matches type plus a
+JSON-equal payload (two separate recordings).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from blackbox.cassette import Cassette, Step
+from blackbox.firstdiff import join_path, json_equal, utf16_sorted
+from blackbox.outcome import Outcome, outcome, step_label, summarize_step
+
+__all__ = ["ChangedValue", "DiffReport", "FieldChange", "Verdict", "diff", "step_changes"]
+
+Row = Literal["same", "changed", "only_a", "only_b"]
+VALUE_KEYS = ("result", "toolInput", "calls", "text")
+FIELD_LIMIT = 6
+
+
+class FieldChange(msgspec.Struct, frozen=True):
+    """One changed leaf: `path` (`a.b[0].c`), the old and the new value (absent sides are None)."""
+
+    path: str
+    old: Any
+    new: Any
+    old_present: bool = True
+    new_present: bool = True
+
+
+class ChangedValue(msgspec.Struct, frozen=True):
+    """The value that changed at the divergence, when both steps carry it."""
+
+    key: str
+    old: Any
+    new: Any
+
+
+class Verdict(msgspec.Struct, frozen=True):
+    kind: Literal["status_flipped", "answer_changed", "reason_changed", "path_changed", "no_change"]
+    text: str
+
+
+class DiffReport(msgspec.Struct):
+    a_id: str
+    b_id: str
+    semantic: bool
+    rows: list[Row]
+    shared_prefix: int
+    first_divergence: int | None
+    step_a: Step | None
+    step_b: Step | None
+    changed_value: ChangedValue | None
+    changed_fields: list[FieldChange]
+    a_is_prefix: bool
+    b_is_prefix: bool
+    outcome_a: Outcome
+    outcome_b: Outcome
+    verdict: Verdict
+
+    def to_dict(self) -> dict[str, Any]:
+        def side(step: Step | None) -> dict[str, Any] | None:
+            if step is None:
+                return None
+            return {"index": step.index, "type": step.type, "label": step_label(step), "hash": step.hash,
+                    "summary": summarize_step(step)}
+
+        return {
+            "a": self.a_id, "b": self.b_id, "mode": "semantic" if self.semantic else "hash",
+            "sharedPrefix": self.shared_prefix, "firstDivergence": self.first_divergence,
+            "stepA": side(self.step_a), "stepB": side(self.step_b),
+            "changedValue": None if self.changed_value is None else msgspec.structs.asdict(self.changed_value),
+            "changedFields": [msgspec.structs.asdict(f) for f in self.changed_fields],
+            "aIsPrefix": self.a_is_prefix, "bIsPrefix": self.b_is_prefix,
+            "outcomeA": msgspec.structs.asdict(self.outcome_a), "outcomeB": msgspec.structs.asdict(self.outcome_b),
+            "verdict": {"kind": self.verdict.kind, "text": self.verdict.text},
+            "rows": list(self.rows),
+        }
+
+
+def _same(a: Step, b: Step, semantic: bool) -> bool:
+    if semantic:
+        return a.type == b.type and json_equal(a.payload, b.payload)
+    return a.hash == b.hash
+
+
+_ABSENT: Any = object()
+
+
+def _leaf_changes(old: Any, new: Any, path: str, out: list[FieldChange], limit: int | None) -> None:
+    if limit is not None and len(out) >= limit:
+        return
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in utf16_sorted(old.keys() | new.keys()):
+            _leaf_changes(old.get(key, _ABSENT), new.get(key, _ABSENT), join_path(path, key), out, limit)
+        return
+    if isinstance(old, list) and isinstance(new, list):
+        for i in range(max(len(old), len(new))):
+            _leaf_changes(old[i] if i < len(old) else _ABSENT, new[i] if i < len(new) else _ABSENT,
+                          join_path(path, i), out, limit)
+        return
+    if old is _ABSENT or new is _ABSENT or not json_equal(old, new):
+        out.append(FieldChange(path or "(root)", None if old is _ABSENT else old, None if new is _ABSENT else new,
+                               old is not _ABSENT, new is not _ABSENT))
+
+
+def step_changes(a: Step | None, b: Step | None, limit: int | None = None) -> list[FieldChange]:
+    """Every changed field between two steps' payloads, path by path (type first when it differs)."""
+    out: list[FieldChange] = []
+    if a is not None and b is not None and a.type != b.type:
+        out.append(FieldChange("type", a.type, b.type))
+    _leaf_changes(_ABSENT if a is None else a.payload, _ABSENT if b is None else b.payload, "", out, limit)
+    return out if limit is None else out[:limit]
+
+
+def _changed_value(a: Step | None, b: Step | None) -> ChangedValue | None:
+    if a is None or b is None or not isinstance(a.payload, dict) or not isinstance(b.payload, dict):
+        return None
+    for key in VALUE_KEYS:
+        if key in a.payload and key in b.payload:
+            return ChangedValue(key, a.payload[key], b.payload[key])
+    return None
+
+
+def _verdict(x: Outcome, y: Outcome) -> Verdict:
+    if x.status != y.status:
+        return Verdict("status_flipped", f"status flipped (parent {x.status} → child {y.status})")
+    if x.status == "success" and x.final_answer != y.final_answer:
+        return Verdict("answer_changed", "same status, but the final answer changed")
+    if x.status == "error" and x.failure_reason != y.failure_reason:
+        return Verdict("reason_changed",
+                       f"same status, but the failure reason changed ({x.failure_reason} → {y.failure_reason})")
+    if x.tools != y.tools:
+        a_path, b_path = " → ".join(x.tools) or "(no tools)", " → ".join(y.tools) or "(no tools)"
+        return Verdict("path_changed", f"same outcome, but the tool-call path changed: {a_path} vs {b_path}")
+    return Verdict("no_change", "no behavioural change")
+
+
+def diff(a: Cassette, b: Cassette, *, semantic: bool = False) -> DiffReport:
+    """Walk both step lists by index and report the first divergence and the outcome verdict."""
+    sa, sb = a.steps, b.steps
+    rows: list[Row] = []
+    first: int | None = None
+    for i in range(max(len(sa), len(sb))):
+        if i >= len(sa):
+            rows.append("only_b")
+        elif i >= len(sb):
+            rows.append("only_a")
+        else:
+            rows.append("same" if _same(sa[i], sb[i], semantic) else "changed")
+        if first is None and rows[-1] != "same":
+            first = i
+    shared = first if first is not None else len(rows)
+    step_a = sa[first] if first is not None and first < len(sa) else None
+    step_b = sb[first] if first is not None and first < len(sb) else None
+    changed = _changed_value(step_a, step_b)
+    fields = step_changes(step_a, step_b, FIELD_LIMIT) if first is not None and step_a and step_b else []
+    oa, ob = outcome(a), outcome(b)
+    return DiffReport(
+        a_id=a.id, b_id=b.id, semantic=semantic, rows=rows, shared_prefix=shared, first_divergence=first,
+        step_a=step_a, step_b=step_b, changed_value=changed, changed_fields=fields,
+        a_is_prefix=first is not None and shared == len(sa) and len(sb) > len(sa),
+        b_is_prefix=first is not None and shared == len(sb) and len(sa) > len(sb),
+        outcome_a=oa, outcome_b=ob, verdict=_verdict(oa, ob),
+    )

@@ -1,0 +1,72 @@
+"""Saving and reloading keeps hashes; values JavaScript prints differently from Python still verify."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from blackbox.canonical import decode_json, json_value
+from blackbox.cassette import StepChain, chain_break, dumps, load, loads, save
+from blackbox.errors import CassetteError
+from blackbox.verify import verify
+from tests.conftest import FIXTURES
+
+CASSETTES = sorted(p for p in FIXTURES.rglob("*.json") if "inputs" not in p.parts and "foreign" not in p.name)
+
+
+@pytest.mark.parametrize("path", CASSETTES, ids=lambda p: p.name)
+def test_fixture_round_trips_byte_for_byte(path: Path) -> None:
+    data = path.read_bytes()
+    assert dumps(loads(data)) == data
+
+
+def _awkward_payloads() -> list[object]:
+    return [
+        {"floats": [0.1, 1.0, -0.0, 1e21, 1e-7, 5e-324, 123.456, 1e16]},
+        {"big": [9007199254740993, -63774251678207848, 2**64, 706755286718275518464]},
+        {"😀": 1, "\uff61": 2, "a": {"🚀b": [], "🚀a": None}, "\ue000": True},
+        {"ctl": "\x00\x01\x1f\b\f\n\r\t\"\\ \x7f \u2028 é", "keys\n\t": "x"},
+    ]
+
+
+def test_saved_cassette_reloads_with_identical_hashes(tmp_path: Path) -> None:
+    chain = StepChain("awkward")
+    for i, payload in enumerate(_awkward_payloads()):
+        chain.append("tool_result", 1_700_000_000_000 + i, {"toolCallId": f"call-{i}", "toolName": "t",
+                                                            "result": json_value(payload)})
+    chain.append("metadata", 1_700_000_000_009, {"event": "run_completed", "status": "success", "result": "ok"})
+    original = chain.cassette(1_700_000_000_000)
+    save(original, tmp_path / "a.json")
+    again = load(tmp_path / "a.json")
+    assert [s.hash for s in again.steps] == [s.hash for s in original.steps]
+    assert chain_break(again) is None
+    assert verify(tmp_path / "a.json").ok
+    save(again, tmp_path / "b.json")
+    assert (tmp_path / "b.json").read_bytes() == (tmp_path / "a.json").read_bytes()
+
+
+def test_hashes_follow_javascript_not_python() -> None:
+    """A file written by the original with these values: the hash is of JS's text, e.g. 1e21 → "1e+21"."""
+    text = '{"floats":[1.0,1e21,1e-7,-0.0],"big":9007199254740993,"😀":1,"\uff61":2}'
+    from blackbox.canonical import canonical_text
+
+    assert canonical_text(decode_json(text)) == \
+        '{"big":9007199254740992,"floats":[1,1e+21,1e-7,0],"😀":1,"\uff61":2}'
+
+
+@pytest.mark.parametrize(("data", "words"), [
+    (b"not json", "not JSON"),
+    (b'{"version": 2, "id": "x", "createdAt": 0, "steps": [', "ends early"),
+    (b"[1, 2]", "not a JSON object"),
+    (b'{"version": 1, "id": "x", "createdAt": 0, "steps": []}', "version 1 is not supported"),
+    (b'{"id": "x"}', "no numeric `version`"),
+    (b'{"version": 2, "id": "x", "createdAt": 0}', "no `steps`"),
+    (b'{"version": 2, "id": "x", "createdAt": 0, "steps": [{"id": "x:0"}]}', "step 0"),
+    (b'{"version": 2, "id": "x", "createdAt": NaN, "steps": []}', "NaN/Infinity"),
+])
+def test_load_errors_are_one_clear_line(data: bytes, words: str) -> None:
+    with pytest.raises(CassetteError) as info:
+        loads(data, name="f.json")
+    message = str(info.value)
+    assert words in message and "\n" not in message and message.startswith("f.json")

@@ -1,0 +1,39 @@
+"""Importing blackbox (and its CLI) must not import the terminal UI, the SDKs or an HTTP stack."""
+
+from __future__ import annotations
+
+import pkgutil
+import subprocess
+import sys
+
+import blackbox
+
+HEAVY = ("textual", "anthropic", "openai", "httpx", "httpx2")
+
+
+def _modules() -> list[str]:
+    names = ["blackbox", "blackbox.cli"]
+    for info in pkgutil.walk_packages(blackbox.__path__, "blackbox."):
+        if not info.name.endswith("__main__"):  # running it would start the command line
+            names.append(info.name)
+    return names
+
+
+def test_imports_stay_light() -> None:
+    modules = _modules()
+    code = (
+        "import importlib, sys\n"
+        f"names = {modules!r}\n"
+        "skipped = []\n"
+        "for n in names:\n"
+        "    try:\n"
+        "        importlib.import_module(n)\n"
+        "    except ImportError as exc:\n"
+        "        skipped.append(n)\n"
+        f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})\n"
+        "print(repr((heavy, skipped)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    heavy, _skipped = eval(out.stdout.strip())
+    assert heavy == [], f"imported at import time: {heavy}"
+    assert "blackbox.verify" in modules and "blackbox.cli.cassettes" in modules
