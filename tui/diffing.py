@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import msgspec
 from blackbox_tui.run import Run
 
+if TYPE_CHECKING:
+    from blackbox.diff import FieldChange
+
 __all__ = ["Comparison", "compare", "field_changes"]
-
-ROW_KINDS = ("same", "changed", "only_a", "only_b")
-
 
 class Comparison(msgspec.Struct, frozen=True):
     """What the diff screen shows: one kind per step index, where the runs part, and the §9 verdict."""
@@ -30,18 +30,14 @@ def compare(a: Run, b: Run, *, semantic: bool) -> Comparison:
     from blackbox.diff import diff
 
     report = diff(a.cassette, b.cassette, semantic=semantic)
-    first = report.first_divergence
-    index = getattr(first, "index", first)
-    return Comparison(
-        rows=tuple(str(getattr(row, "status", row)) for row in report.rows),
-        first_divergence=index if isinstance(index, int) else None,
-        verdict=str(report.verdict.text),
-        semantic=semantic,
-    )
+    return Comparison(rows=tuple(report.rows), first_divergence=report.first_divergence,
+                      verdict=report.verdict.text, semantic=semantic)
 
 
-def field_changes(a: Run, b: Run, index: int, limit: int | None = None) -> list[Any]:
-    """The changed fields (`path`, `old`, `new`) between step `index` of both runs."""
+def field_changes(a: Run, b: Run, index: int, limit: int | None = None) -> list[FieldChange]:
+    """The changed fields (`path`, `old`, `new`) between step `index` of both runs (type first)."""
     from blackbox.diff import step_changes
 
-    return list(step_changes(a.steps[index], b.steps[index], limit=limit))
+    a_step = a.steps[index] if index < len(a) else None
+    b_step = b.steps[index] if index < len(b) else None
+    return step_changes(a_step, b_step, limit=limit)

@@ -51,3 +51,20 @@ def tampered(tmp_path: Path) -> Path:
 def anyio_backend() -> str:
     """Pilot tests run on asyncio (anyio's pytest plugin drives the `async def` tests)."""
     return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def private_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test remembers fork settings in its own state folder, never the user's."""
+    state = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    return state
+
+
+@pytest.fixture
+def incident_copy(tmp_path: Path) -> Path:
+    """triage-incident copied to a temporary folder, so a fork (written beside it) never touches fixtures."""
+    path = tmp_path / "runs" / "triage-incident.json"
+    path.parent.mkdir()
+    path.write_bytes(INCIDENT.read_bytes())
+    return path

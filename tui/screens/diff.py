@@ -44,7 +44,7 @@ class DiffScreen(Screen[None]):
     DEFAULT_CSS = """
     DiffScreen {
         #verdict { height: auto; padding: 0 1; background: $panel; }
-        #columns { height: 1; padding: 0 1; color: $text-muted; background: $panel; text-style: bold; }
+        #columns { height: 1; padding: 0; color: $text-muted; background: $panel; text-style: bold; }
         #rows { height: 1fr; }
         #changes-box { height: 12; border-top: hkey $panel-lighten-2; background: $surface; }
         #changes { padding: 0 1; }
@@ -74,7 +74,7 @@ class DiffScreen(Screen[None]):
         self._compare()
 
     def on_resize(self) -> None:
-        self._update_columns()
+        self.call_after_refresh(self._update_columns)
 
     @property
     def table(self) -> DiffTable:
@@ -100,7 +100,7 @@ class DiffScreen(Screen[None]):
         self.table.comparison = result
         self.table.refresh()
         self._update_verdict()
-        self._update_columns()
+        self.call_after_refresh(self._update_columns)
         if first_load:
             target = self.start_at if self.start_at is not None else result.first_divergence
             self.table.move_to(target or 0, center=True)
@@ -128,10 +128,9 @@ class DiffScreen(Screen[None]):
         self.query_one("#verdict", Static).update(Content("\n").join([first, second, verdict]))
 
     def _update_columns(self) -> None:
-        width = self.table.size.width or self.size.width
-        side = max(10, (width - 8) // 2)
-        left = f"A  {self.a.name}"[:side].ljust(side)
-        self.query_one("#columns", Static).update(f"{' ' * 4}{left}  B  {self.b.name}")
+        a_start, b_start, side = self.table.layout(self.table.content_width or self.size.width)
+        left = f" A  {self.a.name}"[:side].ljust(b_start - a_start)
+        self.query_one("#columns", Static).update(f"{' ' * a_start}{left} B  {self.b.name}"[: a_start + 2 * side + 4])
 
     # -- the selected row ----------------------------------------------------------------------------------
 
@@ -158,15 +157,12 @@ class DiffScreen(Screen[None]):
         changes = field_changes(self.a, self.b, index, limit=CHANGE_LIMIT)
         lines = [head + Content.styled(f"{len(changes)} changed field(s); v shows both steps in full",
                                        "$text-warning")]
-        if self.a.steps[index].type != self.b.steps[index].type:
-            lines.append(Content.assemble(("type: ", "bold"), self.a.steps[index].type, (" → ", "$text-muted"),
-                                          self.b.steps[index].type))
         for change in changes:
             lines.append(Content.assemble(
                 (f"{change.path}: ", "bold"),
-                (_clip(change.old), "$text-error"),
+                (_clip(change.old) if change.old_present else "(absent)", "$text-error"),
                 (" → ", "$text-muted"),
-                (_clip(change.new), "$text-success"),
+                (_clip(change.new) if change.new_present else "(absent)", "$text-success"),
             ))
         return Content("\n").join(lines)
 

@@ -56,12 +56,18 @@ class DiffTable(LineTable):
         rows = self.comparison.rows if self.comparison else ()
         return rows[row] if row < len(rows) else "same"
 
+    def layout(self, width: int) -> tuple[int, int, int]:
+        """(where A's column starts, where B's starts, the width of each)."""
+        index_width = self._index_width + 1
+        side = max(10, (width - index_width - len(MARKS["same"]) - 1) // 2)
+        return index_width, index_width + side + len(MARKS["same"]) + 1, side
+
     def render_row(self, row: int, width: int) -> list[Segment]:
         kind = self.kind(row) if self.comparison else "same"
         mark_style = self.style_of(f"diff-table--{kind}")
         muted = self.style_of("line-table--muted")
         index_text = f" {row:>{self._index_width}}"
-        side = max(10, (width - len(index_text) - len(MARKS["same"]) - 1) // 2)
+        _, _, side = self.layout(width)
         mark = MARKS[kind] if self.comparison else " … "
         return [
             Segment(index_text, muted),

@@ -99,8 +99,13 @@ class LineTable(ScrollView, can_focus=True):
     def on_resize(self, _: events.Resize) -> None:
         self.virtual_size = Size(self.size.width, self.row_count)
 
+    @property
+    def content_width(self) -> int:
+        """The width rows are drawn in (the widget less its scrollbar gutter)."""
+        return self.scrollable_content_region.width
+
     def render_line(self, y: int) -> Strip:
-        width = self.size.width
+        width = self.content_width
         row = y + int(self.scroll_y)
         if row >= self.row_count:
             return Strip.blank(width, self.rich_style)

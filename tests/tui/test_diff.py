@@ -1,0 +1,157 @@
+"""Diff screen: opens at the first divergence, moves between differences, toggles hash/semantic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from blackbox_tui.screens.browse import BrowseScreen
+from blackbox_tui.screens.diff import BothValues, DiffScreen
+from blackbox_tui.screens.prompts import PathPrompt
+from blackbox_tui.widgets.payload_view import PayloadView
+from textual.widgets import Static
+
+from blackbox.cassette import save
+from tests.tui.conftest import CHILD, FIXED, HYPOTHESIS, INCIDENT, PARENT, SIZE, make_app, settle
+from tests.tui.synthetic import synthetic_cassette
+
+pytestmark = pytest.mark.anyio
+
+
+def text_of(screen, selector: str) -> str:
+    return str(screen.query_one(selector, Static).render())
+
+
+async def test_two_files_open_the_diff_at_the_first_divergence() -> None:
+    app = make_app(PARENT, CHILD, diff=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, DiffScreen)
+        assert screen.table.cursor == 3
+        verdict = text_of(screen, "#verdict")
+        assert "first divergence at step 3" in verdict
+        assert "same status, but the final answer changed" in verdict
+        assert "compared by hash" in verdict
+        changes = text_of(screen, "#changes")
+        assert "step 3: 4 changed field(s)" in changes
+        assert 'result.message: (absent) → "No hotels available for that date."' in changes
+        assert screen.comparison is not None
+        assert screen.comparison.rows[:3] == ("same", "same", "same")
+        assert screen.comparison.rows[7:] == ("only_a",) * 8
+
+
+async def test_next_and_previous_difference(tmp_path: Path) -> None:
+    a = tmp_path / "a.json"
+    b = tmp_path / "b.json"
+    save(synthetic_cassette(60, trace_id="a"), a)
+    save(synthetic_cassette(60, trace_id="a", change_at=11), b)
+    app = make_app(a, b, diff=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert screen.comparison.first_divergence == 11
+        assert screen.table.cursor == 11
+        assert "result.temp: 22 → 35" in text_of(screen, "#changes")
+        await pilot.press("right_square_bracket")
+        assert screen.table.cursor == 12  # the chain differs from here on: every later hash changes
+        await pilot.press("left_square_bracket")
+        assert screen.table.cursor == 11
+        await pilot.press("N")
+        assert screen.table.cursor == 11  # nothing before the first divergence
+        await pilot.press("n", "n")
+        assert screen.table.cursor == 13
+
+
+async def test_s_toggles_hash_and_semantic_comparison() -> None:
+    app = make_app(INCIDENT, FIXED, diff=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        # two separate recordings: every hash differs (timestamps), so by hash they part at step 0
+        assert screen.comparison.first_divergence == 0
+        assert screen.table.cursor == 0
+        await pilot.press("s")
+        await settle(pilot)
+        assert screen.comparison.semantic
+        assert screen.comparison.first_divergence == 5
+        assert "compared by semantic" in text_of(screen, "#verdict")
+        assert "first divergence at step 5" in text_of(screen, "#verdict")
+        await pilot.press("g")
+        await pilot.pause()
+        assert "same on both sides" in text_of(screen, "#changes")
+        await pilot.press("s")
+        await settle(pilot)
+        assert not screen.comparison.semantic
+
+
+async def test_both_values_in_full() -> None:
+    app = make_app(INCIDENT, HYPOTHESIS, diff=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.screen.table.cursor == 5
+        await pilot.press("v")
+        await pilot.pause()
+        assert isinstance(app.screen, BothValues)
+        left = str(app.screen.query_one("#value-a", PayloadView).query_one(Static).render())
+        right = str(app.screen.query_one("#value-b", PayloadView).query_one(Static).render())
+        assert '"value": "91"' in left
+        assert '"value": "124"' in right
+        await pilot.press("escape")
+        assert isinstance(app.screen, DiffScreen)
+        await pilot.press("escape")
+        assert isinstance(app.screen, BrowseScreen)
+
+
+async def test_only_on_one_side_rows() -> None:
+    app = make_app(PARENT, CHILD, diff=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("G")
+        await pilot.pause()
+        assert "only in A" in text_of(app.screen, "#changes")
+
+
+async def test_d_in_browse_asks_for_a_second_cassette_and_loads_it_in_a_worker() -> None:
+    app = make_app(PARENT)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("d")
+        assert isinstance(app.screen, PathPrompt)
+        await pilot.press(*str(CHILD), "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, DiffScreen)
+        assert app.screen.table.cursor == 3
+
+
+async def test_d_with_a_bad_second_file_reports_and_stays(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"version": 2, "id": "x", "createdAt": 0, "steps": [', encoding="utf-8")
+    app = make_app(PARENT)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("d", *str(bad), "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, BrowseScreen)
+
+
+async def test_companion_run_opens_directly_with_d() -> None:
+    app = make_app(PARENT, CHILD)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, BrowseScreen)
+        await pilot.press("d")
+        await settle(pilot)
+        assert isinstance(app.screen, DiffScreen)
+
+
+async def test_large_diff_opens(large_cassette: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other.json"
+    save(synthetic_cassette(10_000, trace_id="large", change_at=5_001), other)
+    app = make_app(large_cassette, other, diff=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert screen.comparison.first_divergence == 5_001
+        assert screen.table.cursor == 5_001
+        assert screen.table.scroll_y > 4_900

@@ -1,0 +1,180 @@
+"""Fork screen: validation as you type, remembered settings, the subprocess it runs, cancel and failure."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from blackbox_tui.screens.browse import BrowseScreen
+from blackbox_tui.screens.fork import ForkScreen, default_out, fork_argv
+from blackbox_tui.state import ForkSettings, recall_fork, state_file
+from blackbox_tui.widgets.json_editor import JsonEditor, json_problem
+from textual.widgets import Button, Input, Log, RadioSet, Static, TextArea
+
+from tests.tui.conftest import SIZE, TRIAGE, make_app, settle
+
+pytestmark = pytest.mark.anyio
+
+REPLIES = TRIAGE.parent / "inputs" / "urgent-replies.json"
+READING = TRIAGE.parent / "inputs" / "live-reading.json"
+
+
+async def open_fork(pilot, at: int = 5) -> ForkScreen:
+    await settle(pilot)
+    await pilot.press(*["j"] * at, "f")
+    await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, ForkScreen)
+    return screen
+
+
+def problem_text(screen: ForkScreen) -> str:
+    return str(screen.query_one("#fork-problem", Static).render())
+
+
+async def fill(pilot, screen: ForkScreen, command: str, script: Path | None = REPLIES) -> None:
+    screen.query_one("#command", Input).value = command
+    if script is not None:
+        screen.query_one("#script-path", Input).value = str(script)
+    await pilot.pause()
+
+
+async def test_f_opens_the_fork_screen_prefilled_with_the_recorded_result(incident_copy: Path) -> None:
+    app = make_app(incident_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_fork(pilot)
+        editor = screen.query_one("#value", JsonEditor)
+        assert json.loads(editor.text) == json.loads(json.dumps(screen.step.payload["result"]))
+        assert screen.query_one("#out", Input).value == str(default_out(incident_copy, 5))
+        assert "-fork-at-5.json" in screen.query_one("#out", Input).value
+        # nothing to run yet: no command, no replies file
+        assert screen.query_one("#run", Button).disabled
+        assert "replies file" in problem_text(screen)
+
+
+async def test_invalid_json_disables_run_and_says_where(incident_copy: Path) -> None:
+    app = make_app(incident_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_fork(pilot)
+        await fill(pilot, screen, "python agent.py")
+        assert not screen.query_one("#run", Button).disabled
+        area = screen.query_one("#value", JsonEditor).query_one(TextArea)
+        area.focus()
+        area.move_cursor(area.document.end)
+        await pilot.press("backspace")  # drop the closing brace
+        await pilot.pause()
+        error = str(screen.query_one("#value .json-error", Static).render())
+        assert error.startswith("✗ not JSON")
+        assert screen.query_one("#run", Button).disabled
+        assert "the new result is not JSON" in problem_text(screen)
+        await pilot.press("}")
+        await pilot.pause()
+        assert str(screen.query_one("#value .json-error", Static).render()) == "✓ valid JSON"
+        assert not screen.query_one("#run", Button).disabled
+
+
+async def test_out_path_must_not_be_the_parent(incident_copy: Path) -> None:
+    app = make_app(incident_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_fork(pilot)
+        await fill(pilot, screen, "python agent.py")
+        screen.query_one("#out", Input).value = str(incident_copy.parent / "." / incident_copy.name)
+        await pilot.pause()
+        assert screen.query_one("#run", Button).disabled
+        assert "another file than its parent" in problem_text(screen)
+
+
+async def test_inline_replies_are_validated_as_an_array(incident_copy: Path) -> None:
+    app = make_app(incident_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_fork(pilot)
+        await fill(pilot, screen, "python agent.py", script=None)
+        screen.query_one("#continuation", RadioSet).query_one("#inline").value = True
+        await pilot.pause()
+        assert screen.continuation == "inline"
+        replies = screen.query_one("#replies", JsonEditor)
+        replies.text = '{"type": "final_answer", "text": "x"}'
+        await pilot.pause()
+        assert "must be a JSON array" in problem_text(screen)
+        assert screen.query_one("#run", Button).disabled
+        replies.text = '[{"type": "final_answer", "text": "x"}]'
+        await pilot.pause()
+        assert not screen.query_one("#run", Button).disabled
+
+
+def test_json_problem_names_line_and_column() -> None:
+    assert json_problem('{\n  "a": 1,\n  "b": x\n}') == "not JSON at line 3, column 8: invalid character"
+    assert json_problem("") is not None
+    assert json_problem("[1, 2]", want_list=True) is None
+    assert json_problem('"text"') is None
+
+
+def test_fork_argv_is_the_cli_contract(tmp_path: Path) -> None:
+    argv = fork_argv(tmp_path / "p.json", 5, tmp_path / "v.json", tmp_path / "o.json",
+                     ["--script", "r.json"], ["python", "agent.py"])
+    assert argv[:3] == [sys.executable, "-m", "blackbox"]
+    assert argv[3:] == ["fork", str(tmp_path / "p.json"), "--at", "5", "--set", f"@{tmp_path / 'v.json'}",
+                        "--out", str(tmp_path / "o.json"), "--script", "r.json", "--", "python", "agent.py"]
+
+
+async def test_a_failing_agent_leaves_the_log_and_the_error_on_screen(incident_copy: Path) -> None:
+    app = make_app(incident_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_fork(pilot)
+        await fill(pilot, screen, f"{sys.executable} -c \"import sys; print('agent says hi'); sys.exit(3)\"")
+        await pilot.press("ctrl+r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, ForkScreen)
+        log = "\n".join(screen.query_one("#fork-log", Log).lines)
+        assert "$ blackbox fork" in log and "--set @" in log and "--script" in log
+        assert "agent says hi" in log
+        status = str(screen.query_one("#fork-status", Static).render())
+        assert status.startswith("error: the fork exited with status")
+        assert not screen.query_one("#run", Button).disabled
+        assert not default_out(incident_copy, 5).exists()
+    # the command and continuation are remembered for this cassette, atomically, in the state folder
+    assert state_file().is_file()
+    remembered = recall_fork(incident_copy)
+    assert remembered is not None and "agent says hi" in remembered.command
+    assert remembered.continuation == "script" and remembered.script == str(REPLIES)
+
+
+async def test_remembered_settings_prefill_the_screen(incident_copy: Path) -> None:
+    from blackbox_tui.state import remember_fork
+
+    remember_fork(incident_copy, ForkSettings(command="python triage.py", continuation="live"))
+    app = make_app(incident_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_fork(pilot)
+        assert screen.query_one("#command", Input).value == "python triage.py"
+        assert screen.continuation == "live"
+        assert not screen.query_one("#run", Button).disabled
+
+
+async def test_cancel_stops_a_running_fork_and_the_ui_stays_responsive(incident_copy: Path) -> None:
+    app = make_app(incident_copy)
+    agent = f"{sys.executable} -u -c \"import time; print('agent started', flush=True); time.sleep(60)\""
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_fork(pilot)
+        await fill(pilot, screen, agent)
+        await pilot.press("ctrl+r")
+        log = screen.query_one("#fork-log", Log)
+        for _ in range(200):  # wait until the agent runs (the UI keeps answering meanwhile)
+            await pilot.pause(0.05)
+            if any("agent started" in line for line in log.lines):
+                break
+        assert any("agent started" in line for line in log.lines)
+        assert screen.process is not None
+        assert screen.query_one("#run", Button).disabled
+        await pilot.press("escape")  # refused while running: still here
+        assert app.screen is screen
+        await pilot.press("ctrl+x")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert screen.process is None
+        assert "cancelled" in str(screen.query_one("#fork-status", Static).render())
+        await pilot.press("escape")
+        assert isinstance(app.screen, BrowseScreen)

@@ -1,0 +1,101 @@
+"""A JSON text editor that validates as you type and says where the text stops being JSON."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import Static, TextArea
+
+from blackbox.canonical import decode_json
+
+__all__ = ["JsonEditor", "json_problem"]
+
+_BYTE = re.compile(r"\(byte (\d+)\)")
+
+
+def json_problem(text: str, *, want_list: bool = False) -> str | None:
+    """None if `text` is JSON (an array when `want_list`), else one line saying what and where."""
+    if not text.strip():
+        return "empty: write a JSON value (strings in double quotes)"
+    try:
+        value = decode_json(text)
+    except ValueError as exc:
+        message = str(exc)
+        match = _BYTE.search(message)
+        if match:
+            offset = len(text.encode("utf-8")[: int(match.group(1))].decode("utf-8", "ignore"))
+            line = text.count("\n", 0, offset) + 1
+            column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+            reason = message.split(" (byte")[0].removeprefix("JSON is malformed: ")
+            return f"not JSON at line {line}, column {column}: {reason}"
+        if "truncated" in message:
+            return "not JSON: the text ends early (an unclosed bracket, brace or string?)"
+        return f"not JSON: {message}"
+    if want_list and not isinstance(value, list):
+        return "must be a JSON array of model replies"
+    return None
+
+
+class JsonEditor(Vertical):
+    """TextArea + an inline error line; posts `Validated` on every change."""
+
+    DEFAULT_CSS = """
+    JsonEditor {
+        height: 1fr;
+        & TextArea { height: 1fr; }
+        & .json-error { height: auto; color: $text-error; padding: 0 1; }
+        & .json-error.-ok { color: $text-success; }
+    }
+    """
+
+    class Validated(Message):
+        def __init__(self, editor: JsonEditor, problem: str | None) -> None:
+            super().__init__()
+            self.editor = editor
+            self.problem = problem
+
+        @property
+        def control(self) -> JsonEditor:
+            return self.editor
+
+    def __init__(self, text: str = "", *, want_list: bool = False, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._initial = text
+        self.want_list = want_list
+        self.problem: str | None = json_problem(text, want_list=want_list)
+
+    def compose(self) -> ComposeResult:
+        yield TextArea(self._initial, soft_wrap=True, show_line_numbers=True, tab_behavior="indent")
+        yield Static(classes="json-error")
+
+    def on_mount(self) -> None:
+        self._show()
+
+    @property
+    def text(self) -> str:
+        return self.query_one(TextArea).text
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self.query_one(TextArea).load_text(value)
+
+    @property
+    def value(self) -> Any:
+        return decode_json(self.text)
+
+    @on(TextArea.Changed)
+    def _changed(self, event: TextArea.Changed) -> None:
+        event.stop()
+        self.problem = json_problem(self.text, want_list=self.want_list)
+        self._show()
+        self.post_message(self.Validated(self, self.problem))
+
+    def _show(self) -> None:
+        line = self.query_one(".json-error", Static)
+        line.set_class(self.problem is None, "-ok")
+        line.update(f"✗ {self.problem}" if self.problem else "✓ valid JSON")
