@@ -1,0 +1,63 @@
+"""A recording agent run as a subprocess by tests/test_process_exit.py, which stops it at a chosen point.
+
+    python -m tests.agents.kill_agent <point>     (BLACKBOX_MODE/OUT set by the test, FAKE_URL = the fake API)
+
+Points: `tool` (inside a wrapped tool), `between` (after a tool turn, before the next model call), `model`
+(waiting for a slow model reply), `exit0` / `exit3` / `raise` (end without finish(): normally, sys.exit(3),
+an uncaught exception). It prints a marker line when it reaches the point, then waits to be killed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any
+
+import anthropic
+
+import blackbox
+from tests.agents.loops import anthropic_tools, get_weather, result_text
+
+
+def mark(text: str) -> None:
+    print(text, flush=True)
+
+
+def main(point: str) -> None:
+    bb = blackbox.session()
+    client = anthropic.Anthropic(http_client=bb.http_client(), base_url=os.environ["FAKE_URL"],
+                                 api_key="sk-ant-subprocess-key-0000", max_retries=0)
+
+    def weather(city: str) -> dict[str, Any]:
+        if point == "tool":
+            mark("IN_TOOL")
+            time.sleep(60)
+        return get_weather(city)
+
+    tools = bb.tools({"get_weather": weather})
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Weather in Paris?"}]
+    for turn in range(4):
+        if point == "model" and turn == 1:
+            mark("CALLING")
+        reply = client.messages.create(model="claude-sonnet-4-6", max_tokens=64, messages=messages,
+                                       tools=anthropic_tools(["get_weather"]))
+        uses = [b for b in reply.content if b.type == "tool_use"]
+        if not uses:
+            break
+        messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in reply.content]})
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": u.id, "content": result_text(tools[u.name](**u.input))}
+            for u in uses]})
+        if point == "between":
+            mark("BETWEEN")
+            time.sleep(60)
+    mark("DONE")
+    if point == "exit3":
+        sys.exit(3)
+    if point == "raise":
+        raise RuntimeError("the agent crashed")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,147 @@
+"""A recording agent (a subprocess running the real anthropic SDK against the fake API) that ends without
+finish(): killed by SIGINT / SIGTERM / SIGKILL at several points, or exiting on its own.  Never half a file;
+a verified cassette with the right terminal step; after SIGKILL, a journal that `recover` turns into one."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from blackbox.cassette import Cassette, load
+from blackbox.outcome import outcome
+from blackbox.recorder import journal_path, recover
+from blackbox.verify import verify
+from tests.fakeapi import FakeAPI, anthropic_message, json_reply, turn_brain
+
+pytest_plugins = ["tests.conftest_fakeapi"]
+
+ROOT = Path(__file__).parent.parent
+
+
+def brain(slow_second_turn: bool = False) -> Any:
+    first = anthropic_message(tool_uses=[("get_weather", {"city": "Paris"})])
+    final = anthropic_message(text="Sunny in Paris.")
+    return turn_brain([first, json_reply(final, delay=10) if slow_second_turn else final])
+
+
+def start(point: str, fake: FakeAPI, out: Path) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOX_")}
+    env.update(BLACKBOX_MODE="record", BLACKBOX_OUT=str(out), BLACKBOX_REPORT=str(out.with_suffix(".report")),
+               FAKE_URL=fake.url, PYTHONPATH=str(ROOT))
+    return subprocess.Popen([sys.executable, "-m", "tests.agents.kill_agent", point], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for(proc: subprocess.Popen[str], marker: str) -> None:
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.strip() == marker:
+            return
+    proc.wait(5)
+    raise AssertionError(f"the agent ended before {marker}: {proc.stderr.read() if proc.stderr else ''}")
+
+
+def no_debris(out: Path) -> None:
+    """Never half a file: no temporary files, and the cassette (if any) loads whole."""
+    assert not [p for p in out.parent.iterdir() if p.name.endswith(".tmp")]
+    if out.exists():
+        load(out)
+
+
+def written(out: Path) -> Cassette:
+    no_debris(out)
+    cassette = load(out)
+    assert verify(cassette).ok
+    assert not journal_path(out).exists()
+    return cassette
+
+
+def report(out: Path) -> dict[str, Any]:
+    return json.loads(out.with_suffix(".report").read_text())
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_between_calls_writes_process_exit(fake_api: FakeAPI, tmp_path: Path, sig: int, code: int) -> None:
+    fake_api.brain = brain()
+    out = tmp_path / "between.json"
+    proc = start("between", fake_api, out)
+    wait_for(proc, "BETWEEN")
+    proc.send_signal(sig)
+    assert proc.wait(10) == -sig  # the signal was re-raised: a shell shows 128+n
+    cassette = written(out)
+    assert [s.type for s in cassette.steps] == ["model_input", "model_output", "tool_call", "tool_result",
+                                                "metadata"]
+    assert cassette.steps[-1].payload == {"event": "run_failed", "status": "error", "reason": "process_exit",
+                                          "exitCode": code}
+    assert report(out)["written"] is True and report(out)["finished"] is False
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_inside_a_tool_writes_calls_in_flight(fake_api: FakeAPI, tmp_path: Path, sig: int,
+                                                       code: int) -> None:
+    fake_api.brain = brain()
+    out = tmp_path / "tool.json"
+    proc = start("tool", fake_api, out)
+    wait_for(proc, "IN_TOOL")
+    proc.send_signal(sig)
+    assert proc.wait(10) == -sig
+    cassette = written(out)
+    assert [s.type for s in cassette.steps] == ["model_input", "model_output", "tool_call", "metadata"]
+    assert cassette.steps[-1].payload == {"event": "run_failed", "status": "error", "reason": "calls_in_flight",
+                                          "exitCode": code, "inFlight": 1}
+
+
+def test_a_signal_during_a_model_call_writes_calls_in_flight(fake_api: FakeAPI, tmp_path: Path) -> None:
+    fake_api.brain = brain(slow_second_turn=True)
+    out = tmp_path / "model.json"
+    proc = start("model", fake_api, out)
+    wait_for(proc, "CALLING")
+    deadline = time.monotonic() + 10
+    while len(fake_api.requests) < 2 and time.monotonic() < deadline:  # the slow request reached the server
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(10) == -signal.SIGTERM
+    cassette = written(out)
+    assert len(cassette.steps) == 5 and cassette.steps[-1].payload["reason"] == "calls_in_flight"
+
+
+@pytest.mark.parametrize(("point", "steps"), [("between", 4), ("tool", 2)])
+def test_sigkill_leaves_a_journal_that_recovers(fake_api: FakeAPI, tmp_path: Path, point: str, steps: int) -> None:
+    fake_api.brain = brain()
+    out = tmp_path / f"kill-{point}.json"
+    proc = start(point, fake_api, out)
+    wait_for(proc, "BETWEEN" if point == "between" else "IN_TOOL")
+    proc.kill()
+    assert proc.wait(10) == -signal.SIGKILL
+    no_debris(out)
+    assert not out.exists()
+    cassette = recover(journal_path(out))
+    assert len(cassette.steps) == steps and cassette.id == f"kill-{point}"
+    assert verify(cassette).ok and outcome(cassette).status == "incomplete"
+    assert "sk-ant-subprocess-key" not in journal_path(out).read_text()
+
+
+@pytest.mark.parametrize(("point", "code", "terminal"), [
+    ("exit0", 0, {"event": "run_completed", "status": "success", "result": "Sunny in Paris."}),
+    ("exit3", 3, {"event": "run_failed", "status": "error", "reason": "process_exit", "exitCode": 3}),
+    ("raise", 1, {"event": "run_failed", "status": "error", "reason": "process_exit", "exitCode": 1}),
+])
+def test_ending_without_finish(fake_api: FakeAPI, tmp_path: Path, point: str, code: int,
+                               terminal: dict[str, Any]) -> None:
+    fake_api.brain = brain()
+    out = tmp_path / f"{point}.json"
+    proc = start(point, fake_api, out)
+    _, stderr = proc.communicate(timeout=20)
+    assert proc.returncode == code, stderr
+    if point == "raise":
+        assert "RuntimeError: the agent crashed" in stderr
+    cassette = written(out)
+    assert len(cassette.steps) == 7 and cassette.steps[-1].payload == terminal
