@@ -1,0 +1,95 @@
+"""The app around the screens: the command palette, themes, and the `blackbox tui` command's checks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from textual.command import CommandPalette
+
+from blackbox_tui.commands import screen_actions
+from blackbox_tui.screens.browse import BrowseScreen
+from tests.tui.conftest import CHILD, PARENT, SIZE, make_app, settle
+from tests.tui.synthetic import write_synthetic
+
+pytestmark = pytest.mark.anyio
+
+
+def blackbox(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "blackbox", *args], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+
+
+async def test_palette_lists_every_action_of_the_current_screen() -> None:
+    app = make_app(PARENT, CHILD)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        descriptions = {d for d, _, _, _ in screen_actions(app.screen)}
+        assert {"Search", "Next match", "Filter", "Next error", "Next result", "Diff", "Fork", "Copy",
+                "Write payload to a file", "Open in $EDITOR", "Open in $PAGER", "Quit", "Help"} <= descriptions
+        await pilot.press("d")
+        await settle(pilot)
+        diff_actions = {d for d, _, _, _ in screen_actions(app.screen)}
+        assert {"Next diff", "Prev diff", "Hash/semantic", "Both values"} <= diff_actions
+        assert "Fork" not in diff_actions
+
+
+async def test_palette_runs_an_action_on_the_screen(large_cassette: Path) -> None:
+    app = make_app(large_cassette)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        assert CommandPalette.is_open(app)
+        await pilot.press(*"next error")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, BrowseScreen)
+        assert "error" in screen.run.steps[screen.table.step_index].payload
+
+
+@pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
+async def test_themes(theme: str) -> None:
+    app = make_app(PARENT, theme=theme)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.theme == theme
+        assert app.current_theme.dark == (theme == "textual-dark")
+
+
+def test_an_unreadable_file_is_one_line_and_exit_1_before_the_app_starts(tmp_path: Path) -> None:
+    truncated = tmp_path / "truncated.json"
+    truncated.write_text(PARENT.read_text(encoding="utf-8")[:500], encoding="utf-8")
+    result = blackbox("tui", str(truncated))
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert "truncated" in lines[0] and "Traceback" not in result.stderr
+    missing = blackbox("tui", str(tmp_path / "nope.json"))
+    assert missing.returncode == 1 and "no such file" in missing.stderr
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    assert blackbox("tui").returncode == 2
+    assert blackbox("tui", str(PARENT), str(CHILD), str(PARENT)).returncode == 2
+    assert blackbox("tui", "--demo", str(PARENT)).returncode == 2
+    bad_theme = blackbox("tui", str(PARENT), "--theme", "no-such-theme")
+    assert bad_theme.returncode == 2 and "textual-light" in bad_theme.stderr
+
+
+def test_blackbox_help_does_not_import_textual() -> None:
+    code = ("import sys; from blackbox.cli import app; from typer.main import get_command; "
+            "get_command(app); assert 'textual' not in sys.modules and 'blackbox_tui' not in sys.modules")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "blackbox tui --demo" in blackbox("tui", "--help").stdout
+
+
+def test_synthetic_cassettes_verify(tmp_path: Path) -> None:
+    from blackbox.cassette import chain_break, load
+
+    assert chain_break(load(write_synthetic(tmp_path / "s.json", 300))) is None
