@@ -2,13 +2,35 @@
 
 from __future__ import annotations
 
-from blackbox.cli import demo, imports, run  # noqa: F401
-from blackbox.cli import cassettes  # noqa: F401
-from blackbox.cli import tui  # noqa: F401
+import sys
+
+import typer
+
+from blackbox.cli import cassettes, demo, imports, run, tui  # noqa: F401  (each registers its commands)
 from blackbox.cli.app import app
+from blackbox.cli.render import EXIT_USAGE, err_console
 
 __all__ = ["app", "main"]
 
+# click's ClickException, which typer vendors privately; BadParameter is its public grandchild.
+_CLICK_ERROR: type[Exception] = typer.BadParameter.__mro__[2]
 
-def main() -> None:
-    app()
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; a usage mistake is one `error:` line and exit 2 (SPEC §12), not click's box."""
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args=argv, prog_name="blackbox", standalone_mode=False)
+    except _CLICK_ERROR as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            err_console().print(exc.format_message(), markup=False, highlight=False)  # type: ignore[attr-defined]
+            sys.exit(EXIT_USAGE)
+        ctx = getattr(exc, "ctx", None)
+        where = f"; see `{ctx.command_path} --help`" if ctx is not None else ""
+        message = exc.format_message().rstrip(".")  # type: ignore[attr-defined]
+        err_console().print(f"error: {message}{where}", markup=False, highlight=False)
+        sys.exit(getattr(exc, "exit_code", EXIT_USAGE))
+    except typer.Abort:
+        err_console().print("error: aborted", markup=False, highlight=False)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)

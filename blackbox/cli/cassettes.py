@@ -106,7 +106,7 @@ def _print_verify(report: VerifyReport) -> None:
               f"  do:   {escape(report.advice)}")
 
 
-@app.command("verify")
+@app.command("verify", rich_help_panel="Cassettes")
 def verify_command(
     cassette: Annotated[Path, typer.Argument(help="The cassette file to check.", show_default=False)],
     json_out: JsonOption = False,
@@ -127,7 +127,7 @@ def verify_command(
     raise typer.Exit(0 if report.ok else EXIT_FAILURE)
 
 
-@app.command("assert")
+@app.command("assert", rich_help_panel="Cassettes")
 def assert_command(
     cassette: Annotated[Path, typer.Argument(help="The cassette file to check.", show_default=False)],
     expect_status: Annotated[str | None, typer.Option(
@@ -209,7 +209,7 @@ def _short(h: str | None) -> str:
     return (h or "")[:12]
 
 
-@app.command("diff")
+@app.command("diff", rich_help_panel="Cassettes")
 def diff_command(
     a: Annotated[Path, typer.Argument(help="The first cassette (e.g. the parent).", show_default=False)],
     b: Annotated[Path, typer.Argument(help="The second cassette (e.g. the fork).", show_default=False)],
@@ -281,7 +281,7 @@ def _print_steps(c: Cassette) -> None:
     console().print(table)
 
 
-@app.command("inspect")
+@app.command("inspect", rich_help_panel="Cassettes")
 def inspect_command(
     cassette: Annotated[Path, typer.Argument(help="The cassette file to show.", show_default=False)],
     step: Annotated[int | None, typer.Option("--step", help="Show this one step in full.")] = None,
@@ -325,7 +325,7 @@ def inspect_command(
     _print_steps(c)
 
 
-@app.command("list")
+@app.command("list", rich_help_panel="Cassettes")
 def list_command(
     directory: Annotated[Path, typer.Argument(help="The folder to list.")] = Path("traces"),
     json_out: JsonOption = False,
