@@ -17,7 +17,6 @@ import os
 import signal
 import sys
 import threading
-import weakref
 from types import TracebackType
 from typing import Any, Protocol
 
@@ -28,7 +27,8 @@ class _Closable(Protocol):
     def close_at_exit(self, exit_code: int) -> None: ...
 
 
-_sessions: weakref.WeakSet[Any] = weakref.WeakSet()
+# Strong references: a session the agent dropped must still be closed at exit (its run is not lost).
+_sessions: dict[int, _Closable] = {}
 _state = {"installed": False, "exit_code": 0}
 _install_lock = threading.Lock()
 _previous_excepthook = sys.excepthook
@@ -38,17 +38,21 @@ _original_exit = sys.exit
 def register(session: _Closable) -> None:
     """Close `session` at process exit unless it finished before."""
     _install()
-    _sessions.add(session)
+    _sessions[id(session)] = session
 
 
 def unregister(session: _Closable) -> None:
-    _sessions.discard(session)
+    """The session finished on its own; nothing to do at exit."""
+    _sessions.pop(id(session), None)
 
 
 def _close_all(exit_code: int) -> None:
-    for session in list(_sessions):
-        session.close_at_exit(exit_code)
-        _sessions.discard(session)
+    for key, session in list(_sessions.items()):
+        _sessions.pop(key, None)
+        try:
+            session.close_at_exit(exit_code)
+        except Exception as exc:  # one broken session must not keep the others from being written
+            print(f"blackbox: could not close a session at exit: {exc}", file=sys.stderr)
 
 
 def _at_exit() -> None:

@@ -597,9 +597,11 @@ class Session:
                 summary = self._close(result=result, error=error, exit_code=None)
             except BlackboxError as exc:
                 self._done = exc
+                process_exit.unregister(self)
                 self._write_report(exc=exc, finished=True)
                 raise
             self._done = summary
+            process_exit.unregister(self)
             self._write_report(summary=summary, finished=True)
             return summary
 

@@ -44,11 +44,33 @@ def _headers(request: Any) -> list[tuple[str, str]]:
              else v) for k, v in request.headers.raw]
 
 
-def _rebuilt(http: ModuleType, response: Any, raw: bytes, request: Any) -> tuple[Any, bytes]:
-    """The response again (original headers, still-encoded bytes) and its decoded body."""
+def _rebuilt(http: ModuleType, response: Any, raw: bytes | None, request: Any) -> tuple[Any, bytes]:
+    """The response for the agent (original headers, still-encoded bytes) and its decoded body.
+
+    `raw` is None when the inner transport returned a response already read (a mock transport, say)."""
+    if raw is None:
+        return response, response.content
     again = http.Response(response.status_code, headers=response.headers.raw, content=raw, request=request,
                           extensions=response.extensions)
     return again, again.read()
+
+
+def _read_raw(response: Any) -> bytes | None:
+    if response.is_stream_consumed:
+        return None
+    try:
+        return b"".join(response.iter_raw())
+    finally:
+        response.close()
+
+
+async def _aread_raw(response: Any) -> bytes | None:
+    if response.is_stream_consumed:
+        return None
+    try:
+        return b"".join([chunk async for chunk in response.aiter_raw()])
+    finally:
+        await response.aclose()
 
 
 @functools.cache
@@ -73,10 +95,7 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
                 return self.inner.handle_request(request)
             try:
                 response = self.inner.handle_request(request)
-                try:
-                    raw = b"".join(response.iter_raw())
-                finally:
-                    response.close()
+                raw = _read_raw(response)
             except BaseException:
                 self.session.abort_call(decision.call)
                 raise
@@ -103,10 +122,7 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
                 return await self.inner.handle_async_request(request)
             try:
                 response = await self.inner.handle_async_request(request)
-                try:
-                    raw = b"".join([chunk async for chunk in response.aiter_raw()])
-                finally:
-                    await response.aclose()
+                raw = await _aread_raw(response)
             except BaseException:
                 self.session.abort_call(decision.call)
                 raise
@@ -128,17 +144,15 @@ def _forward_type() -> type:
 
 
 def make_client(session: Session, flavor: str | None, *, asynchronous: bool, **kwargs: Any) -> Any:
-    """A client of the right HTTP module whose every transport (proxy mounts included) is wrapped."""
+    """A client of the right HTTP module, built as the module builds it (environment proxies, certificates),
+    then with every transport it would use (the default one, `mounts`, proxies) wrapped by the session."""
     http = _http_module(flavor)
     sync_cls, async_cls = transport_classes(http)
     wrap = async_cls if asynchronous else sync_cls
-    inner = kwargs.pop("transport", None)
-    if inner is None:
-        inner = http.AsyncHTTPTransport() if asynchronous else http.HTTPTransport()
     kwargs.setdefault("follow_redirects", True)
     kwargs.setdefault("timeout", http.Timeout(600.0, connect=5.0))
-    client = (http.AsyncClient if asynchronous else http.Client)(transport=wrap(session, inner), **kwargs)
-    # Proxies from the environment become mounts that would bypass the default transport: wrap them too.
-    client._mounts = {pattern: None if mounted is None or isinstance(mounted, wrap) else wrap(session, mounted)
+    client = (http.AsyncClient if asynchronous else http.Client)(**kwargs)
+    client._transport = wrap(session, client._transport)
+    client._mounts = {pattern: None if mounted is None else wrap(session, mounted)
                       for pattern, mounted in client._mounts.items()}
     return client
