@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from textual.command import CommandPalette
-
 from blackbox_tui.commands import screen_actions
 from blackbox_tui.screens.browse import BrowseScreen
+from textual.command import CommandPalette
+
 from tests.tui.conftest import CHILD, PARENT, SIZE, make_app, settle
 from tests.tui.synthetic import write_synthetic
 

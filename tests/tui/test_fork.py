@@ -171,7 +171,7 @@ async def test_cancel_stops_a_running_fork_and_the_ui_stays_responsive(incident_
         assert screen.query_one("#run", Button).disabled
         await pilot.press("escape")  # refused while running: still here
         assert app.screen is screen
-        await pilot.press("ctrl+x")
+        await pilot.press("ctrl+g")
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert screen.process is None

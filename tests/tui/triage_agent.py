@@ -7,6 +7,7 @@ A tool asked something the recording never saw (after a fork) answers determinis
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ def _recorded_results() -> dict[str, Any]:
 RESULTS = _recorded_results()
 
 
-def fixture_tool(name: str):  # noqa: ANN201 - returns a tool function
+def fixture_tool(name: str) -> Callable[..., Any]:
     def tool(**arguments: Any) -> Any:
         found = RESULTS.get(_key(name, arguments))
         if found is not None:

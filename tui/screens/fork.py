@@ -22,7 +22,7 @@ from blackbox_tui.widgets.json_editor import JsonEditor
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Input, Label, Log, RadioButton, RadioSet, Static
@@ -36,8 +36,12 @@ KILL_GRACE = 3.0
 
 
 def default_out(parent: Path, index: int) -> Path:
-    """`<parent>-fork-at-<N>.json` beside the parent (never the parent itself)."""
-    return parent.with_name(f"{parent.stem}-fork-at-{index}.json")
+    """`<parent>-fork-at-<N>.json` beside the parent (never the parent itself), relative to here if inside."""
+    out = parent.with_name(f"{parent.stem}-fork-at-{index}.json")
+    try:
+        return out.resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        return out
 
 
 def fork_argv(parent: Path, index: int, value_file: Path, out: Path, continuation: list[str],
@@ -58,8 +62,8 @@ class ForkScreen(Screen[None]):
     """Fork `run` at tool_result step `index`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+r", "run_fork", "Run fork", id="fork.run"),
-        Binding("ctrl+x", "cancel_fork", "Cancel run", id="fork.cancel"),
+        Binding("ctrl+r", "run_fork", "Run fork", priority=True, id="fork.run"),
+        Binding("ctrl+g", "cancel_fork", "Cancel run", priority=True, id="fork.cancel"),
         Binding("escape", "back", "Back", id="fork.back"),
     ]
 
@@ -68,20 +72,22 @@ class ForkScreen(Screen[None]):
         #fork-title { height: auto; padding: 0 1; background: $panel; }
         #fork-top { height: 1fr; }
         #value-box { width: 1fr; padding: 0 1; }
+        #value-box TextArea { border: round $panel-lighten-2; }
+        #value-box TextArea:focus { border: round $accent; }
         #settings { width: 1fr; padding: 0 1; }
-        #settings Label { color: $text-muted; margin-top: 1; }
+        #settings Label { color: $text-muted; }
         #settings RadioSet { width: 100%; }
         #replies { height: 8; display: none; }
         #script-path { display: none; }
         #settings.-inline #replies { display: block; }
         #settings.-script #script-path { display: block; }
-        #buttons { height: auto; margin-top: 1; }
+        #buttons { height: auto; padding: 0 1; }
         #buttons Button { margin-right: 2; }
-        #fork-problem { height: auto; color: $text-warning; }
+        #fork-problem { width: 1fr; height: auto; color: $text-warning; padding: 1 0 0 0; }
         #fork-status { height: auto; padding: 0 1; }
         #fork-status.-error { color: $text-error; text-style: bold; }
         #fork-status.-ok { color: $text-success; }
-        #fork-log { height: 10; border-top: hkey $panel-lighten-2; }
+        #fork-log { height: 8; border-top: hkey $panel-lighten-2; }
     }
     """
 
@@ -111,7 +117,7 @@ class ForkScreen(Screen[None]):
             with Vertical(id="value-box"):
                 yield Label("New tool result (JSON)")
                 yield JsonEditor(initial_value(self.step.payload), id="value")
-            with Vertical(id="settings", classes=f"-{remembered.continuation}"):
+            with VerticalScroll(id="settings", classes=f"-{remembered.continuation}"):
                 yield Label("After the fork point, the model is…")
                 with RadioSet(id="continuation"):
                     yield RadioButton("scripted: replies from a file", id="script",
@@ -128,10 +134,10 @@ class ForkScreen(Screen[None]):
                 yield Input(remembered.command, placeholder="python agent.py", id="command")
                 yield Label("Write the fork to")
                 yield Input(str(default_out(self.parent_path, self.index)), id="out")
-                yield Static(id="fork-problem")
-                with Horizontal(id="buttons"):
-                    yield Button("Run fork", variant="primary", id="run", disabled=True)
-                    yield Button("Cancel run", variant="error", id="cancel", disabled=True)
+        with Horizontal(id="buttons"):
+            yield Button("Run fork", variant="primary", id="run", disabled=True)
+            yield Button("Cancel run", variant="error", id="cancel", disabled=True)
+            yield Static(id="fork-problem")
         yield Static(id="fork-status")
         yield Log(id="fork-log", highlight=False)
         yield Footer()
@@ -214,7 +220,7 @@ class ForkScreen(Screen[None]):
 
     def action_back(self) -> None:
         if self.process is not None:
-            self.notify("A fork is running: cancel it first (ctrl+x).", severity="warning")
+            self.notify("A fork is running: cancel it first (ctrl+g).", severity="warning")
             return
         self.app.pop_screen()
 
@@ -275,7 +281,7 @@ class ForkScreen(Screen[None]):
             return 127
         self.query_one("#cancel", Button).disabled = False
         self.validate()
-        self.set_status("running… (ctrl+x cancels)", "")
+        self.set_status("running… (ctrl+g cancels)", "")
         process = self.process
         try:
             await asyncio.gather(self._pump(process.stdout, log), self._pump(process.stderr, log))

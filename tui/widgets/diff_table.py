@@ -34,9 +34,9 @@ class DiffTable(LineTable):
     DEFAULT_CSS = """
     DiffTable {
         & > .diff-table--same { color: $text-muted; }
-        & > .diff-table--changed { color: $warning; text-style: bold; }
-        & > .diff-table--only_a { color: $error; }
-        & > .diff-table--only_b { color: $success; }
+        & > .diff-table--changed { color: $text-warning; text-style: bold; }
+        & > .diff-table--only_a { color: $text-error; }
+        & > .diff-table--only_b { color: $text-success; }
         & > .diff-table--divider { color: $panel-lighten-2; }
     }
     """

@@ -35,12 +35,12 @@ class StepTable(LineTable):
 
     DEFAULT_CSS = """
     StepTable {
-        & > .step-table--model_input { color: $primary; }
-        & > .step-table--model_output { color: $accent; }
-        & > .step-table--tool_call { color: $warning; }
-        & > .step-table--tool_result { color: $success; }
-        & > .step-table--metadata { color: $secondary; }
-        & > .step-table--error { color: $error; text-style: bold; }
+        & > .step-table--model_input { color: $text-primary; }
+        & > .step-table--model_output { color: $text-accent; }
+        & > .step-table--tool_call { color: $text-warning; }
+        & > .step-table--tool_result { color: $text-success; }
+        & > .step-table--metadata { color: $text-secondary; }
+        & > .step-table--error { color: $text-error; text-style: bold; }
         & > .step-table--match { background: $warning 25%; }
     }
     """

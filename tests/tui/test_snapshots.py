@@ -1,0 +1,94 @@
+"""SVG snapshots of every screen at 120×36 (pytest-textual-snapshot); update with `--snapshot-update`.
+
+Everything shown is deterministic: fixture timestamps in UTC, generated cassettes with fixed times, no
+toasts, no blinking cursors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Input, TextArea
+
+from tests.conftest import FIXTURES
+from tests.tui.conftest import CHILD, HYPOTHESIS, INCIDENT, PARENT, SIZE, make_app, settle
+
+REPO = FIXTURES.parent.parent
+
+
+def steady(*keys: str) -> Callable[[Pilot[object]], Awaitable[None]]:
+    """Wait for the workers, press `keys`, wait again, and stop every cursor from blinking."""
+
+    async def run_before(pilot: Pilot[object]) -> None:
+        await settle(pilot)
+        if keys:
+            await pilot.press(*keys)
+        await settle(pilot)
+        for widget in pilot.app.screen.query("TextArea, Input"):
+            if isinstance(widget, TextArea | Input):
+                widget.cursor_blink = False
+        await pilot.pause()
+
+    return run_before
+
+
+@pytest.fixture(autouse=True)
+def repo_cwd(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Paths are shown relative to the working directory: make it the same everywhere."""
+    monkeypatch.chdir(REPO)
+
+
+@pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
+def test_browse(snap_compare, theme: str) -> None:
+    app = make_app(INCIDENT, theme=theme)
+    assert snap_compare(app, terminal_size=SIZE, run_before=steady("j", "j", "j", "j", "j"))
+
+
+def test_browse_conversation(snap_compare) -> None:
+    app = make_app(INCIDENT)
+    assert snap_compare(app, terminal_size=SIZE, run_before=steady("G", "k", "k", "2"))
+
+
+def test_browse_tampered(snap_compare, tampered: Path) -> None:
+    app = make_app(tampered)
+    assert snap_compare(app, terminal_size=SIZE, run_before=steady("j", "j", "j", "j", "j", "3"))
+
+
+def test_browse_large(snap_compare, large_cassette: Path) -> None:
+    app = make_app(large_cassette)
+    assert snap_compare(app, terminal_size=SIZE, run_before=steady("G", "pageup", "e"))
+
+
+def test_browse_filtered_search(snap_compare) -> None:
+    app = make_app(INCIDENT)
+
+    async def run_before(pilot: Pilot[object]) -> None:
+        await settle(pilot)
+        pilot.app.screen.apply_filter("type:tool_result")
+        pilot.app.screen.search("VAN-14")
+        await steady()(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_diff_fork(snap_compare) -> None:
+    app = make_app(PARENT, CHILD, diff=True)
+    assert snap_compare(app, terminal_size=SIZE, run_before=steady())
+
+
+def test_diff_recordings(snap_compare) -> None:
+    app = make_app(INCIDENT, HYPOTHESIS, diff=True, theme="textual-light")
+    assert snap_compare(app, terminal_size=SIZE, run_before=steady())
+
+
+def test_fork_screen(snap_compare) -> None:
+    app = make_app(INCIDENT)
+    assert snap_compare(app, terminal_size=SIZE, run_before=steady("j", "j", "j", "j", "j", "f"))
+
+
+def test_help(snap_compare) -> None:
+    app = make_app(PARENT)
+    assert snap_compare(app, terminal_size=SIZE, run_before=steady("question_mark"))
