@@ -530,3 +530,24 @@ def test_turn_brain_multi_turn_booking(fake_api: FakeAPI, tmp_path: Path) -> Non
     bb.finish()
     cassette = assert_neutral(out)
     assert blackbox.outcome(cassette).tools == ("get_weather", "book_hotel")
+
+
+def test_a_cassette_failing_verify_is_refused(tmp_path: Path) -> None:
+    """A realistic credential that is not the session's own key still fails verify's neutrality check."""
+    out = tmp_path / "cred.json"
+    bb = blackbox.session("record", out=out)
+    bb.tool("read_env", lambda: {"token": "sk-proj-" + "A1b2C3d4" * 4})()
+    with pytest.raises(SessionError, match=r"^refusing to write the cassette: verify provider_neutrality failed "
+                                           r"at step 1: .*re-record"):
+        bb.finish()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_openai_bearer_key_is_known_to_the_session(fake_api: FakeAPI, tmp_path: Path) -> None:
+    key = "sk-proj-" + "x" * 30
+    fake_api.queue(chat_completion(content="ok"))
+    bb = blackbox.session("record", out=tmp_path / "bearer.json")
+    openai_agent(openai_client(bb, fake_api), {}, f"remember {key}")
+    with pytest.raises(SessionError, match="step 0 contains the API key") as caught:
+        bb.finish()
+    assert key not in str(caught.value) and not (tmp_path / "bearer.json").exists()
