@@ -7,17 +7,19 @@
     bb.finish()
 
 Data flow (one way): SDK → `transport` → `Session.open_call` → provider normalizer → `Recorder` (record) or
-`Replayer` (replay) → the answer goes back through the transport.  Wrapped tools go through `_run_tool`.
+`Replayer` (replay) → the answer goes back through the transport.  Wrapped tools go through `_tool_begin` / `_tool_end`.
 
 Errors Blackbox raises inside an SDK call become `self._fatal`: the transport answers that request, and every
 later one, with an HTTP 400 in the provider's error shape (the SDKs do not retry a 400) whose message starts
 with `[blackbox]`; `finish()` re-raises the typed error.
 
 Extension points for fork mode (SPEC §8): `Settings` already carries `fork_at`, `fork_set`, `continue_with`,
-`script`; `_start_engine()` picks the engine for the mode; a fork replays with `self._replayer` until the
-wrapped tool whose result is step N runs (`_replay_tool` is where that is detected), then swaps in a
-`Recorder(prefix=…, parent_id=…, forked_from_step_id=…)` and answers later model calls through
-`_live_or_scripted()` (the network, or a script of outputs synthesized like replayed ones).
+`script` (validated; mode "fork" raises "not available yet" in `_start_engine()`, which picks the engine
+for the mode).  A fork replays with `self._replayer` until the wrapped tool whose result is step N runs
+(`_replay_tool()` is where that is detected), then sets `self._replayer = None` and `self._recorder =
+Recorder(..., prefix=fork.fork_chain(...).steps, parent_id=..., forked_from_step_id=...)`; from then on
+`_model_request()` sends model calls to `_live_or_scripted()` (the network, or a `Reply` synthesized from
+the next scripted output with `_synthesize()` and recorded by `Recorder.model_step`).
 
 The report (`BLACKBOX_REPORT`, read by `blackbox record|replay|fork -- cmd`), a JSON object written
 atomically when the session starts and again when it ends:
@@ -25,7 +27,7 @@ atomically when the session starts and again when it ends:
     {"version": 1, "mode": "record", "path": "run.json", "steps": 17, "status": "running" | "success" |
      "error" | "incomplete" | "diverged", "finished": true (finish() was called), "written": true (a
      cassette was written), "settings": {"mode", "out", "cassette", "traceId", "forkAt", "forkSet",
-     "continue", "script", "match"}, "error": null | "<one masked line>", "errorType": null | "<class>",
+     "continue", "script", "match"}, "error": null | "<the error, secrets masked>", "errorType": null | "<class>",
      "step": null | <divergence step>, "pid": <process id>}
 """
 
@@ -54,7 +56,18 @@ from blackbox.providers.neutral import CallIds, unsupported
 from blackbox.recorder import Recorder, ToolSlot
 from blackbox.replayer import ReplayedToolError, Replayer, ToolClaim
 
-__all__ = ["Forward", "Reply", "RunSummary", "Session", "Settings", "session"]
+__all__ = [
+    "Forward",
+    "Reply",
+    "RunSummary",
+    "Session",
+    "Settings",
+    "default_trace_id",
+    "resolve_settings",
+    "route",
+    "session",
+    "terminal_payload",
+]
 
 Mode = Literal["off", "record", "replay", "fork"]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -313,6 +326,7 @@ class Session:
         self._recorder: Recorder | None = None
         self._replayer: Replayer | None = None
         self._written = False
+        self._closing = False
         self._note_env_secrets()
         self._start_engine()
         self._write_report("running")
@@ -533,15 +547,20 @@ class Session:
             if self._fatal is not None:
                 raise self._fatal
             if self._replayer is not None:
-                try:
-                    return self._replayer.claim_tool(name, tool_input)
-                except ReplayDivergenceError as exc:
-                    self._fatal = exc
-                    raise
+                return self._replay_tool(name, tool_input)
             assert self._recorder is not None
             slot = self._recorder.tool_started(name, tool_input, _now_ms())
             self._running[id(slot)] = name
             return slot
+
+    def _replay_tool(self, name: str, tool_input: Any) -> ToolClaim:
+        """The recorded call this tool run answers (a fork checks here whether it reached its fork point)."""
+        assert self._replayer is not None
+        try:
+            return self._replayer.claim_tool(name, tool_input)
+        except ReplayDivergenceError as exc:
+            self._fatal = exc
+            raise
 
     def _replayed_outcome(self, claim: ToolClaim) -> Any:
         recorded = claim.outcome or {}
@@ -607,6 +626,13 @@ class Session:
 
     def _close(self, *, result: Any, error: BaseException | str | None, exit_code: int | None) -> RunSummary:
         """Write or check the terminal step; raises the run's fatal error after recording it."""
+        self._closing = True
+        try:
+            return self._close_run(result=result, error=error, exit_code=exit_code)
+        finally:
+            self._closing = False
+
+    def _close_run(self, *, result: Any, error: BaseException | str | None, exit_code: int | None) -> RunSummary:
         if self.mode == "off":
             return RunSummary("off", None, 0, "error" if error is not None else "success",
                               result=None if result is None else str(result))
@@ -640,8 +666,8 @@ class Session:
     def close_at_exit(self, exit_code: int) -> None:
         """The process is ending before finish(): write what was recorded (§5.1 "Process exit")."""
         with self._lock:
-            if self._done is not None:
-                return
+            if self._done is not None or self._closing:
+                return  # finished, or a signal arrived while finish() was writing
             try:
                 summary = self._close(result=None, error=None, exit_code=exit_code)
             except BlackboxError as exc:

@@ -336,3 +336,23 @@ def test_a_replayed_cassette_from_the_original_tool(tmp_path: Path) -> None:
         tool(first_call.payload["toolInput"])
     with pytest.raises((ReplayDivergenceError, SessionError)):
         bb.finish()
+
+
+def test_replay_closed_at_exit_reports_pass_or_divergence(recorded: tuple[Path, str], tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    cassette, url = recorded
+    report = tmp_path / "report.json"
+    monkeypatch.setenv("BLACKBOX_REPORT", str(report))
+    bb, _ = replay(cassette, url)
+    bb.close_at_exit(0)  # what the atexit hook does when the agent never calls finish()
+    passed = json.loads(report.read_text())
+    assert (passed["status"], passed["steps"], passed["finished"], passed["error"]) == ("success", 13, False, None)
+
+    bb, _ = replay(cassette, url, prompt="Weather in Rome?")
+    bb.close_at_exit(1)
+    failed = json.loads(report.read_text())
+    assert failed["status"] == "diverged" and failed["step"] == 0
+    assert failed["error"].startswith("replay diverged at step 0, messages[0].content")
+    assert failed["settings"]["mode"] == "replay" and failed["written"] is False
