@@ -250,12 +250,23 @@ def dumps(cassette: Cassette) -> bytes:
     return msgspec.json.format(_WRITER.encode(cassette), indent=2)
 
 
+def _file_mode(target: Path) -> int:
+    """Keep an existing file's mode; a new file gets what open() would give it (0o666 less the umask)."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     """Write through a temporary file in the same folder, fsync, rename: never half a file."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.fchmod(fd, _file_mode(target))
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
