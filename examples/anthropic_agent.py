@@ -6,13 +6,14 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import anthropic
 from tools import PROMPT, SYSTEM, book_hotel, get_weather  # examples/ is on sys.path when run as a script
 
 import blackbox
 
-MODEL = "claude-sonnet-4-5"
+MODEL = "claude-sonnet-5-5"
 TOOLS = [
     {
         "name": "get_weather",
@@ -60,4 +61,10 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except Exception as exc:
+        if not blackbox.is_blackbox_error(exc):
+            raise
+        # Blackbox stopped the run (a replay divergence, say); the launcher prints the full report.
+        sys.exit(f"agent stopped by blackbox: {str(exc).splitlines()[0]}")

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import openai
 from tools import PROMPT, SYSTEM, book_hotel, get_weather  # examples/ is on sys.path when run as a script
@@ -61,4 +62,10 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except Exception as exc:
+        if not blackbox.is_blackbox_error(exc):
+            raise
+        # Blackbox stopped the run (a replay divergence, say); the launcher prints the full report.
+        sys.exit(f"agent stopped by blackbox: {str(exc).splitlines()[0]}")

@@ -16,7 +16,7 @@ DATE = "2026-12-12"
 
 def _reply(provider: str, text: str | None, calls: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     if provider == "anthropic":
-        return anthropic_message(text=text, tool_uses=calls, model="claude-sonnet-4-5")
+        return anthropic_message(text=text, tool_uses=calls, model="claude-sonnet-5-5")
     return chat_completion(content=text, tool_calls=calls, model="gpt-4.1-mini")
 
 

@@ -1,0 +1,191 @@
+"""`blackbox record | replay -- <command>` end to end: real subprocesses, real SDK agents, the fake API.
+
+The committed example cassettes must replay offline on a fresh clone; the launcher's one-line results,
+exit codes, placeholder keys and refusals are checked through the real CLI.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from blackbox.cassette import StepChain, load, save
+from blackbox.diff import diff
+from blackbox.verify import verify
+from tests.fakeapi import FakeAPI
+from tests.travel_brain import travel_brain
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+PY = sys.executable
+
+
+def blackbox(*args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None,
+             timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("BLACKBOX_", "ANTHROPIC_", "OPENAI_"))}
+    return subprocess.run(
+        [PY, "-m", "blackbox", *map(str, args)], env={**base, "NO_COLOR": "1", **(env or {})},
+        cwd=cwd or ROOT, capture_output=True, text=True, timeout=timeout, check=False,
+    )
+
+
+def _unreachable_env() -> dict[str, str]:
+    """Base URLs pointing at a port nobody listens on: any network call would fail loudly."""
+    return {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+
+
+@pytest.mark.parametrize("name", ["anthropic_agent", "openai_agent"])
+def test_committed_examples_replay_offline_without_keys(name: str, fake_api: FakeAPI) -> None:
+    env = {"ANTHROPIC_BASE_URL": fake_api.url, "OPENAI_BASE_URL": fake_api.openai_url}
+    result = blackbox("replay", EXAMPLES / f"{name}.json", "--", PY, EXAMPLES / f"{name}.py", env=env)
+    assert result.returncode == 0, result.stderr
+    assert f"PASS {EXAMPLES / name}.json: 13 steps replayed from the cassette, no network calls" in result.stdout
+    assert "Booked: Lisbon" in result.stdout
+    assert fake_api.requests == []
+
+
+@pytest.mark.parametrize(("provider", "name"), [("anthropic", "anthropic_agent"), ("openai", "openai_agent")])
+def test_committed_examples_are_current(provider: str, name: str, fake_api: FakeAPI, tmp_path: Path) -> None:
+    """Re-recording the example against its fake model gives the committed run, step for step."""
+    fake_api.brain = travel_brain(provider)
+    env = {"ANTHROPIC_BASE_URL": fake_api.url, "OPENAI_BASE_URL": fake_api.openai_url,
+           "ANTHROPIC_API_KEY": "test-recording-key", "OPENAI_API_KEY": "test-recording-key"}
+    out = tmp_path / f"{name}.json"
+    result = blackbox("record", "--out", out, "--", PY, EXAMPLES / f"{name}.py", env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().endswith(f"recorded {out}: 13 steps, success")
+    fresh, committed = load(out), load(EXAMPLES / f"{name}.json")
+    assert verify(fresh).ok
+    assert diff(committed, fresh, semantic=True).first_divergence is None
+    assert b"test-recording-key" not in out.read_bytes()
+
+
+def test_a_changed_recording_fails_replay_at_the_step_and_path(tmp_path: Path) -> None:
+    committed = load(EXAMPLES / "openai_agent.json")
+    chain = StepChain("changed")
+    for step in committed.steps:
+        payload = step.payload
+        if step.index == 6:
+            payload = {**payload, "model": "gpt-4o"}
+        chain.append(step.type, step.timestamp, payload)
+    changed = tmp_path / "changed.json"
+    save(chain.cassette(committed.createdAt), changed)
+    result = blackbox("replay", changed, "--", PY, EXAMPLES / "openai_agent.py", env=_unreachable_env())
+    assert result.returncode == 1
+    assert "replay diverged at step 6, model" in result.stderr
+    assert '"gpt-4o"' in result.stderr and '"gpt-4.1-mini"' in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_sequence_match_through_the_cli(tmp_path: Path) -> None:
+    committed = load(EXAMPLES / "anthropic_agent.json")
+    chain = StepChain("seq")
+    for step in committed.steps:
+        payload = step.payload
+        if step.type == "model_input":
+            payload = {**payload, "systemPrompt": payload["systemPrompt"] + " Today is Monday."}
+        chain.append(step.type, step.timestamp, payload)
+    changed = tmp_path / "seq.json"
+    save(chain.cassette(committed.createdAt), changed)
+    strict = blackbox("replay", changed, "--", PY, EXAMPLES / "anthropic_agent.py", env=_unreachable_env())
+    assert strict.returncode == 1 and "systemPrompt" in strict.stderr
+    loose = blackbox("replay", changed, "--match", "sequence", "--", PY, EXAMPLES / "anthropic_agent.py",
+                     env=_unreachable_env())
+    assert loose.returncode == 0, loose.stderr
+    assert "PASS" in loose.stdout
+
+
+AGENT_WITHOUT_SESSION = "print('hello from an agent without Blackbox')"
+AGENT_OVERRIDING = """
+import blackbox, sys
+bb = blackbox.session(mode="record", out=sys.argv[1])
+bb.finish(result="done")
+"""
+AGENT_EXITING = """
+import blackbox, sys
+bb = blackbox.session()
+raise SystemExit(sys.exit(3))
+"""
+AGENT_PRINTING_KEY = """
+import os, blackbox
+bb = blackbox.session()
+print("key:", os.environ.get("ANTHROPIC_API_KEY"), os.environ.get("OPENAI_API_KEY"))
+bb.finish(result="done")
+"""
+
+
+def _script(tmp_path: Path, name: str, source: str) -> Path:
+    path = tmp_path / name
+    path.write_text(source)
+    return path
+
+
+def test_record_without_a_command_suggests_the_demo(tmp_path: Path) -> None:
+    result = blackbox("record", "--out", tmp_path / "x.json")
+    assert result.returncode == 2
+    assert "blackbox demo" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_command_without_a_session_says_how_to_add_one(tmp_path: Path) -> None:
+    agent = _script(tmp_path, "plain.py", AGENT_WITHOUT_SESSION)
+    result = blackbox("record", "--out", tmp_path / "x.json", "--", PY, agent)
+    assert result.returncode == 1
+    assert "ran no Blackbox session" in result.stderr
+    assert "bb = blackbox.session()" in result.stderr
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_a_session_overriding_the_cli_settings_fails(tmp_path: Path) -> None:
+    agent = _script(tmp_path, "override.py", AGENT_OVERRIDING)
+    result = blackbox("record", "--out", tmp_path / "asked.json", "--", PY, agent, tmp_path / "other.json")
+    assert result.returncode == 1
+    assert "used out" in result.stderr and "asked" in result.stderr
+
+
+def test_the_agents_exit_code_is_the_launchers(tmp_path: Path) -> None:
+    agent = _script(tmp_path, "exit3.py", AGENT_EXITING)
+    out = tmp_path / "exit.json"
+    result = blackbox("record", "--out", out, "--", PY, agent)
+    assert result.returncode == 3
+    assert load(out).steps[-1].payload == {"event": "run_failed", "status": "error", "reason": "process_exit",
+                                          "exitCode": 3}
+
+
+def test_replay_sets_placeholder_keys_and_record_does_not(tmp_path: Path) -> None:
+    agent = _script(tmp_path, "keys.py", AGENT_PRINTING_KEY)
+    out = tmp_path / "keys.json"
+    recorded = blackbox("record", "--out", out, "--", PY, agent)
+    assert recorded.returncode == 0, recorded.stderr
+    assert "key: None None" in recorded.stdout
+    replayed = blackbox("replay", out, "--", PY, agent)
+    assert replayed.returncode == 0, replayed.stderr
+    assert "key: blackbox-replay-placeholder blackbox-replay-placeholder" in replayed.stdout
+
+
+def test_a_shell_line_is_run_by_the_shell(tmp_path: Path) -> None:
+    agent = _script(tmp_path, "keys.py", AGENT_PRINTING_KEY)
+    out = tmp_path / "shell.json"
+    result = blackbox("record", "--out", out, "--", f"{PY} {agent} && echo shell-ran")
+    assert result.returncode == 0, result.stderr
+    assert "shell-ran" in result.stdout
+
+
+def test_a_missing_program_is_one_line(tmp_path: Path) -> None:
+    result = blackbox("record", "--out", tmp_path / "x.json", "--", "no-such-program-here")
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: cannot run 'no-such-program-here'")
+
+
+def test_replay_of_a_broken_cassette_never_starts_the_agent(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"version": 2, "id": "x", "createdAt": 0, "steps": [')
+    agent = _script(tmp_path, "plain.py", "open('started', 'w').write('yes')")
+    result = blackbox("replay", broken, "--", PY, agent, cwd=tmp_path)
+    assert result.returncode == 1
+    assert "truncated" in result.stderr
+    assert not (tmp_path / "started").exists()
