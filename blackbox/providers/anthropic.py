@@ -59,12 +59,8 @@ def normalize_request(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
     Provider tool ids in the history are mapped through `ids`; if the request is refused, `ids` is left as it
     was.
     """
-    state = ids.snapshot()
-    try:
+    with ids.undo_on_error():
         return _normalize_request(body, ids)
-    except BaseException:
-        ids.restore(state)
-        raise
 
 
 def _normalize_request(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
@@ -233,12 +229,8 @@ def _tool_result_text(content: Any) -> str:
 
 def normalize_response(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
     """The neutral `model_output` payload of a Messages response (ids → `call-N`, usage and ids dropped)."""
-    state = ids.snapshot()
-    try:
+    with ids.undo_on_error():
         return _normalize_response(body, ids)
-    except BaseException:
-        ids.restore(state)
-        raise
 
 
 def _normalize_response(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from blackbox.errors import BlackboxUnsupportedError
@@ -71,16 +73,15 @@ class CallIds:
         """The tool name remembered for `neutral_id`, if any."""
         return self._names.get(neutral_id)
 
-    def snapshot(self) -> tuple[dict[str, str], dict[str, str], int]:
-        """The whole state, so a normalizer that refuses a request can undo the ids it allocated."""
-        return dict(self._by_provider), dict(self._names), self._next
-
-    def restore(self, state: tuple[dict[str, str], dict[str, str], int]) -> None:
-        """Go back to a `snapshot()`."""
-        by_provider, names, next_index = state
-        self._by_provider = dict(by_provider)
-        self._names = dict(names)
-        self._next = next_index
+    @contextlib.contextmanager
+    def undo_on_error(self) -> Iterator[None]:
+        """Forget every id allocated inside the block if it raises: a refused request changes nothing."""
+        saved = dict(self._by_provider), dict(self._names), self._next
+        try:
+            yield
+        except BaseException:
+            self._by_provider, self._names, self._next = saved
+            raise
 
     def __repr__(self) -> str:
         return f"CallIds(next_index={self._next}, mapped={len(self._by_provider)})"

@@ -69,12 +69,8 @@ def normalize_request(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
 
     Provider tool-call ids in the history are mapped through `ids`; a refused request leaves `ids` unchanged.
     """
-    state = ids.snapshot()
-    try:
+    with ids.undo_on_error():
         return _normalize_request(body, ids)
-    except BaseException:
-        ids.restore(state)
-        raise
 
 
 def _normalize_request(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
@@ -235,12 +231,8 @@ def _tools(tools: Any) -> list[dict[str, Any]]:
 
 def normalize_response(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
     """The neutral `model_output` payload of a `chat.completion` (ids → `call-N`, usage and ids dropped)."""
-    state = ids.snapshot()
-    try:
+    with ids.undo_on_error():
         return _normalize_response(body, ids)
-    except BaseException:
-        ids.restore(state)
-        raise
 
 
 def _logprobs_present(logprobs: Any) -> bool:
