@@ -173,13 +173,31 @@ class Recorder:
         self._slots = []
         self._unasked = 0
 
-    def tool_started(self, name: str, tool_input: Any, at: int) -> ToolSlot:
-        """Claim the model's call this tool run answers (same name and input, else same name), or a fresh id."""
+    def resume_turn(self, model_output: Any, written: list[dict[str, Any]]) -> None:
+        """Continue a turn whose first tool steps are already in the chain (a fork's copied prefix): `written`
+        are their `tool_call` payloads, so the turn's other calls keep their ids and their call order."""
+        self._turn_calls = calls_of(model_output) if isinstance(model_output, dict) else []
+        positions = {str(call.get("toolCallId")): i for i, call in enumerate(self._turn_calls)}
+        self._slots = []
+        self._unasked = 0
+        for call in written:
+            call_id = str(call.get("toolCallId"))
+            if call_id in positions:
+                order = (0, positions[call_id])
+            else:
+                order, self._unasked = (1, self._unasked), self._unasked + 1
+            self._slots.append(ToolSlot(call_id, str(call.get("toolName")), call.get("toolInput"), 0, order,
+                                        outcome={}, written=True))
+
+    def tool_started(self, name: str, tool_input: Any, at: int, *, call_id: str | None = None) -> ToolSlot:
+        """Claim the model's call this tool run answers (`call_id` when the caller already knows it, else same
+        name and input, else same name), or a fresh id."""
         from blackbox.firstdiff import json_equal
 
         claimed = {slot.order for slot in self._slots}
         open_calls = [(i, call) for i, call in enumerate(self._turn_calls)
-                      if (0, i) not in claimed and call.get("toolName") == name]
+                      if (0, i) not in claimed and call.get("toolName") == name
+                      and (call_id is None or call.get("toolCallId") == call_id)]
         match = next((c for c in open_calls if json_equal(c[1].get("toolInput"), tool_input)), None)
         match = match or (open_calls[0] if open_calls else None)
         if match is not None:

@@ -13,13 +13,11 @@ Errors Blackbox raises inside an SDK call become `self._fatal`: the transport an
 later one, with an HTTP 400 in the provider's error shape (the SDKs do not retry a 400) whose message starts
 with `[blackbox]`; `finish()` re-raises the typed error.
 
-Extension points for fork mode (SPEC §8): `Settings` already carries `fork_at`, `fork_set`, `continue_with`,
-`script` (validated; mode "fork" raises "not available yet" in `_start_engine()`, which picks the engine
-for the mode).  A fork replays with `self._replayer` until the wrapped tool whose result is step N runs
-(`_replay_tool()` is where that is detected), then sets `self._replayer = None` and `self._recorder =
-Recorder(..., prefix=fork.fork_chain(...).steps, parent_id=..., forked_from_step_id=...)`; from then on
-`_model_request()` sends model calls to `_live_or_scripted()` (the network, or a `Reply` synthesized from
-the next scripted output with `_synthesize()` and recorded by `Recorder.model_step`).
+Fork mode (SPEC §8) is a `forking.Fork`: it replays the parent (its replayer is `self._replayer`) until the
+agent runs a tool of the fork turn at or after step N (`_fork_tool()`), then its branch recorder becomes
+`self._recorder` and `self._replayer` goes; from then on `_model_request()` sends model calls to
+`_live_or_scripted()` (the network, or a `Reply` synthesized from the next scripted output).  Settings
+(arguments and BLACKBOX_*) are parsed in `blackbox.settings`.
 
 The report (`BLACKBOX_REPORT`, read by `blackbox record|replay|fork -- cmd`), a JSON object written
 atomically when the session starts and again when it ends:
@@ -40,7 +38,6 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import msgspec
@@ -48,13 +45,15 @@ import msgspec
 from blackbox import process_exit
 from blackbox.canonical import CanonicalError, canonical_text, decode_json, json_value
 from blackbox.cassette import Cassette, atomic_write, chain_break, load
-from blackbox.errors import BlackboxError, BlackboxUnsupportedError, ReplayDivergenceError, SessionError, UsageError
+from blackbox.errors import BlackboxError, BlackboxUnsupportedError, ReplayDivergenceError, SessionError
+from blackbox.forking import Fork
 from blackbox.outcome import outcome
 from blackbox.providers import anthropic as anthropic_api
 from blackbox.providers import openai_chat as openai_api
 from blackbox.providers.neutral import CallIds, unsupported
 from blackbox.recorder import Recorder, ToolSlot
 from blackbox.replayer import ReplayedToolError, Replayer, ToolClaim
+from blackbox.settings import UNSET, Settings, default_trace_id, resolve_settings
 
 __all__ = [
     "Forward",
@@ -72,10 +71,6 @@ __all__ = [
 Mode = Literal["off", "record", "replay", "fork"]
 F = TypeVar("F", bound=Callable[..., Any])
 
-_MODES = ("off", "record", "replay", "fork")
-_MATCHES = ("strict", "sequence")
-_CONTINUES = ("live", "script")
-_UNSET: Any = object()
 _KEY_HEADERS = ("x-api-key", "api-key", "authorization")
 _ENV_KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 
@@ -88,118 +83,6 @@ def _mask(text: str, extra: tuple[str, ...] = ()) -> str:
     from blackbox.secrets import mask_secrets
 
     return mask_secrets(text, extra=extra)
-
-
-# ---------------------------------------------------------------------------------------------------------
-# settings (§5.1 arguments, §5.2 environment)
-
-
-class Settings(msgspec.Struct, omit_defaults=True):
-    """What the session actually uses, after explicit arguments beat the environment."""
-
-    mode: str = "off"
-    out: str | None = None
-    cassette: str | None = None
-    trace_id: str | None = None
-    fork_at: int | None = None
-    fork_set: Any = None
-    has_fork_set: bool = False
-    continue_with: str | None = None
-    script: str | None = None
-    match: str = "strict"
-    report: str | None = None
-
-    def for_report(self) -> dict[str, Any]:
-        return {"mode": self.mode, "out": self.out, "cassette": self.cassette, "traceId": self.trace_id,
-                "forkAt": self.fork_at, "forkSet": self.fork_set if self.has_fork_set else None,
-                "continue": self.continue_with, "script": self.script, "match": self.match}
-
-
-def _env(name: str) -> str | None:
-    value = os.environ.get(name)
-    return value if value else None
-
-
-def _choice(value: Any, allowed: tuple[str, ...], arg: str, var: str, from_env: bool) -> str:
-    if value in allowed:
-        return value
-    source = f"{var}={value!r}" if from_env else f"{arg}={value!r}"
-    raise UsageError(f"{source} is not valid; use one of {', '.join(allowed)}")
-
-
-def resolve_settings(
-    mode: Any = None, out: Any = None, cassette: Any = None, trace_id: Any = None, fork_at: Any = None,
-    fork_set: Any = _UNSET, continue_with: Any = None, script: Any = None, match: Any = None,
-) -> Settings:
-    """Arguments first, then BLACKBOX_* (empty counts as unset); invalid values name their source."""
-    s = Settings()
-    mode_env = mode is None and _env("BLACKBOX_MODE") is not None
-    s.mode = _choice(mode if mode is not None else (_env("BLACKBOX_MODE") or "off"), _MODES, "mode",
-                     "BLACKBOX_MODE", mode_env)
-    match_env = match is None and _env("BLACKBOX_MATCH") is not None
-    s.match = _choice(match if match is not None else (_env("BLACKBOX_MATCH") or "strict"), _MATCHES, "match",
-                      "BLACKBOX_MATCH", match_env)
-    cont = continue_with if continue_with is not None else _env("BLACKBOX_CONTINUE")
-    if cont is not None:
-        s.continue_with = _choice(cont, _CONTINUES, "continue_with", "BLACKBOX_CONTINUE", continue_with is None)
-    s.out = _path(out, "BLACKBOX_OUT")
-    s.cassette = _path(cassette, "BLACKBOX_CASSETTE")
-    s.script = _path(script, "BLACKBOX_SCRIPT")
-    s.report = _env("BLACKBOX_REPORT")
-    s.trace_id = str(trace_id) if trace_id is not None else _env("BLACKBOX_TRACE_ID")
-    s.fork_at = _fork_at(fork_at)
-    if fork_set is not _UNSET:
-        s.fork_set, s.has_fork_set = json_value(fork_set, where=lambda: "fork_set"), True
-    elif _env("BLACKBOX_FORK_SET") is not None:
-        try:
-            s.fork_set, s.has_fork_set = decode_json(os.environ["BLACKBOX_FORK_SET"]), True
-        except (msgspec.DecodeError, ValueError):
-            raise UsageError("BLACKBOX_FORK_SET is not valid JSON; quote strings ('\"sunny\"')") from None
-    _check_mode_needs(s)
-    return s
-
-
-def _path(value: Any, var: str) -> str | None:
-    if value is not None:
-        return os.fspath(value)
-    return _env(var)
-
-
-def _fork_at(value: Any) -> int | None:
-    if value is not None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise UsageError(f"fork_at={value!r} is not valid; use a non-negative integer step index")
-        return value
-    raw = _env("BLACKBOX_FORK_AT")
-    if raw is None:
-        return None
-    if not raw.strip().isdigit():
-        raise UsageError(f"BLACKBOX_FORK_AT={raw!r} is not valid; use a non-negative integer step index")
-    return int(raw)
-
-
-def _check_mode_needs(s: Settings) -> None:
-    if s.mode == "record" and not s.out:
-        raise UsageError("record mode needs an output file: pass out=... or set BLACKBOX_OUT")
-    if s.mode in ("replay", "fork") and not s.cassette:
-        raise UsageError(f"{s.mode} mode needs a cassette: pass cassette=... or set BLACKBOX_CASSETTE")
-    if s.mode == "fork":
-        missing = [name for name, ok in (("out", s.out), ("fork_at", s.fork_at is not None),
-                                         ("fork_set", s.has_fork_set), ("continue_with", s.continue_with))
-                   if not ok]
-        if missing:
-            raise UsageError(f"fork mode needs {', '.join(missing)} (or BLACKBOX_OUT, BLACKBOX_FORK_AT, "
-                             "BLACKBOX_FORK_SET, BLACKBOX_CONTINUE)")
-        if s.continue_with == "script" and not s.script:
-            raise UsageError("continue_with='script' needs script=... (or BLACKBOX_SCRIPT)")
-
-
-def default_trace_id(out: str | None) -> str:
-    """The `--out` file's name without `.json`, or `run` (SPEC §1)."""
-    name = Path(out).name if out else ""
-    if name.endswith(".json"):
-        name = name[: -len(".json")]
-    return name or "run"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -279,7 +162,7 @@ class RunSummary(msgspec.Struct, frozen=True):
         if self.mode == "replay":
             return f"replayed {self.steps} steps, {said}"
         if self.written:
-            return f"recorded {self.path}: {self.steps} steps, {said}"
+            return f"{'forked' if self.mode == 'fork' else 'recorded'} {self.path}: {self.steps} steps, {said}"
         return f"{self.mode}: {said}"
 
 
@@ -325,10 +208,15 @@ class Session:
         self._final_answer: str | None = None
         self._recorder: Recorder | None = None
         self._replayer: Replayer | None = None
+        self._fork: Fork | None = None
         self._written = False
         self._closing = False
         self._note_env_secrets()
-        self._start_engine()
+        try:
+            self._start_engine()
+        except BlackboxError as exc:  # the launcher still learns why no run happened
+            self._write_report(exc=exc)
+            raise
         self._write_report("running")
         if self.mode != "off":
             process_exit.register(self)
@@ -342,7 +230,8 @@ class Session:
         elif self.mode == "replay":
             self._replayer = Replayer(self._load_cassette(), self._ids, match=self.settings.match)
         elif self.mode == "fork":
-            raise UsageError("fork mode is not available yet in this version of Blackbox; record or replay")
+            self._fork = Fork(self._load_cassette(), self.settings, self._ids, self.trace_id, self._secret_values)
+            self._replayer = self._fork.replayer
 
     def _load_cassette(self) -> Cassette:
         cassette = load(self.settings.cassette or "")
@@ -412,10 +301,10 @@ class Session:
 
     def _model_request(self, api: str | None, path: str, body: bytes) -> Reply | Forward:
         if api is None:
-            if self._replayer is not None:
+            if self._replayer is not None or (self._fork is not None and not self._fork.live):
                 raise BlackboxUnsupportedError(
-                    f"the request to {path} would need the network, and replay never uses it; only model "
-                    "calls (/v1/messages, /chat/completions) are replayed")
+                    f"the request to {path} would need the network, and replay (or a scripted fork) never uses "
+                    "it; only model calls (/v1/messages, /chat/completions) are answered")
             return Forward()
         if api == "responses":
             raise unsupported("the OpenAI Responses API (/responses)",
@@ -428,7 +317,7 @@ class Session:
         model_input = _APIS[api].module.normalize_request(request, self._ids)
         if self._replayer is not None:
             return self._replay_model(api, request, model_input)
-        return self._live_or_scripted(api, model_input)
+        return self._live_or_scripted(api, request, model_input)
 
     def _check_quiet(self, when: str) -> None:
         if self._model_calls:
@@ -446,10 +335,24 @@ class Session:
         self._note_output(answer.payload)
         return Reply(200, _synthesize(api, answer.payload, answer.index, answer.timestamp, request.get("model")))
 
-    def _live_or_scripted(self, api: str, model_input: Any) -> Forward:
-        """After this point the model answers for real (record mode; a fork's live continuation)."""
+    def _live_or_scripted(self, api: str, request: dict[str, Any], model_input: Any) -> Reply | Forward:
+        """The model answers for real (record mode, a live fork), or from the fork's script."""
+        if self._fork is not None:
+            self._fork.model_call(model_input)
+            if not self._fork.live:
+                return self._scripted_model(api, request, model_input)
         self._model_calls += 1
         return Forward(_ModelCall(api, model_input, _now_ms()))
+
+    def _scripted_model(self, api: str, request: dict[str, Any], model_input: Any) -> Reply:
+        assert self._fork is not None and self._recorder is not None
+        started = _now_ms()
+        output = self._fork.scripted_output()
+        arrived = _now_ms()
+        self._recorder.model_step(model_input, started, output, arrived)
+        self._note_output(output)
+        index = len(self._recorder.steps) - 1
+        return Reply(200, _synthesize(api, output, index, arrived, request.get("model")))
 
     def close_call(self, call: _ModelCall, status: int, content_type: str, body: bytes) -> Reply | None:
         """A forwarded model call came back: record a 2xx JSON answer; None = hand the response over as is."""
@@ -546,12 +449,16 @@ class Session:
                                    "finished; start a new blackbox.session() for another run")
             if self._fatal is not None:
                 raise self._fatal
-            if self._replayer is not None:
+            if self._fork is not None:
+                ticket = self._fork_tool(name, tool_input)
+            elif self._replayer is not None:
                 return self._replay_tool(name, tool_input)
-            assert self._recorder is not None
-            slot = self._recorder.tool_started(name, tool_input, _now_ms())
-            self._running[id(slot)] = name
-            return slot
+            else:
+                assert self._recorder is not None
+                ticket = self._recorder.tool_started(name, tool_input, _now_ms())
+            if isinstance(ticket, ToolSlot):
+                self._running[id(ticket)] = name
+            return ticket
 
     def _replay_tool(self, name: str, tool_input: Any) -> ToolClaim:
         """The recorded call this tool run answers (a fork checks here whether it reached its fork point)."""
@@ -561,6 +468,18 @@ class Session:
         except ReplayDivergenceError as exc:
             self._fatal = exc
             raise
+
+    def _fork_tool(self, name: str, tool_input: Any) -> ToolSlot | ToolClaim:
+        """Served from the parent, the fork point (the new value), or a real run once the branch started."""
+        assert self._fork is not None
+        try:
+            ticket = self._fork.tool(name, tool_input, _now_ms())
+        except ReplayDivergenceError as exc:
+            self._fatal = exc
+            raise
+        if self._fork.recorder is not None and self._replayer is not None:
+            self._replayer, self._recorder = None, self._fork.recorder
+        return ticket
 
     def _replayed_outcome(self, claim: ToolClaim) -> Any:
         recorded = claim.outcome or {}
@@ -637,6 +556,8 @@ class Session:
             return RunSummary("off", None, 0, "error" if error is not None else "success",
                               result=None if result is None else str(result))
         fatal = self._fatal
+        if self._fork is not None and not self._fork.reached:
+            raise self._fork.not_reached(fatal)
         if fatal is not None and self._recorder is not None:
             error = fatal
         terminal = terminal_payload(result=result, error=error, final_answer=self._final_answer,
@@ -737,7 +658,7 @@ def session(
     cassette: str | os.PathLike[str] | None = None,
     trace_id: str | None = None,
     fork_at: int | None = None,
-    fork_set: Any = _UNSET,
+    fork_set: Any = UNSET,
     continue_with: Literal["live", "script"] | None = None,
     script: str | os.PathLike[str] | None = None,
     match: Literal["strict", "sequence"] | None = None,
