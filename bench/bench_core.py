@@ -120,10 +120,14 @@ def measure(operation: str, *files: Path) -> tuple[float, int]:
     return float(seconds), int(rss)
 
 
-def best(operation: str, repeat: int, *files: Path) -> tuple[float, int]:
-    """The fastest of `repeat` runs (the machine is shared: the minimum is the least disturbed)."""
-    runs = [measure(operation, *files) for _ in range(repeat)]
-    return min(r[0] for r in runs), min(r[1] for r in runs)
+def best_of(operations: list[tuple[str, tuple[Path, ...]]], repeat: int) -> dict[str, tuple[float, int]]:
+    """The fastest of `repeat` runs of each operation, interleaved round by round so that a burst of load on
+    the shared machine hits all of them alike (the minimum is the least disturbed run)."""
+    runs: dict[str, list[tuple[float, int]]] = {op: [] for op, _ in operations}
+    for _ in range(repeat):
+        for op, files in operations:
+            runs[op].append(measure(op, *files))
+    return {op: (min(r[0] for r in rs), min(r[1] for r in rs)) for op, rs in runs.items()}
 
 
 def _changed_copy(cassette: Cassette, path: Path) -> None:
@@ -154,13 +158,13 @@ def main() -> None:
             del cassette
             size = path.stat().st_size / 1e6
             print(f"\n{n} steps, {size:.1f} MB (generated in {time.perf_counter() - t:.1f} s)")
-            floor_t, floor_m = best("floor", args.repeat, path)
+            results = best_of([("floor", (path,)), ("verify", (path,)), ("load", (path,)),
+                               ("diff", (path, other))], args.repeat)
+            floor_t, floor_m = results.pop("floor")
             print(f"  {'floor':7s} {floor_t:7.3f} s {floor_m / 2**20:7.0f} MB")
-            for op, files in (("verify", (path,)), ("load", (path,)), ("diff", (path, other))):
-                secs, rss = best(op, args.repeat, *files)
+            for op, (secs, rss) in results.items():
                 print(f"  {op:7s} {secs:7.3f} s {rss / 2**20:7.0f} MB   "
                       f"{secs / floor_t:5.2f}× floor time  {rss / floor_m:5.2f}× floor memory")
-
 
 if __name__ == "__main__":
     main()

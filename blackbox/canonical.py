@@ -96,10 +96,13 @@ class _FloatText(dict[Any, msgspec.Raw]):
     """
 
     def __missing__(self, obj: Any) -> msgspec.Raw:
-        if not isinstance(obj, float) or isinstance(obj, bool):
+        if not isinstance(obj, float):
             raise CanonicalError(f"a {type(obj).__name__} is not a JSON value")
-        raw = msgspec.Raw(js_number(obj).encode())
-        if math.isfinite(obj):  # NaN is never equal to itself: caching it would only grow the dict
+        text = float.__repr__(obj)
+        if "e" in text or "n" in text or text.endswith(".0"):  # `js_number`'s other cases, NaN refused there
+            text = js_number(obj)
+        raw = msgspec.Raw(text.encode())
+        if obj == obj:  # NaN is never equal to itself: caching it would only grow the dict
             if len(self) >= 200_000:
                 self.clear()
             self[obj] = raw

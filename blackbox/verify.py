@@ -4,8 +4,9 @@ The first failure stops the rest (they are reported as skipped).  Loading a path
 anything that is not a readable version-2 cassette (not JSON, truncated, version 1, missing fields, NaN): the
 CLI prints it as one line.  The schema_version check therefore only fails for an in-memory `Cassette`.
 
-Speed: the hash chain canonicalizes every step once; neutrality reuses those bytes as a cheap prefilter
-(a handful of substring searches) and walks a payload precisely only when its bytes hold a suspicious literal.
+Speed: the hash chain canonicalizes every step once; neutrality reuses those bytes for a cheap prefilter
+(the credential literals and key values, which count everywhere), looks for the provider-only literals in the
+payload's small non-user-data skeleton, and walks a payload precisely only when one of them is found.
 """
 
 from __future__ import annotations
@@ -84,27 +85,83 @@ class VerifyReport(msgspec.Struct):
 # Neutrality
 
 
-_SUSPICIOUS: tuple[bytes, ...] = (
-    b"_API_KEY", b"usage", b"_reason", b"stop_sequence", b"system_fingerprint",
-    b"toolu_", b"msg_", b"call_", b"chatcmpl-", b"resp_", b"sk-", b"Bearer",
+# Every pattern of SPEC §4 contains one of these literals.  Provider ids, flagged keys and the variable names
+# only count outside user data, so they are looked for in the payload's skeleton (its keys and the strings
+# outside user data, a small part of its bytes); credentials count everywhere, so they are looked for in the
+# step's canonical bytes, as are the environment's key values.
+_SKELETON_LITERALS: tuple[str, ...] = (
+    "_API_KEY", "usage", "_reason", "stop_sequence", "system_fingerprint",
+    "toolu_", "msg_", "call_", "chatcmpl-", "resp_",
 )
+_CREDENTIAL_LITERALS: tuple[str, ...] = ("sk-", "Bearer")
+_USER_DATA_KEYS = secrets.USER_DATA_KEYS
+_CONTAINERS = (dict, list)
+_SEPARATOR = "\x00"  # joins skeleton strings; no literal contains it, so none can match across two strings
+
+
+def _skeleton(value: Any, out: list[str]) -> None:
+    """Append the keys and strings of `value` that lie outside user data (SPEC §4) to `out`."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out.append(key)
+            if key in _USER_DATA_KEYS:
+                continue
+            if isinstance(item, str):
+                out.append(item)
+            elif isinstance(item, _CONTAINERS):
+                _skeleton(item, out)
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, str):
+                out.append(item)
+            elif isinstance(item, _CONTAINERS):
+                _skeleton(item, out)
+    elif isinstance(value, str):
+        out.append(value)
+
+
+def _skeleton_suspicious(payloads: list[Any]) -> bool:
+    """Whether the skeletons of `payloads` hold a provider-only literal (`TypeError` for a non-string key)."""
+    out: list[str] = []
+    for payload in payloads:
+        _skeleton(payload, out)
+    text = _SEPARATOR.join(out)
+    return any(literal in text for literal in _SKELETON_LITERALS)
 
 
 class _Scanner:
-    """Finds the first neutrality problem; the bytes prefilter decides which payloads are walked."""
+    """Finds the first neutrality problem; literal prefilters decide which payloads are walked precisely.
+
+    While the hash chain is checked, each step's canonical bytes are searched for the literals that count
+    everywhere; afterwards the skeletons of all payloads are joined and searched once for the provider-only
+    literals, per step only if one is there.  Only the steps that either search flags are walked, in order.
+    """
 
     def __init__(self, keys: list[str]) -> None:
         self.keys = keys
-        self.literals = _SUSPICIOUS + tuple(canonical_bytes(k)[1:-1] for k in keys)
+        self.anywhere = tuple(literal.encode() for literal in _CREDENTIAL_LITERALS) \
+            + tuple(canonical_bytes(k)[1:-1] for k in keys)
+        self.flagged: list[int] = []
         self.problem: tuple[int | None, str] | None = None
 
     def on_step(self, step: Step, data: bytes) -> None:
-        if self.problem is not None:
-            return
-        if any(literal in data for literal in self.literals):
-            found = neutrality_problem(step.payload, self.keys, path="payload")
+        """Note a step whose canonical bytes hold a credential literal or a key value."""
+        if any(literal in data for literal in self.anywhere):
+            self.flagged.append(step.index)
+
+    def payloads(self, steps: list[Step]) -> None:
+        """Walk precisely the steps either prefilter flags; the first problem in step order wins."""
+        suspects = set(self.flagged)
+        try:
+            if _skeleton_suspicious([step.payload for step in steps]):
+                suspects.update(i for i, step in enumerate(steps) if _skeleton_suspicious([step.payload]))
+        except TypeError:  # a key that is not a string (an in-memory cassette): walk everything precisely
+            suspects = set(range(len(steps)))
+        for i in sorted(suspects):
+            found = neutrality_problem(steps[i].payload, self.keys, path="payload")
             if found is not None:
-                self.problem = (step.index, found)
+                self.problem = (i, found)
+                return
 
     def top_level(self, cassette: Cassette) -> None:
         """The strings outside payloads that a cassette holds: its ids and the step ids."""
@@ -115,6 +172,9 @@ class _Scanner:
             if found is not None:
                 self.problem = (None, f"{field}: {found}")
                 return
+        ids = _SEPARATOR.join(step.id for step in cassette.steps if isinstance(step.id, str))
+        if not any(literal in ids for literal in (*_SKELETON_LITERALS, *_CREDENTIAL_LITERALS, *self.keys)):
+            return
         for step in cassette.steps:
             found = _string_problem(step.id, False, self.keys) if isinstance(step.id, str) else None
             if found is not None:
@@ -229,6 +289,7 @@ def _verify(
             checks.append(CheckResult("hash_chain", "fail", broken.index, broken.reason))
         else:
             checks.append(CheckResult("hash_chain", "pass", None, f"{total} step(s) linked"))
+            scanner.payloads(cassette.steps)
             if scanner.problem is None:
                 scanner.top_level(cassette)
             if scanner.problem is not None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from blackbox.canonical import json_value
-from blackbox.cassette import Cassette, StepChain, load
+from blackbox.cassette import Cassette, StepChain, dumps, load
 from blackbox.verify import neutrality_problem, verify
 from tests.conftest import FIXTURES
 
@@ -164,3 +164,47 @@ def test_schema_version_of_an_in_memory_cassette() -> None:
 def test_report_to_dict_is_json() -> None:
     report = verify(load(CASSETTES[0]), env=NO_ENV)
     assert json.loads(json.dumps(report.to_dict()))["ok"] is True
+
+
+def _escaped_file(tmp_path: Path, payload: dict[str, Any], literal: str) -> Path:
+    """A valid cassette file whose `literal` is written with its first letter as a \\u escape."""
+    data = dumps(_cassette(("metadata", payload)))
+    escaped = f"\\u{ord(literal[0]):04x}{literal[1:]}".encode()
+    assert literal.encode() in data
+    path = tmp_path / "escaped.json"
+    path.write_bytes(data.replace(literal.encode(), escaped))
+    assert literal.encode() not in path.read_bytes() and verify(path, env=NO_ENV).checks[1].status == "pass"
+    return path
+
+
+@pytest.mark.parametrize(("payload", "literal"), [
+    ({"event": "x", "usage": 1}, "usage"),
+    ({"event": "toolu_01abc9"}, "toolu_"),
+    ({"event": "x", "result": "Bearer " + "t" * 16}, "Bearer"),
+])
+def test_a_literal_behind_a_unicode_escape_still_fails(tmp_path: Path, payload: dict[str, Any], literal: str) -> None:
+    report = verify(_escaped_file(tmp_path, payload, literal), env=NO_ENV)
+    assert report.failure is not None and report.failure.name == "provider_neutrality"
+
+
+def test_the_first_problem_in_step_order_is_reported() -> None:
+    clean = ("tool_result", {"toolCallId": "call-0", "toolName": "t", "result": {"usage": 1, "id": "msg_01x9"}})
+    credential = ("tool_result", {"toolCallId": "call-1", "toolName": "t", "result": "sk-" + "c" * 32})
+    provider = ("metadata", {"event": "x", "finish_reason": "stop"})
+    near_miss = ("tool_result", {"toolCallId": "call-2", "toolName": "t", "result": "sk-short Bearer x"})
+    for order, expected in (((clean, provider, credential), 1), ((clean, credential, provider), 1),
+                            ((near_miss, clean, provider), 2)):
+        report = verify(_cassette(*order), env=NO_ENV)
+        assert report.failure is not None and report.failure.step == expected, order
+    report = verify(_cassette(clean, clean, DONE), env=NO_ENV)
+    assert report.ok, report.failure
+
+
+def test_skeleton_strings_in_lists_and_keys_are_checked() -> None:
+    assert _neutrality({"toolCallId": "call-0", "toolName": "t", "tags": ["ok", ["chatcmpl-abcdefgh"]],
+                        "result": 1}) is not None
+    assert _neutrality({"toolCallId": "call-0", "toolName": "t", "nested": {"resp_" + "a" * 16: 1},
+                        "result": 1}) is not None
+    env = {"OPENAI_API_KEY": "k3y-value-123"}
+    detail = _neutrality({"toolCallId": "call-0", "toolName": "t", "result": {"k3y-value-123": 1}}, env)
+    assert detail is not None and "<api-key-value>" in detail
