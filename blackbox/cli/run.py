@@ -9,7 +9,7 @@ import typer
 
 from blackbox.cli.app import app
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, err_console, fail
-from blackbox.errors import BlackboxError, CassetteError, UsageError
+from blackbox.errors import BlackboxError, BlackboxUnsupportedError, CassetteError, UsageError
 
 _RUN = "Run an agent"
 _ADD_SESSION = (
@@ -204,7 +204,8 @@ def fork(
     code, report = _launch(command, settings, placeholders=script is not None)
     error = _report_error(report)
     if error or not report.get("written"):
-        err_console().print(f"error: the fork failed: {error or 'no cassette was written'}", markup=False,
+        kept = f"; the run so far was written to {out}" if report.get("written") else ""
+        err_console().print(f"error: the fork failed: {error or 'no cassette was written'}{kept}", markup=False,
                             highlight=False)
         raise typer.Exit(code or EXIT_FAILURE)
     steps, status = report.get("steps", 0), report.get("status", "incomplete")
@@ -222,6 +223,7 @@ def _fork_settings(cassette: Path, at: int, set_value: str, out: Path, script: P
     from blackbox.canonical import canonical_text
     from blackbox.cassette import load
     from blackbox.fork import check_fork_point, check_out_path, load_script, parse_set_value
+    from blackbox.forking import thinking_refusal, uses_thinking
 
     try:
         parent = load(cassette)
@@ -230,7 +232,9 @@ def _fork_settings(cassette: Path, at: int, set_value: str, out: Path, script: P
         check_out_path(out, cassette, script)
         if script is not None:
             load_script(script)
-    except UsageError as exc:
+        elif uses_thinking(parent):
+            raise thinking_refusal()
+    except (UsageError, BlackboxUnsupportedError) as exc:
         fail(str(exc), EXIT_USAGE)
     except CassetteError as exc:
         fail(str(exc))
