@@ -58,14 +58,31 @@ def join_path(base: str, key: str | int) -> str:
     return key if not base else f"{base}.{key}"
 
 
+def _surely_equal(a: Any, b: Any) -> bool:
+    """A fast, exact test for the common case of replay, equal values: Python's equality (run in C; exact on
+    large integers, `1 == 1.0`) wrongly equates only booleans and numbers, which canonical JSON tells apart."""
+    from blackbox.canonical import CanonicalError, canonical_bytes
+
+    try:
+        return bool(a == b) and canonical_bytes(a) == canonical_bytes(b)
+    except (CanonicalError, RecursionError):
+        return False
+
+
 def first_difference(recorded: Any, actual: Any, path: str = "") -> Difference | None:
     """The first path at which the values differ, or None when they are JSON-equal."""
+    if _surely_equal(recorded, actual):
+        return None
+    return _first_difference(recorded, actual, path)
+
+
+def _first_difference(recorded: Any, actual: Any, path: str) -> Difference | None:
     if isinstance(recorded, dict) and isinstance(actual, dict):
         for key in utf16_sorted(recorded.keys() | actual.keys()):
             sub = join_path(path, key)
             if key not in recorded or key not in actual:
                 return Difference(sub, recorded.get(key), actual.get(key), key in recorded, key in actual)
-            found = first_difference(recorded[key], actual[key], sub)
+            found = _first_difference(recorded[key], actual[key], sub)
             if found is not None:
                 return found
         return None
@@ -75,7 +92,7 @@ def first_difference(recorded: Any, actual: Any, path: str = "") -> Difference |
             if i >= len(recorded) or i >= len(actual):
                 return Difference(sub, recorded[i] if i < len(recorded) else None,
                                   actual[i] if i < len(actual) else None, i < len(recorded), i < len(actual))
-            found = first_difference(recorded[i], actual[i], sub)
+            found = _first_difference(recorded[i], actual[i], sub)
             if found is not None:
                 return found
         return None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from blackbox.canonical import json_value
+from blackbox.canonical import JSFloat, json_value
 from blackbox.cassette import StepChain, load
 from blackbox.diff import diff, step_changes
 from blackbox.firstdiff import first_difference, format_value, json_equal
@@ -91,3 +91,14 @@ def test_format_value_masks_and_cuts() -> None:
     assert "[redacted]" in format_value({"k": "sk-ant-" + "x" * 30}, True, env={})
     assert "secretvalue1" not in format_value("a secretvalue1", True, env={"OPENAI_API_KEY": "secretvalue1"})
     assert len(format_value("y" * 500)) == 200
+
+
+def test_first_difference_equal_looking_values_python_equates() -> None:
+    """Python's `==` (the fast path's first test) equates these; JSON equality does not."""
+    d = first_difference({"m": [{"stream": False, "n": 1}]}, {"m": [{"stream": 0, "n": True}]})
+    assert d is not None and d.path == "m[0].n"
+    assert first_difference({"a": 2**53 + 1}, {"a": 2**53}) is not None  # the same canonical text, not equal
+    nan = JSFloat("nan")
+    same = {"x": [nan]}
+    assert first_difference(same, same) is not None  # NaN is never JSON-equal, not even to itself
+    assert first_difference({"x": [1, {"y": json_value(2.0)}]}, {"x": [1.0, {"y": 2}]}) is None
