@@ -1,4 +1,4 @@
-"""The user's object (SPEC §5.1): one recorded or replayed conversation of an agent.
+"""The user's object (SPEC §5.1): one recorded, replayed or forked conversation of an agent.
 
     bb = blackbox.session()                                   # mode etc. from BLACKBOX_* or arguments
     client = anthropic.Anthropic(http_client=bb.http_client())

@@ -405,3 +405,55 @@ def test_the_report_says_why_a_fork_could_not_start(parent: Path, tmp_path: Path
     written = json.loads(report.read_text())
     assert written["status"] == "error" and written["errorType"] == "UsageError"
     assert "step 0 is a model_input" in written["error"]
+
+
+def test_a_later_sibling_run_first_still_lands_in_call_order(parent: Path, tmp_path: Path, fake_api: FakeAPI) -> None:
+    """Oslo (after N) runs for real before Paris (the fork point); the child keeps the model's call order."""
+    tools = Counted()
+    bb = fork_session(parent, tmp_path, 3, SNOW, script=BOOK_OSLO, trace_id="snowy")
+    wrapped = bb.tools(tools.tools())
+    sdk = client(bb, fake_api)
+    first = sdk.messages.create(model="claude-sonnet-4-6", max_tokens=512, system="You are a travel assistant. "
+                                "Use the tools.", messages=[{"role": "user", "content": PROMPT}],
+                                tools=_anthropic_tool_defs())
+    uses = [b for b in first.content if b.type == "tool_use"]
+    results = {u.input["city"]: wrapped["get_weather"](**u.input) for u in reversed(uses)}
+    assert results == {"Oslo": get_weather("Oslo"), "Paris": SNOW} and tools.ran == [("get_weather", "Oslo")]
+    second = sdk.messages.create(model="claude-sonnet-4-6", max_tokens=512, messages=[
+        {"role": "user", "content": PROMPT},
+        {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": u.id,
+                                      "content": json.dumps(results[u.input["city"]])} for u in uses]}])
+    assert second.content[0].input == {"city": "Oslo", "nights": 2}
+    bb.finish(result="stopped here")
+    child = load(tmp_path / "child.json")
+    assert child.id == "snowy" and child.steps[3].payload["result"] == SNOW
+    assert [(s.type, s.payload.get("toolCallId")) for s in child.steps[4:6]] == [("tool_call", "call-1"),
+                                                                                 ("tool_result", "call-1")]
+    assert blackbox.verify(child).ok and blackbox.diff(load(parent), child).first_divergence == 3
+
+
+def test_match_sequence_is_honoured_before_the_fork_point(parent: Path, tmp_path: Path, fake_api: FakeAPI) -> None:
+    import anthropic
+
+    reworded = PROMPT + " Thanks!"
+    bb = fork_session(parent, tmp_path, 3, SNOW, script=BOOK_OSLO)
+    with pytest.raises(anthropic.BadRequestError, match="replay diverged at step 0"):
+        anthropic_agent(client(bb, fake_api), bb.tools(Counted().tools()), reworded)
+    bb = fork_session(parent, tmp_path, 3, SNOW, script=BOOK_OSLO, match="sequence")
+    assert anthropic_agent(client(bb, fake_api), bb.tools(Counted().tools()), reworded) == "Booked Oslo instead."
+    bb.finish()
+    child = assert_fork_of(tmp_path / "child.json", parent, 3, SNOW)
+    assert child.steps[6].payload["messages"][0]["content"] == reworded  # after N, the live request is recorded
+
+
+def test_a_scripted_fork_never_uses_the_network_for_other_urls(parent: Path, tmp_path: Path,
+                                                               fake_api: FakeAPI) -> None:
+    bb = fork_session(parent, tmp_path, 3, SNOW, script=BOOK_OSLO)
+    client(bb, fake_api).messages.create(model="claude-sonnet-4-6", max_tokens=512, system="You are a travel "
+                                         "assistant. Use the tools.", messages=[{"role": "user", "content": PROMPT}],
+                                         tools=_anthropic_tool_defs())
+    assert bb.tools(Counted().tools())["get_weather"](city="Paris") == SNOW  # past the fork point
+    response = bb.http_client().get(fake_api.url + "/status")
+    assert response.status_code == 400 and "never uses it" in response.text and "scripted fork" in response.text
+    assert fake_api.requests == []
