@@ -475,13 +475,13 @@ def test_arguments_beat_the_environment_and_empty_is_unset(monkeypatch: pytest.M
     assert blackbox.session("record").trace_id == "run"
 
 
-def test_fork_parameters_are_validated_and_fork_is_not_available_yet(tmp_path: Path) -> None:
+def test_fork_parameters_are_validated(tmp_path: Path) -> None:
     cassette = FIXTURES / "traces/fork-parent.v2.json"
     with pytest.raises(UsageError, match="fork mode needs fork_set, continue_with"):
         blackbox.session("fork", cassette=cassette, out=tmp_path / "f.json", fork_at=4)
     with pytest.raises(UsageError, match="fork_at=-2"):
         blackbox.session("fork", cassette=cassette, fork_at=-2)
-    with pytest.raises(UsageError, match="fork mode is not available yet"):
+    with pytest.raises(UsageError, match="step 4 is a model_input, not a tool_result; tool_result steps: 3, 7, 11"):
         blackbox.session("fork", cassette=cassette, out=tmp_path / "f.json", fork_at=4, fork_set={"x": 1},
                          continue_with="live")
 
