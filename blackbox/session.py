@@ -54,6 +54,7 @@ from blackbox.providers.neutral import CallIds, unsupported
 from blackbox.recorder import Recorder, ToolSlot
 from blackbox.replayer import ReplayedToolError, Replayer, ToolClaim
 from blackbox.settings import UNSET, Settings, default_trace_id, resolve_settings
+from blackbox.transport import KEY_HEADERS
 
 __all__ = [
     "Forward",
@@ -71,7 +72,6 @@ __all__ = [
 Mode = Literal["off", "record", "replay", "fork"]
 F = TypeVar("F", bound=Callable[..., Any])
 
-_KEY_HEADERS = ("x-api-key", "api-key", "authorization")
 _ENV_KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 
 
@@ -253,7 +253,7 @@ class Session:
 
     def _note_header_secrets(self, headers: list[tuple[str, str]]) -> None:
         for name, value in headers:
-            if name.lower() in _KEY_HEADERS and value:
+            if name.lower() in KEY_HEADERS and value:
                 secret = value[7:] if value.lower().startswith("bearer ") else value
                 if secret.strip():
                     self._secrets.add(secret.strip())

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from blackbox.session import Forward, Reply, Session
 
-__all__ = ["make_client", "transport_classes"]
+__all__ = ["KEY_HEADERS", "make_client", "transport_classes"]
 
 _REPLY_HEADERS = [("content-type", "application/json"), ("x-should-retry", "false")]
 
@@ -39,9 +39,13 @@ def _reply(http: ModuleType, request: Any, reply: Reply) -> Any:
     return http.Response(reply.status, headers=_REPLY_HEADERS, content=reply.body, request=request)
 
 
+KEY_HEADERS = ("x-api-key", "api-key", "authorization")
+
+
 def _headers(request: Any) -> list[tuple[str, str]]:
-    return [(k.decode("latin-1") if isinstance(k, bytes) else k, v.decode("latin-1") if isinstance(v, bytes)
-             else v) for k, v in request.headers.raw]
+    """Only the headers that may carry a key: the session must know them to keep them out of the cassette."""
+    headers = request.headers
+    return [(name, headers[name]) for name in KEY_HEADERS if name in headers]
 
 
 def _rebuilt(http: ModuleType, response: Any, raw: bytes | None, request: Any) -> tuple[Any, bytes]:
@@ -137,6 +141,7 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
     return BlackboxTransport, AsyncBlackboxTransport
 
 
+@functools.cache
 def _forward_type() -> type:
     from blackbox.session import Forward
 
