@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from blackbox_tui.app import BlackboxApp, load_runs
+from blackbox_tui.screens.browse import REST_DELAY
 from textual.pilot import Pilot
 
 from tests.conftest import FIXTURES
@@ -28,7 +29,7 @@ async def settle(pilot: Pilot[object]) -> None:
     """Let workers (chain check, comparison) finish and the screen catch up."""
     await pilot.pause()
     await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+    await pilot.pause(REST_DELAY * 3)  # the detail pane renders once the cursor rests
     await pilot.pause()
 
 

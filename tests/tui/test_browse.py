@@ -66,7 +66,7 @@ async def test_detail_pane_follows_the_cursor_and_shows_json() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("j", "j", "j", "j", "j")
-        await pilot.pause()
+        await settle(pilot)
         shown = str(app.screen.query_one("#payload-text", Static).render())
         assert '"toolName": "get_telemetry"' in shown
         assert '"value": "91"' in shown
@@ -77,14 +77,14 @@ async def test_conversation_view_and_folding() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("G", "k", "k", "2")  # step 14: the last model_input
-        await pilot.pause()
+        await settle(pilot)
         text = str(app.screen.query_one("#conversation-text", Static).render())
         assert "system" in text and "assistant" in text and "user" in text
         assert "→ call open_work_order" in text
         assert "← result get_telemetry" in text
         assert "more lines (z unfolds)" in text
         await pilot.press("z")
-        await pilot.pause()
+        await settle(pilot)
         unfolded = str(app.screen.query_one("#conversation-text", Static).render())
         assert "z unfolds" not in unfolded
         assert app.screen.query_one(ConversationView).unfold
@@ -95,7 +95,7 @@ async def test_hash_tab_shows_hash_prevhash_and_time() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("j", "3")
-        await pilot.pause()
+        await settle(pilot)
         steps = load(INCIDENT).steps
         facts = static_text(app.screen, "#step-facts")
         assert steps[1].hash in facts
@@ -111,7 +111,7 @@ async def test_search_then_next_and_previous_match() -> None:
         await pilot.press("slash")
         assert isinstance(app.focused, Input)
         await pilot.press(*"open_work_order", "enter")
-        await pilot.pause()
+        await settle(pilot)
         screen = app.screen
         # every step mentioning the tool: the tool list of each request, the call, its result, the answer
         assert screen.matches[0] == 0
@@ -131,7 +131,7 @@ async def test_search_with_no_match_says_so() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("slash", *"zebra-unicorn", "enter")
-        await pilot.pause()
+        await settle(pilot)
         assert app.screen.matches == []
         assert app.screen.table.step_index == 0
 
@@ -142,7 +142,7 @@ async def pick(pilot, option_id: str) -> None:
     options = picker.query_one(OptionList)
     options.highlighted = options.get_option_index(option_id)
     await pilot.press("enter")
-    await pilot.pause()
+    await settle(pilot)
 
 
 async def test_filter_by_tool_and_by_type_then_clear() -> None:
@@ -199,7 +199,7 @@ async def test_copy_to_clipboard_and_write_to_a_file(tmp_path: Path) -> None:
         target = tmp_path / "out" / "step3.json"
         app.screen.query_one(Input).value = str(target)
         await pilot.press("enter")
-        await pilot.pause()
+        await settle(pilot)
         assert target.read_text(encoding="utf-8") == expected
 
 
@@ -213,7 +213,7 @@ async def test_open_in_pager_gets_a_read_only_copy_of_the_step(tmp_path: Path, m
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("j", "p")
-        await pilot.pause()
+        await settle(pilot)
     shown = log.read_text(encoding="utf-8")
     assert "writable" not in shown or os.geteuid() == 0  # root may write anything
     assert '"id": "triage-incident:1"' in shown
@@ -231,7 +231,7 @@ async def test_open_in_editor_uses_editor(tmp_path: Path, monkeypatch) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("o")
-        await pilot.pause()
+        await settle(pilot)
     opened = Path(log.read_text().strip())
     assert opened.name.startswith("blackbox-step-0-") and opened.suffix == ".json"
     assert not opened.exists()  # the temporary copy is removed afterwards
@@ -246,7 +246,7 @@ async def test_tampered_cassette_shows_the_break_and_stays_browsable(tampered: P
         assert "Chain broken at step 5" in static_text(screen, "#chain-banner")
         assert "chain BROKEN at step 5" in str(screen.query_one(RunHeader).render())
         await pilot.press("G", "3")
-        await pilot.pause()
+        await settle(pilot)
         assert "after the break at step 5" in static_text(screen, "#step-facts")
 
 
@@ -269,7 +269,7 @@ async def test_mouse_click_selects_a_row() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.click("#steps", offset=(5, 4))
-        await pilot.pause()
+        await settle(pilot)
         assert app.screen.table.step_index == 4
 
 
@@ -278,7 +278,7 @@ async def test_fork_key_off_a_tool_result_explains() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("f")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, BrowseScreen)
 
 
@@ -287,7 +287,7 @@ async def test_help_lists_the_screen_keys() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("question_mark")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, HelpScreen)
         text = str(app.screen.query_one("#help-text", Static).render())
         for words in ("Search", "Next match", "Filter", "Next error", "Diff", "Fork", "Copy", "Quit"):

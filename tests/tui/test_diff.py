@@ -78,7 +78,7 @@ async def test_s_toggles_hash_and_semantic_comparison() -> None:
         assert "compared by semantic" in text_of(screen, "#verdict")
         assert "first divergence at step 5" in text_of(screen, "#verdict")
         await pilot.press("g")
-        await pilot.pause()
+        await settle(pilot)
         assert "same on both sides" in text_of(screen, "#changes")
         await pilot.press("s")
         await settle(pilot)
@@ -91,7 +91,7 @@ async def test_both_values_in_full() -> None:
         await settle(pilot)
         assert app.screen.table.cursor == 5
         await pilot.press("v")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, BothValues)
         left = str(app.screen.query_one("#value-a", PayloadView).query_one(Static).render())
         right = str(app.screen.query_one("#value-b", PayloadView).query_one(Static).render())
@@ -108,7 +108,7 @@ async def test_only_on_one_side_rows() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("G")
-        await pilot.pause()
+        await settle(pilot)
         assert "only in A" in text_of(app.screen, "#changes")
 
 

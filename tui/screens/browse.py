@@ -19,12 +19,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
 from blackbox.cassette import Step, atomic_write
 from blackbox.errors import CassetteError
 
-__all__ = ["BrowseScreen"]
+__all__ = ["REST_DELAY", "BrowseScreen"]
+
+REST_DELAY = 0.05  # seconds the cursor must rest before the detail pane is rendered
 
 
 class BrowseScreen(Screen[None]):
@@ -77,7 +80,7 @@ class BrowseScreen(Screen[None]):
         self.query_text = ""
         self.matches: list[int] = []
         self.filter_label = ""
-        self._detail_pending = False
+        self._detail_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield RunHeader(self.run, id="header")
@@ -136,12 +139,13 @@ class BrowseScreen(Screen[None]):
 
     @on(LineTable.Moved, "#steps")
     def _moved(self) -> None:
-        if not self._detail_pending:
-            self._detail_pending = True
-            self.call_after_refresh(self._show_detail)
+        """Render the detail once the cursor rests: holding ↓ only redraws two rows per step."""
+        if self._detail_timer is not None:
+            self._detail_timer.stop()
+        self._detail_timer = self.set_timer(REST_DELAY, self._show_detail)
 
     def _show_detail(self) -> None:
-        self._detail_pending = False
+        self._detail_timer = None
         self.detail.show(self.current_step)
         self._update_status()
 

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 from blackbox_tui.diffing import Comparison, compare, field_changes
 from blackbox_tui.run import Run, compact_json
+from blackbox_tui.screens.browse import REST_DELAY
 from blackbox_tui.widgets.diff_table import DiffTable
 from blackbox_tui.widgets.line_table import LineTable
 from blackbox_tui.widgets.payload_view import PayloadView
@@ -15,6 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen, Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Label, Static
 
 __all__ = ["BothValues", "DiffScreen"]
@@ -58,7 +60,7 @@ class DiffScreen(Screen[None]):
         self.semantic = semantic
         self.start_at = at
         self.comparison: Comparison | None = None
-        self._changes_pending = False
+        self._changes_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(Content.styled("comparing…", "$text-muted"), id="verdict")
@@ -136,12 +138,13 @@ class DiffScreen(Screen[None]):
 
     @on(LineTable.Moved, "#rows")
     def _moved(self) -> None:
-        if not self._changes_pending:
-            self._changes_pending = True
-            self.call_after_refresh(self._show_changes)
+        """Show the changed fields once the cursor rests on a row."""
+        if self._changes_timer is not None:
+            self._changes_timer.stop()
+        self._changes_timer = self.set_timer(REST_DELAY, self._show_changes)
 
     def _show_changes(self) -> None:
-        self._changes_pending = False
+        self._changes_timer = None
         self.query_one("#changes", Static).update(self.changes_content(self.table.cursor))
 
     def changes_content(self, index: int) -> Content:
