@@ -20,10 +20,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from blackbox.canonical import json_value  # noqa: E402
-from blackbox.cassette import StepChain  # noqa: E402
-from blackbox.providers.neutral import CallIds  # noqa: E402
-from blackbox.recorder import Recorder  # noqa: E402
+from blackbox.canonical import json_value
+from blackbox.cassette import StepChain
+from blackbox.providers.neutral import CallIds
+from blackbox.recorder import Recorder
 
 
 def turns(n: int) -> list[tuple[Any, Any, list[tuple[Any, Any]]]]:
