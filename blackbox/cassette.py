@@ -245,6 +245,25 @@ def _enc_hook(obj: Any) -> Any:
 _WRITER = msgspec.json.Encoder(enc_hook=_enc_hook)
 
 
+def _display_hook(obj: Any) -> Any:
+    if isinstance(obj, float):
+        try:
+            return msgspec.Raw(js_number(obj).encode())
+        except CanonicalError:  # a file may hold 1e400: show it, it cannot be hashed anyway
+            return msgspec.Raw(b"NaN" if obj != obj else b"Infinity" if obj > 0 else b"-Infinity")
+    raise TypeError(f"a {type(obj).__name__} is not a JSON value")
+
+
+_DISPLAY = msgspec.json.Encoder(enc_hook=_display_hook)
+
+
+def pretty_json(value: Any, *, indent: int = 2) -> str:
+    """A payload as people read it, with JavaScript's numbers as the cassette file shows them; `indent=0` is
+    one line."""
+    data = _DISPLAY.encode(value)
+    return (msgspec.json.format(data, indent=indent) if indent else data).decode("utf-8", "surrogatepass")
+
+
 def dumps(cassette: Cassette) -> bytes:
     """The original's layout: two-space indent, raw UTF-8, no trailing newline."""
     return msgspec.json.format(_WRITER.encode(cassette), indent=2)

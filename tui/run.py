@@ -11,34 +11,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
-from blackbox.canonical import CanonicalError, js_number
-from blackbox.cassette import Cassette, ChainBreak, Step, chain_break, load
+from blackbox.cassette import Cassette, ChainBreak, Step, chain_break, load, pretty_json
 from blackbox.outcome import Outcome, outcome, summarize_step
 
 __all__ = ["Run", "format_time", "pretty_json", "tool_name"]
 
 
-def _enc_hook(obj: Any) -> Any:
-    if isinstance(obj, float):
-        try:
-            return msgspec.Raw(js_number(obj).encode())
-        except CanonicalError:
-            return msgspec.Raw(b"null")
-    raise TypeError(f"a {type(obj).__name__} is not a JSON value")
-
-
-_ENCODER = msgspec.json.Encoder(enc_hook=_enc_hook)
-
-
-def pretty_json(value: Any) -> str:
-    """Two-space indented JSON with JavaScript's numbers, the way the cassette file shows it."""
-    return msgspec.json.format(_ENCODER.encode(value), indent=2).decode("utf-8", "surrogatepass")
-
-
 def compact_json(value: Any) -> str:
-    return _ENCODER.encode(value).decode("utf-8", "surrogatepass")
+    return pretty_json(value, indent=0)
 
 
 def format_time(ms: int) -> str:

@@ -18,7 +18,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from blackbox.cassette import Cassette, chain_break, load
+from blackbox.cassette import Cassette, chain_break, load, pretty_json
 from blackbox.cli.app import app
 from blackbox.cli.render import EXIT_FAILURE, console, err_console, fail
 from blackbox.errors import CassetteError
@@ -304,10 +304,13 @@ def inspect_command(
         out = console()
         out.print(f"[bold]step {s.index}[/] {s.type} — {escape(mask_secrets(summarize_step(s)))}")
         out.print(f"hash:     {s.hash}\nprevHash: {s.prevHash}\ntime:     {_created(s.timestamp)} ({s.timestamp})")
-        from rich.syntax import Syntax
+        text = mask_secrets(pretty_json(s.payload))
+        if out.is_terminal:
+            from rich.syntax import Syntax
 
-        text = mask_secrets(json.dumps(msgspec.to_builtins(s.payload), indent=2, ensure_ascii=False))
-        out.print(Syntax(text, "json", word_wrap=True, background_color="default"))
+            out.print(Syntax(text, "json", word_wrap=True, background_color="default"), soft_wrap=False)
+        else:
+            out.print(text, markup=False, highlight=False, crop=False)
         return
     o = outcome(c)
     if json_out:

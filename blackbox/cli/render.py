@@ -16,6 +16,10 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 
 
+# Output to a pipe or a CI log is not cut to 80 columns: tables keep one row per line, payloads stay whole.
+_PIPE_WIDTH = 240
+
+
 def plain() -> bool:
     """No colour when NO_COLOR or CI is set, or when the stream is not a terminal."""
     return bool(os.environ.get("NO_COLOR") or os.environ.get("CI"))
@@ -27,6 +31,7 @@ def _console(stderr: bool) -> Console:
     return Console(
         file=stream,
         stderr=stderr,
+        width=None if stream.isatty() else _PIPE_WIDTH,
         no_color=not colour,
         color_system="auto" if colour else None,
         highlight=False,

@@ -105,7 +105,7 @@ def test_demo_opens_with_its_fork_beside_it(terminal) -> None:
 
 
 def test_fork_from_the_ui_then_see_the_divergence(terminal, tmp_path: Path, monkeypatch) -> None:
-    """Needs fork mode in `blackbox.session` (SPEC §8): skips, saying so, until it is there."""
+    """Fork the fleet-triage incident at step 5 from the fork screen, with the live reading typed in."""
     parent = tmp_path / "triage-incident.json"
     parent.write_bytes(INCIDENT.read_bytes())
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
@@ -121,8 +121,6 @@ def test_fork_from_the_ui_then_see_the_divergence(terminal, tmp_path: Path, monk
     term.keys(reading, literal=True)
     term.wait_for('"value":"124"')
     term.keys("C-r")
-    shown = term.wait_for("first divergence at step 5", "fork mode is not available yet", "error:", timeout=60)
-    if "fork mode is not available yet" in shown:
-        pytest.skip("blackbox.session has no fork mode yet (SPEC §8); this test runs once it has")
+    shown = term.wait_for("first divergence at step 5", "error:", timeout=90)
     assert "first divergence at step 5" in shown, shown
     assert (tmp_path / "triage-incident-fork-at-5.json").is_file()
