@@ -137,16 +137,23 @@ def decode_json(data: bytes | str) -> Any:
         raise
 
 
-# Bytes that mean the fast path may differ: an integer token of 16+ digits (it may exceed 2^53), and keys
-# holding astral characters when U+E000–U+FFFF characters (lead bytes EE, EF) are present too, since those
-# two sort differently in UTF-16.  Digit runs are found with plain searches after mapping digits to "0",
-# "." to "." and every other byte to "x"; a run after a decimal point is a float's fraction and does not count.
-_DIGIT_CLASSES = bytes(48 if 48 <= b <= 57 else 46 if b == 46 else 120 for b in range(256))
+# Bytes that mean the fast path may differ.  msgspec prints a plain `float` (a cassette loaded for hashing
+# holds those) as JavaScript does except for three forms, all found on the output: an integral value
+# (`1.0`, `-0.0`), an exponent JavaScript writes out (`1e16`…`1e20`, `1.5e-6`) or writes with a sign (`1e21`).
+# Also an integer token of 16+ digits (it may exceed 2^53), and keys holding astral characters when
+# U+E000–U+FFFF characters (lead bytes EE, EF) are present too, since those two sort differently in UTF-16.
+# Digit runs and exponents are found with plain searches after mapping digits to "0", "." to ".", "e" to
+# "e" and every other byte to "x"; a run after a decimal point is a float's fraction and does not count.
+_DIGIT_CLASSES = bytes(48 if 48 <= b <= 57 else b if b in b".e" else 120 for b in range(256))
 _SIXTEEN_DIGITS = b"0" * 16
+_EXPONENT = b"0e"  # a digit then "e": a float's exponent (or hex, or prose: the exact check decides)
+# An integral float ends in ".0" before a delimiter (or the end); re finds the literal ".0" quickly.
+_INTEGRAL_HINT = re.compile(rb"\.0(?![^,\]}])")
+# The exact test, run only when a hint is found: a whole number token in one of msgspec's three forms.
+_MSGSPEC_ONLY_FLOAT = re.compile(rb"(?<![^:,\[])-?\d+(?:\.0|(?:\.\d+)?e(?:\d+|-6))(?![^,\]}])")
 
 
-def _has_long_integer(out: bytes) -> bool:
-    classes = out.translate(_DIGIT_CLASSES)
+def _has_long_integer(classes: bytes) -> bool:
     pos = classes.find(_SIXTEEN_DIGITS)
     while pos >= 0:
         if pos == 0 or classes[pos - 1] != 46:  # not a fraction: an integer token (or digits in a string)
@@ -158,13 +165,20 @@ def _has_long_integer(out: bytes) -> bool:
     return False
 
 
+def _has_msgspec_only_float(out: bytes, classes: bytes, limit: int) -> bool:
+    """Whether `out[:limit]` may hold a float printed by msgspec the way JavaScript would not."""
+    hinted = _INTEGRAL_HINT.search(out, 0, limit) is not None or classes.find(_EXPONENT, 0, limit) >= 0
+    return hinted and _MSGSPEC_ONLY_FLOAT.search(out, 0, limit) is not None
+
+
 _ASTRAL = re.compile(rb"[\xf0-\xf4]")
 # From an astral lead byte to the end of its string (escapes skipped), then `:`: that string is a key.
 _ASTRAL_KEY = re.compile(rb'[\xf0-\xf4](?:[^"\\]++|\\.)*+":')
 
 
-def _needs_slow_path(out: bytes) -> bool:
-    if _has_long_integer(out):
+def _needs_slow_path(out: bytes, limit: int | None = None) -> bool:
+    classes = out.translate(_DIGIT_CLASSES)
+    if _has_long_integer(classes) or _has_msgspec_only_float(out, classes, len(out) if limit is None else limit):
         return True
     return (b"\xee" in out or b"\xef" in out) and _ASTRAL.search(out) is not None \
         and _ASTRAL_KEY.search(out) is not None
@@ -172,6 +186,11 @@ def _needs_slow_path(out: bytes) -> bool:
 
 def canonical_bytes(value: Any) -> bytes:
     """The canonical JSON of a decoded JSON value, as UTF-8 bytes."""
+    return _canonical(value, None)
+
+
+def _canonical(value: Any, tail: bytes | None) -> bytes:
+    """`canonical_bytes`; the float check skips the output from the last `tail` on (a hex hash there)."""
     try:
         out = _ENCODER.encode(value)
     except UnicodeEncodeError:
@@ -180,7 +199,7 @@ def canonical_bytes(value: Any) -> bytes:
         raise
     except (TypeError, OverflowError, ValueError, RecursionError) as exc:
         raise CanonicalError(str(exc)) from None
-    if _needs_slow_path(out):
+    if _needs_slow_path(out, None if tail is None else out.rfind(tail)):
         return _slow(value).encode("utf-8", "surrogatepass")
     return out
 
@@ -194,6 +213,9 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+_PREV_HASH_KEY = b',"prevHash":'
+
+
 class _HashView(msgspec.Struct):
     """The hashed part of a step, its fields already in sorted order."""
 
@@ -205,8 +227,11 @@ class _HashView(msgspec.Struct):
 
 
 def hashed_bytes(index: int, type_: str, timestamp: int, payload: Any, prev_hash: str | None) -> bytes:
-    """The canonical `{index, type, timestamp, payload, prevHash}`: what a step's hash is taken of."""
-    return canonical_bytes(_HashView(index, payload, prev_hash, timestamp, type_))
+    """The canonical `{index, type, timestamp, payload, prevHash}`: what a step's hash is taken of.
+
+    Its last keys (`prevHash`, a hex hash that often has a digit before an "e", then `timestamp` and `type`)
+    can hold no float, so the float check stops before them."""
+    return _canonical(_HashView(index, payload, prev_hash, timestamp, type_), _PREV_HASH_KEY)
 
 
 def step_hash(index: int, type_: str, timestamp: int, payload: Any, prev_hash: str | None) -> str:

@@ -8,6 +8,7 @@ file's content, which may hold secrets.
 from __future__ import annotations
 
 import gc
+import mmap
 import os
 import re
 import tempfile
@@ -136,6 +137,9 @@ def _structure_error(name: str, exc: msgspec.ValidationError) -> CassetteError:
 
 
 _CASSETTE_DECODER = msgspec.json.Decoder(Cassette, float_hook=JSFloat)
+# Plain floats: no Python call per number.  `canonical_bytes` prints them as JavaScript does too, so a
+# caller that only hashes and scans the cassette (verify) loads it this way.
+_PLAIN_FLOAT_DECODER = msgspec.json.Decoder(Cassette)
 
 
 def _check_version(raw: Any, name: str) -> None:
@@ -163,20 +167,19 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _decode_without_gc(data: bytes) -> Cassette:
-    with paused_gc():
-        return _CASSETTE_DECODER.decode(data)
+def loads(data: bytes, *, name: str = "cassette", js_floats: bool = True) -> Cassette:
+    """Parse cassette bytes: JSON, an object, version 2, then the structure of every step.
 
-
-def loads(data: bytes, *, name: str = "cassette") -> Cassette:
-    """Parse cassette bytes: JSON, an object, version 2, then the structure of every step."""
+    Numbers that are not integers come back as `JSFloat`, or as plain floats with `js_floats=False`."""
     try:
-        cassette = _decode_without_gc(data)
+        with paused_gc():
+            cassette = (_CASSETTE_DECODER if js_floats else _PLAIN_FLOAT_DECODER).decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError):
         pass  # find the precise reason below, in the order of SPEC §3
     else:
         _check_version({"version": cassette.version}, name)
         return cassette
+    data = bytes(data)  # an mmap (see `load`) has no `count`; the error path below is rare
     try:
         raw = decode_json(data)
     except (msgspec.DecodeError, UnicodeDecodeError, ValueError) as exc:
@@ -188,18 +191,38 @@ def loads(data: bytes, *, name: str = "cassette") -> Cassette:
         raise _structure_error(name, exc) from None
 
 
-def load(path: str | os.PathLike[str]) -> Cassette:
-    """Read a cassette file; `CassetteError` with one clear line when it cannot be read."""
+def load(path: str | os.PathLike[str], *, js_floats: bool = True) -> Cassette:
+    """Read a cassette file; `CassetteError` with one clear line when it cannot be read.
+
+    The file is decoded from a read-only memory map: its bytes are the kernel's page cache, not a second
+    copy on the heap while the decoded cassette is built (a 10,000-step file is tens of MB).  A cassette is
+    only ever replaced by a rename (`atomic_write`), so the mapped file does not change under the decoder.
+    """
     p = Path(path)
     try:
-        data = p.read_bytes()
+        with _mapped(p) as data:
+            return loads(data, name=str(p), js_floats=js_floats)
     except FileNotFoundError:
         raise CassetteError(f"{p}: no such file") from None
     except IsADirectoryError:
         raise CassetteError(f"{p}: is a directory, not a cassette file") from None
     except OSError as exc:
         raise CassetteError(f"{p}: cannot read: {exc.strerror}") from None
-    return loads(data, name=str(p))
+
+
+@contextmanager
+def _mapped(path: Path) -> Iterator[bytes | mmap.mmap]:
+    """The file's bytes: mapped when it is a non-empty regular file, else read (a pipe, an empty file)."""
+    with path.open("rb") as fh:
+        try:
+            view = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        except (ValueError, OSError):
+            view = None
+        if view is None:
+            yield fh.read()
+            return
+    with view:
+        yield view
 
 
 def chain_break(

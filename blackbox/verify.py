@@ -264,7 +264,7 @@ def _verify(
     path = None
     if not isinstance(cassette, Cassette):
         path = str(cassette)
-        cassette = load(Path(cassette))
+        cassette = load(Path(cassette), js_floats=False)  # only hashed and scanned here: no float hook
     keys = secrets.key_values(env, extra_secrets)
     total = len(cassette.steps)
     checks: list[CheckResult] = []

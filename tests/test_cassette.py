@@ -70,3 +70,41 @@ def test_load_errors_are_one_clear_line(data: bytes, words: str) -> None:
         loads(data, name="f.json")
     message = str(info.value)
     assert words in message and "\n" not in message and message.startswith("f.json")
+
+
+@pytest.mark.parametrize("path", CASSETTES, ids=lambda p: p.name)
+def test_fixture_hashes_hold_with_plain_floats(path: Path) -> None:
+    """verify loads with plain floats (no float hook); the chain must hold exactly as with `JSFloat`s."""
+    try:
+        typed = load(path)
+    except CassetteError:
+        return  # a fixture that is broken on purpose: the plain-float load must refuse it too
+    plain = load(path, js_floats=False)
+    assert [s.payload for s in plain.steps] == [s.payload for s in typed.steps]
+    assert chain_break(plain) == chain_break(typed)
+
+
+def test_awkward_floats_in_a_file_verify_with_plain_floats(tmp_path: Path) -> None:
+    chain = StepChain("awkward")
+    chain.append("tool_result", 1, {"toolCallId": "c", "toolName": "t", "result": json_value(_awkward_payloads())})
+    chain.append("metadata", 2, {"event": "run_completed", "status": "success", "result": "ok"})
+    save(chain.cassette(0), tmp_path / "a.json")
+    plain = load(tmp_path / "a.json", js_floats=False)
+    assert chain_break(plain) is None
+    assert any(type(x) is float for x in plain.steps[0].payload["result"][0]["floats"])
+
+
+@pytest.mark.parametrize(("data", "words"), [
+    (b"", "ends early"),
+    (b"not json", "not JSON: invalid syntax at line 1, column 5"),
+    (b'{"version": 2, "id": "x", "createdAt": 0, "steps": [', "ends early"),
+    (b'{"version": 2, "id": "x", "createdAt": NaN, "steps": []}', "NaN/Infinity"),
+])
+def test_load_errors_from_a_mapped_file(tmp_path: Path, data: bytes, words: str) -> None:
+    """`load` decodes a memory map of the file; its errors are those of `loads` on the bytes."""
+    path = tmp_path / "f.json"
+    path.write_bytes(data)
+    for js_floats in (True, False):
+        with pytest.raises(CassetteError) as info:
+            load(path, js_floats=js_floats)
+        assert str(info.value).startswith(str(path)) and words in str(info.value)
