@@ -1,4 +1,4 @@
-"""What every importer shares: its error, ISO time → ms, "JSON when it is JSON", and the guarded write.
+"""What every importer shares: its error, ISO time → ms, "JSON when it is JSON", and the check before writing.
 
 An import writes only a cassette that passes verify and holds no API key from the environment (SPEC §10):
 a transcript is someone else's file, so it is checked like any recording before it becomes a cassette.
@@ -10,13 +10,12 @@ import os
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from blackbox.canonical import decode_json
-from blackbox.cassette import Cassette, atomic_write, dumps
+from blackbox.cassette import Cassette, dumps
 from blackbox.errors import BlackboxError
 
 __all__ = [
@@ -27,7 +26,6 @@ __all__ = [
     "iso_ms",
     "json_or_text",
     "json_position",
-    "write_checked",
 ]
 
 DEFAULT_TRACE_ID = "imported"
@@ -106,8 +104,3 @@ def check_writable(cassette: Cassette, env: Mapping[str, str] | None = None) -> 
         raise TranscriptError(f"the imported cassette fails verify ({name}{where}{detail}); remove that data "
                               "from the transcript, or report a bug if the transcript is sound")
     return data
-
-
-def write_checked(cassette: Cassette, out: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> None:
-    """Check the cassette (see `check_writable`), then write it atomically."""
-    atomic_write(Path(out), check_writable(cassette, env))
