@@ -181,14 +181,10 @@ async def test_cancel_stops_a_running_fork_and_the_ui_stays_responsive(incident_
 
 
 AGENT = Path(__file__).with_name("triage_agent.py")
-FORK_MODE_PENDING = "fork mode is not available yet"
 
 
 async def test_fork_runs_the_agent_and_opens_the_diff_at_the_fork_point(incident_copy: Path) -> None:
-    """The whole loop: edit the reading, run `blackbox fork … --script … -- python triage_agent.py`, see the diff.
-
-    Needs fork mode in `blackbox.session` (SPEC §8); until it lands, the agent reports it and this test skips.
-    """
+    """The whole loop: edit the reading, run `blackbox fork … --script … -- python triage_agent.py`, see the diff."""
     app = make_app(incident_copy)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_fork(pilot)
@@ -201,8 +197,6 @@ async def test_fork_runs_the_agent_and_opens_the_diff_at_the_fork_point(incident
         diff = app.screen
         if diff is screen:  # still here: the fork failed; say why
             log = "\n".join(screen.query_one("#fork-log", Log).lines)
-            if FORK_MODE_PENDING in log:
-                pytest.skip("blackbox.session has no fork mode yet (SPEC §8); this test runs once it has")
             pytest.fail(f"the fork failed:\n{log}")
         from blackbox_tui.screens.diff import DiffScreen
 
