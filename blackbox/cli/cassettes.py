@@ -74,13 +74,13 @@ def _load(path: Path) -> Cassette:
         fail(mask_secrets(str(exc)))
 
 
-def _verify_path(path: Path, json_out: bool) -> VerifyReport:
+def _verify_path(path: Path, json_out: bool) -> tuple[VerifyReport, Cassette]:
+    """Load the file once and verify what was loaded; callers that go on to read the run use that cassette."""
     big = path.is_file() and path.stat().st_size > BIG_FILE
     with _progress(f"verifying {path.name}", big and not json_out) as update:
-        try:
-            return verify(path, on_step=update)
-        except CassetteError as exc:
-            fail(mask_secrets(str(exc)))
+        cassette = _load(path)
+        report = verify(cassette, on_step=update)
+    return msgspec.structs.replace(report, path=str(path)), cassette
 
 
 def _check_table(rows: list[tuple[str, str, int | None, str]]) -> Table:
@@ -119,7 +119,7 @@ def verify_command(
       blackbox verify traces/run.json
       blackbox verify traces/run.json --json | jq .failure
     """
-    report = _verify_path(cassette, json_out)
+    report, _ = _verify_path(cassette, json_out)
     if json_out:
         _print_json(report.to_dict())
     else:
@@ -154,7 +154,7 @@ def assert_command(
     if expect_status is not None and expect_status not in ("success", "error", "incomplete"):
         fail(f"--expect-status must be success, error or incomplete, not {expect_status!r}; pick one of those",
              code=2)
-    report = _verify_path(cassette, json_out)
+    report, loaded = _verify_path(cassette, json_out)
     rows = [(c.name, c.status, c.step, c.detail) for c in report.checks]
     expectations: list[tuple[str, str | None, Any]] = []
     if expect_status is not None:
@@ -167,7 +167,7 @@ def assert_command(
     if expect_failure_reason is not None:
         expectations.append(("failure_reason", expect_failure_reason, lambda o: o.failure_reason))
     results: list[dict[str, Any]] = []
-    found_outcome = outcome(load(cassette)) if report.ok else None
+    found_outcome = outcome(loaded) if report.ok else None
     for name, wanted, get in expectations:
         if found_outcome is None:
             results.append({"name": name, "status": "skip", "expected": wanted, "found": None})
@@ -384,13 +384,12 @@ def list_command(
 
 def replay_summary(path: Path) -> None:
     """`blackbox replay <cassette>` without a command: validate, then print the recorded steps and outcome."""
-    report = _verify_path(path, json_out=False)
+    report, c = _verify_path(path, json_out=False)
     if not report.ok:
         failure = report.failure
         assert failure is not None
         where = f" at step {failure.step}" if failure.step is not None else ""
         fail(f"{path}: {failure.name} failed{where}: {failure.detail}; {report.advice}")
-    c = load(path)
     out = console()
     out.print(f"[bold]{escape(c.id)}[/] — {len(c.steps)} recorded step(s), valid")
     _print_steps(c)
