@@ -21,7 +21,7 @@ _PIPE_WIDTH = 240
 
 
 def plain() -> bool:
-    """No colour when NO_COLOR or CI is set, or when the stream is not a terminal."""
+    """NO_COLOR or CI is set: no colour even on a terminal (`_console` also drops it when not on one)."""
     return bool(os.environ.get("NO_COLOR") or os.environ.get("CI"))
 
 
