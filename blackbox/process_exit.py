@@ -63,8 +63,8 @@ def _exit(status: object = None) -> None:
     """`sys.exit`, noting the exit code the atexit hook will report."""
     if status is None:
         _state["exit_code"] = 0
-    elif isinstance(status, int) and not isinstance(status, bool):
-        _state["exit_code"] = status
+    elif isinstance(status, int):
+        _state["exit_code"] = int(status)  # sys.exit(False) exits 0 and sys.exit(True) exits 1, like 0 and 1
     else:
         _state["exit_code"] = 1  # sys.exit("message") prints it and exits 1
     _original_exit(status)

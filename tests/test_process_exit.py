@@ -132,6 +132,7 @@ def test_sigkill_leaves_a_journal_that_recovers(fake_api: FakeAPI, tmp_path: Pat
 @pytest.mark.parametrize(("point", "code", "terminal"), [
     ("exit0", 0, {"event": "run_completed", "status": "success", "result": "Sunny in Paris."}),
     ("exit3", 3, {"event": "run_failed", "status": "error", "reason": "process_exit", "exitCode": 3}),
+    ("exit_false", 0, {"event": "run_completed", "status": "success", "result": "Sunny in Paris."}),
     ("raise", 1, {"event": "run_failed", "status": "error", "reason": "process_exit", "exitCode": 1}),
 ])
 def test_ending_without_finish(fake_api: FakeAPI, tmp_path: Path, point: str, code: int,

@@ -3,8 +3,9 @@
     python -m tests.agents.kill_agent <point>     (BLACKBOX_MODE/OUT set by the test, FAKE_URL = the fake API)
 
 Points: `tool` (inside a wrapped tool), `between` (after a tool turn, before the next model call), `model`
-(waiting for a slow model reply), `exit0` / `exit3` / `raise` (end without finish(): normally, sys.exit(3),
-an uncaught exception). It prints a marker line when it reaches the point, then waits to be killed.
+(waiting for a slow model reply), `exit0` / `exit3` / `exit_false` / `raise` (end without finish(): normally,
+sys.exit(3), sys.exit(False), an uncaught exception). It prints a marker line when it reaches the point, then
+waits to be killed.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ def main(point: str) -> None:
     mark("DONE")
     if point == "exit3":
         sys.exit(3)
+    if point == "exit_false":
+        sys.exit(False)  # exits 0, like sys.exit(0)
     if point == "raise":
         raise RuntimeError("the agent crashed")
 
