@@ -99,7 +99,7 @@ def _fork_at(value: Any) -> int | None:
     raw = _env("BLACKBOX_FORK_AT")
     if raw is None:
         return None
-    if not raw.strip().isdigit():
+    if not raw.strip().isdecimal():  # isdigit() would pass "²", which int() refuses
         raise UsageError(f"BLACKBOX_FORK_AT={raw!r} is not valid; use a non-negative integer step index")
     return int(raw)
 

@@ -449,6 +449,7 @@ def test_off_mode_changes_nothing(fake_api: FakeAPI, monkeypatch: pytest.MonkeyP
     ("BLACKBOX_MATCH", "loose", "BLACKBOX_MATCH='loose'"),
     ("BLACKBOX_FORK_AT", "-1", "BLACKBOX_FORK_AT='-1'"),
     ("BLACKBOX_FORK_AT", "two", "BLACKBOX_FORK_AT='two'"),
+    ("BLACKBOX_FORK_AT", "²", "BLACKBOX_FORK_AT='²'"),
     ("BLACKBOX_FORK_SET", "{nope", "BLACKBOX_FORK_SET is not valid JSON"),
     ("BLACKBOX_CONTINUE", "later", "BLACKBOX_CONTINUE='later'"),
 ])
