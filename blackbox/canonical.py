@@ -153,15 +153,15 @@ _INTEGRAL_HINT = re.compile(rb"\.0(?![^,\]}])")
 _MSGSPEC_ONLY_FLOAT = re.compile(rb"(?<![^:,\[])-?\d+(?:\.0|(?:\.\d+)?e(?:\d+|-6))(?![^,\]}])")
 
 
-def _has_long_integer(classes: bytes) -> bool:
-    pos = classes.find(_SIXTEEN_DIGITS)
+def _has_long_integer(classes: bytes, limit: int) -> bool:
+    pos = classes.find(_SIXTEEN_DIGITS, 0, limit)
     while pos >= 0:
         if pos == 0 or classes[pos - 1] != 46:  # not a fraction: an integer token (or digits in a string)
             return True
         end = classes.find(b"x", pos)
         if end < 0:
             return False
-        pos = classes.find(_SIXTEEN_DIGITS, end)
+        pos = classes.find(_SIXTEEN_DIGITS, end, limit)
     return False
 
 
@@ -176,9 +176,10 @@ _ASTRAL = re.compile(rb"[\xf0-\xf4]")
 _ASTRAL_KEY = re.compile(rb'[\xf0-\xf4](?:[^"\\]++|\\.)*+":')
 
 
-def _needs_slow_path(out: bytes, limit: int | None = None) -> bool:
+def _needs_slow_path(out: bytes, limit: int) -> bool:
+    """Whether `out[:limit]` may print a number unlike JavaScript, or `out` has keys that sort differently."""
     classes = out.translate(_DIGIT_CLASSES)
-    if _has_long_integer(classes) or _has_msgspec_only_float(out, classes, len(out) if limit is None else limit):
+    if _has_long_integer(classes, limit) or _has_msgspec_only_float(out, classes, limit):
         return True
     return (b"\xee" in out or b"\xef" in out) and _ASTRAL.search(out) is not None \
         and _ASTRAL_KEY.search(out) is not None
@@ -190,7 +191,7 @@ def canonical_bytes(value: Any) -> bytes:
 
 
 def _canonical(value: Any, tail: bytes | None) -> bytes:
-    """`canonical_bytes`; the float check skips the output from the last `tail` on (a hex hash there)."""
+    """`canonical_bytes`; the number checks stop at the last `tail` in the output (see `hashed_bytes`)."""
     try:
         out = _ENCODER.encode(value)
     except UnicodeEncodeError:
@@ -199,7 +200,7 @@ def _canonical(value: Any, tail: bytes | None) -> bytes:
         raise
     except (TypeError, OverflowError, ValueError, RecursionError) as exc:
         raise CanonicalError(str(exc)) from None
-    if _needs_slow_path(out, None if tail is None else out.rfind(tail)):
+    if _needs_slow_path(out, len(out) if tail is None else out.rfind(tail)):
         return _slow(value).encode("utf-8", "surrogatepass")
     return out
 
@@ -229,9 +230,17 @@ class _HashView(msgspec.Struct):
 def hashed_bytes(index: int, type_: str, timestamp: int, payload: Any, prev_hash: str | None) -> bytes:
     """The canonical `{index, type, timestamp, payload, prevHash}`: what a step's hash is taken of.
 
-    Its last keys (`prevHash`, a hex hash that often has a digit before an "e", then `timestamp` and `type`)
-    can hold no float, so the float check stops before them."""
-    return _canonical(_HashView(index, payload, prev_hash, timestamp, type_), _PREV_HASH_KEY)
+    The number checks stop before `prevHash`: a hex hash there often has a digit before an "e" or 16 digits
+    in a row, and what follows it (the timestamp, the type) holds no number JavaScript prints otherwise when
+    the timestamp and index are safe integers and the hash and type strings."""
+    view = _HashView(index, payload, prev_hash, timestamp, type_)
+    plain = _is_safe_int(index) and _is_safe_int(timestamp) and isinstance(type_, str) \
+        and (prev_hash is None or isinstance(prev_hash, str))
+    return _canonical(view, _PREV_HASH_KEY if plain else None)
+
+
+def _is_safe_int(n: Any) -> bool:
+    return type(n) is int and -_MAX_SAFE <= n <= _MAX_SAFE
 
 
 def step_hash(index: int, type_: str, timestamp: int, payload: Any, prev_hash: str | None) -> str:

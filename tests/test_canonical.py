@@ -242,11 +242,14 @@ def test_plain_floats_print_as_javascript(value: Any) -> None:
     assert canonical_bytes(value) == ref_canonical(value).encode("utf-8", "surrogatepass")
 
 
-@settings(max_examples=200, deadline=None)
-@given(plain_values, st.sampled_from([None, "0" * 64, "3e4" * 21 + "e"]))
-def test_hashed_bytes_with_plain_floats(value: Any, prev: str | None) -> None:
-    expected = ref_canonical({"index": 3, "payload": value, "prevHash": prev, "timestamp": 17, "type": "x"})
-    assert hashed_bytes(3, "x", 17, value, prev) == expected.encode("utf-8", "surrogatepass")
+@settings(max_examples=300, deadline=None)
+@given(plain_values, st.sampled_from([None, "0" * 64, "3e4" * 21 + "e", "1234567890123456" * 4]),
+       st.sampled_from([3, 2**53 + 1]), st.sampled_from([17, 1_700_000_000_000, -(2**60) - 1]))
+def test_hashed_bytes_with_plain_floats(value: Any, prev: str | None, index: int, timestamp: int) -> None:
+    """The number checks skip the hex `prevHash`, never a number JavaScript would print otherwise."""
+    expected = ref_canonical({"index": index, "payload": value, "prevHash": prev, "timestamp": timestamp,
+                              "type": "x"})
+    assert hashed_bytes(index, "x", timestamp, value, prev) == expected.encode("utf-8", "surrogatepass")
 
 
 @settings(max_examples=400, deadline=None)
