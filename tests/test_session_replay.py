@@ -356,3 +356,17 @@ def test_replay_closed_at_exit_reports_pass_or_divergence(recorded: tuple[Path, 
     assert failed["status"] == "diverged" and failed["step"] == 0
     assert failed["error"].startswith("replay diverged at step 0, messages[0].content")
     assert failed["settings"]["mode"] == "replay" and failed["written"] is False
+
+
+@pytest.mark.parametrize("calls", [5, "call-0", [1, None]])
+def test_malformed_recorded_calls_do_not_crash_the_replayer(calls: Any) -> None:
+    """A hand-edited cassette (re-hashed, so the chain holds) with junk in `calls`: no TypeError in replay."""
+    from blackbox.cassette import StepChain
+    from blackbox.providers.neutral import CallIds
+    from blackbox.replayer import Replayer
+
+    chain = StepChain("junk")
+    chain.append("model_input", 0, {"messages": [], "tools": []})
+    chain.append("model_output", 0, {"type": "tool_calls", "calls": calls})
+    answer = Replayer(chain.cassette(0), CallIds(), match="sequence").model_call({})
+    assert answer.index == 1

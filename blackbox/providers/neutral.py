@@ -115,7 +115,8 @@ def calls_of(output: dict[str, Any]) -> list[dict[str, Any]]:
     """The calls of a `model_output` payload, in either the `tool_calls` or the single `tool_call` shape."""
     kind = output.get("type")
     if kind == "tool_calls":
-        return list(output.get("calls") or [])
+        calls = output.get("calls")  # a hand-edited cassette may hold anything here: no TypeError in replay
+        return [call for call in calls if isinstance(call, dict)] if isinstance(calls, list) else []
     if kind == "tool_call":
         return [{key: output.get(key) for key in ("toolCallId", "toolName", "toolInput")}]
     return []
