@@ -254,13 +254,45 @@ def _fork_settings(cassette: Path, at: int, set_value: str, out: Path, script: P
 
 def _demo_fork(trace: Path | None, out: Path | None, fork_index: int | None, mutation_step: int | None,
                payload_json: str | None, mode: str, prompt: str | None) -> None:
-    """`blackbox fork` without a command forks the built-in demo's cassette offline."""
-    from blackbox.demo.fork import demo_fork_cli
+    """`blackbox fork` without a command forks the built-in demo's cassette offline, then says what it wrote.
 
+    Defaults as in the original: --trace traces/example-trace.json, --out traces/<parent id>-fork.json,
+    --fork-index 4, --mutation-step 3, --payload-json the no-hotels result, --mode tool-result.
+    """
+    from blackbox.demo.fork import (
+        DEFAULT_FORK_INDEX,
+        DEFAULT_MUTATION_STEP,
+        DEFAULT_PAYLOAD,
+        DEFAULT_TRACE,
+        default_out,
+        demo_fork,
+        parse_payload_json,
+    )
+    from blackbox.outcome import outcome
+
+    parent_path = trace or DEFAULT_TRACE
     try:
-        demo_fork_cli(trace=trace, out=out, fork_index=fork_index, mutation_step=mutation_step,
-                      payload_json=payload_json, mode=mode, prompt=prompt)
+        payload = DEFAULT_PAYLOAD if payload_json is None else parse_payload_json(payload_json)
+        child = demo_fork(parent_path, out, fork_index=fork_index, mutation_step=mutation_step,
+                          payload=payload, mode=mode, prompt=prompt)
     except UsageError as exc:
         fail(str(exc), EXIT_USAGE)
     except BlackboxError as exc:
         fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write the fork: {exc.strerror or exc} ({exc.filename}); choose another --out")
+    at = DEFAULT_FORK_INDEX if fork_index is None else fork_index
+    written = out or default_out(child.parentId or "")
+    changed = at if mode == "prompt" else DEFAULT_MUTATION_STEP if mutation_step is None else mutation_step
+    lines = [
+        ("Parent:", str(parent_path)),
+        ("Mode:", mode),
+        ("Fork index:", str(at)),
+        ("Changed step:", str(changed)),
+        ("Child:", f"{written} ({len(child.steps)} steps, id {child.id})"),
+        ("Outcome:", outcome(child).describe()),
+    ]
+    out_console = console()
+    for label, value in lines:
+        out_console.print(f"{label:<14}{value}", markup=False, highlight=False)
+    out_console.print(f"next: blackbox diff {parent_path} {written}", markup=False, highlight=False)

@@ -28,6 +28,7 @@ from blackbox.demo.clock import Clock, wall_clock
 from blackbox.demo.model import DemoModel, ReactiveModel
 from blackbox.errors import CassetteError, UsageError
 from blackbox.fork import same_file
+from blackbox.providers.neutral import calls_of
 
 __all__ = [
     "DEFAULT_FORK_INDEX",
@@ -36,11 +37,10 @@ __all__ = [
     "MODES",
     "default_out",
     "demo_fork",
-    "demo_fork_cli",
     "parse_payload_json",
 ]
 
-DEFAULT_TRACE = Path("traces") / "example-trace.json"
+DEFAULT_TRACE = Path("traces") / "example-trace.json"  # the parent when --trace is not given
 DEFAULT_FORK_INDEX = 4
 DEFAULT_MUTATION_STEP = 3
 DEFAULT_PAYLOAD: dict[str, Any] = {
@@ -61,9 +61,9 @@ def parse_payload_json(text: str) -> Any:
                          "'{\"results\": [], \"available\": false}'") from None
 
 
-def default_out(parent: Cassette) -> Path:
+def default_out(parent_id: str) -> Path:
     """The original's default: `traces/<parent id>-fork.json`."""
-    return Path("traces") / f"{parent.id}-fork.json"
+    return Path("traces") / f"{parent_id}-fork.json"
 
 
 def demo_fork(
@@ -92,7 +92,7 @@ def demo_fork(
                             "fork a cassette that verifies")
     at = DEFAULT_FORK_INDEX if fork_index is None else fork_index
     _check_fork_index(parent, at)
-    target = default_out(parent) if out is None else out
+    target = default_out(parent.id) if out is None else out
     if same_file(target, trace):
         raise UsageError("--out must differ from --trace; the parent is never overwritten")
 
@@ -162,17 +162,6 @@ def _mutated(original: Step, value: Any) -> dict[str, Any]:
     return payload
 
 
-def _calls(payload: Any) -> list[dict[str, Any]]:
-    """The calls of a model_output, either shape."""
-    if not isinstance(payload, dict):
-        return []
-    if payload.get("type") == "tool_call":
-        return [payload]
-    if payload.get("type") == "tool_calls" and isinstance(payload.get("calls"), list):
-        return [c for c in payload["calls"] if isinstance(c, dict)]
-    return []
-
-
 def _history(prefix: list[Step], changed: int, value: Any) -> list[Any]:
     """The conversation the prefix amounts to, with the changed result: the first request's messages, then
     one assistant/user message pair per tool round (SPEC §1.1)."""
@@ -186,8 +175,9 @@ def _history(prefix: list[Step], changed: int, value: Any) -> list[Any]:
     results: list[Any] = []
     for step in prefix[1:]:
         payload = step.payload if isinstance(step.payload, dict) else {}
-        if step.type == "model_output" and _calls(payload):
-            inputs = {c.get("toolCallId"): c.get("toolInput") for c in _calls(payload)}
+        calls = [c for c in calls_of(payload) if isinstance(c, dict)] if step.type == "model_output" else []
+        if calls:
+            inputs = {c.get("toolCallId"): c.get("toolInput") for c in calls}
         elif step.type == "tool_result":
             call_id, name = payload.get("toolCallId", ""), payload.get("toolName", "unknown")
             uses.append({"type": "tool_use", "toolCallId": call_id, "toolName": name,
@@ -220,40 +210,3 @@ def _next_call(prefix: list[Step]) -> int:
             and isinstance(s.payload.get("toolCallId"), str) and (m := _CALL_ID.fullmatch(s.payload["toolCallId"]))]
     return max(seen, default=-1) + 1
 
-
-def demo_fork_cli(*, trace: Path | None, out: Path | None, fork_index: int | None, mutation_step: int | None,
-                  payload_json: str | None, mode: str, prompt: str | None) -> None:
-    """`blackbox fork` without an agent command: fork, then print what was written (or one error line).
-
-    Defaults as in the original: --trace traces/example-trace.json, --out traces/<parent id>-fork.json,
-    --fork-index 4, --mutation-step 3, --payload-json the no-hotels result, --mode tool-result.  Exits 2 on
-    a usage error, 1 when the parent cannot be read.
-    """
-    from blackbox.cli.render import EXIT_USAGE, console, fail
-    from blackbox.outcome import outcome
-
-    parent_path = trace or DEFAULT_TRACE
-    try:
-        payload = DEFAULT_PAYLOAD if payload_json is None else parse_payload_json(payload_json)
-        child = demo_fork(parent_path, out, fork_index=fork_index, mutation_step=mutation_step,
-                          payload=payload, mode=mode, prompt=prompt)
-    except UsageError as exc:
-        fail(str(exc), EXIT_USAGE)
-    except CassetteError as exc:
-        fail(str(exc))
-    except OSError as exc:
-        fail(f"cannot write the fork: {exc.strerror or exc} ({exc.filename}); choose another --out")
-    at = DEFAULT_FORK_INDEX if fork_index is None else fork_index
-    written = out or Path("traces") / f"{child.parentId}-fork.json"
-    changed = at if mode == "prompt" else DEFAULT_MUTATION_STEP if mutation_step is None else mutation_step
-    lines = [
-        ("Parent:", str(parent_path)),
-        ("Mode:", mode),
-        ("Fork index:", str(at)),
-        ("Changed step:", str(changed)),
-        ("Child:", f"{written} ({len(child.steps)} steps, id {child.id})"),
-        ("Outcome:", outcome(child).describe()),
-    ]
-    for label, value in lines:
-        console().print(f"{label:<14}{value}", markup=False, highlight=False)
-    console().print(f"next: blackbox diff {parent_path} {written}", markup=False, highlight=False)
