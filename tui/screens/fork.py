@@ -28,6 +28,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Footer, Input, Label, Log, RadioButton, RadioSet, Static
 
 from blackbox.errors import CassetteError
+from blackbox.fork import same_file
 
 __all__ = ["ForkScreen", "default_out", "fork_argv"]
 
@@ -177,7 +178,7 @@ class ForkScreen(Screen[None]):
         out = self.query_one("#out", Input).value.strip()
         if not out:
             return "give the path of the fork"
-        if Path(out).expanduser().resolve() == self.parent_path.resolve():
+        if same_file(Path(out).expanduser(), self.parent_path):
             return "the fork must be written to another file than its parent"
         return None
 
