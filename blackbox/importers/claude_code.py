@@ -140,14 +140,10 @@ class _Session:
         elif isinstance(content, list):
             texts = []
             for position, block in enumerate(content):
-                kind = block.get("type") if isinstance(block, dict) else None
-                if kind == "tool_result":
+                if isinstance(block, dict) and block.get("type") == "tool_result":
                     self._result(number, position, timestamp, block)
-                elif kind == "text":
-                    text = block.get("text")
-                    texts.append(text if isinstance(text, str) else "")
                 else:
-                    texts.append(f"[{kind if isinstance(kind, str) else 'block'} omitted]")
+                    texts.append(_block_text(block))
         elif content is None:
             texts = []
         else:
@@ -185,15 +181,16 @@ def _result_value(content: Any, *, parse: bool) -> Any:
         return json_or_text(content) if parse else content
     if not isinstance(content, list):
         return None
-    texts = []
-    for block in content:
-        kind = block.get("type") if isinstance(block, dict) else None
-        if kind == "text":
-            text = block.get("text")
-            texts.append(text if isinstance(text, str) else "")
-        else:
-            texts.append(f"[{kind if isinstance(kind, str) else 'block'} omitted]")
-    return "\n".join(texts)
+    return "\n".join(_block_text(block) for block in content)
+
+
+def _block_text(block: Any) -> str:
+    """A content block as text (SPEC §10): a text block's text; any other block `[<type> omitted]`."""
+    kind = block.get("type") if isinstance(block, dict) else None
+    if kind == "text":
+        text = block.get("text")
+        return text if isinstance(text, str) else ""
+    return f"[{kind if isinstance(kind, str) else 'block'} omitted]"
 
 
 # ---------------------------------------------------------------------------------------------------------
