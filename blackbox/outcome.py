@@ -11,7 +11,7 @@ import msgspec
 
 from blackbox.cassette import Cassette, Step
 
-__all__ = ["Outcome", "Status", "outcome", "step_label", "summarize_step", "tool_sequence"]
+__all__ = ["Outcome", "Status", "outcome", "step_label", "summarize_step", "terminal_outcome", "tool_sequence"]
 
 Status = Literal["success", "error", "incomplete"]
 
@@ -38,9 +38,14 @@ def tool_sequence(steps: list[Step]) -> tuple[str, ...]:
 
 
 def outcome(cassette: Cassette) -> Outcome:
-    tools = tool_sequence(cassette.steps)
     last = cassette.steps[-1] if cassette.steps else None
     payload = last.payload if last is not None and last.type == "metadata" else None
+    return terminal_outcome(payload, tool_sequence(cassette.steps))
+
+
+def terminal_outcome(payload: Any, tools: tuple[str, ...] = ()) -> Outcome:
+    """The outcome a terminal metadata payload stands for; None (no terminal step) or anything else is
+    incomplete."""
     if isinstance(payload, dict):
         if payload.get("event") == "run_completed" and payload.get("status") == "success":
             return Outcome("success", final_answer=_text(payload.get("result")), tools=tools)

@@ -19,7 +19,7 @@ import msgspec
 
 from blackbox.cassette import Cassette, Step
 from blackbox.errors import ReplayDivergenceError
-from blackbox.outcome import Outcome, outcome
+from blackbox.outcome import Outcome, outcome, terminal_outcome
 from blackbox.providers.neutral import CallIds, calls_of
 
 __all__ = ["ReplayedToolError", "Replayer", "ToolClaim", "divergence"]
@@ -212,9 +212,8 @@ class Replayer:
                              "finish()", "the agent finished before making every recorded model call")
         recorded = self.recorded_terminal()
         if not json_equal(recorded, terminal):
-            actual = outcome(_with_terminal(self.cassette, terminal))
             raise divergence(len(self._steps) - 1 if recorded is not None else len(self._steps), "outcome",
-                             outcome(self.cassette).describe(), actual.describe(),
+                             outcome(self.cassette).describe(), terminal_outcome(terminal).describe(),
                              "the run ended differently from the recording")
         self._consumed = len(self._steps)
         return outcome(self.cassette)
@@ -222,13 +221,3 @@ class Replayer:
 
 def _describe_call(payload: dict[str, Any]) -> str:
     return f"{payload.get('toolName')} {_shown(payload.get('toolInput'))}"
-
-
-def _with_terminal(cassette: Cassette, terminal: Any) -> Cassette:
-    """The recording with its terminal step replaced, to describe the live outcome in the same words."""
-    steps = [s for s in cassette.steps if s.type != "metadata" or s is not cassette.steps[-1]]
-    if terminal is not None:
-        steps.append(Step(id="live", index=len(steps), type="metadata", timestamp=0, payload=terminal,
-                          prevHash=None, hash=""))
-    return msgspec.structs.replace(cassette, steps=steps)
-
