@@ -23,6 +23,7 @@ from blackbox.canonical import (
     js_number,
     json_value,
     step_hash,
+    text_classes,
 )
 from tests.conftest import FIXTURES
 
@@ -228,7 +229,8 @@ def test_fast_path_equals_reference(value: Any) -> None:
 # Plain floats where msgspec and JavaScript print them differently, and strings that look like those tokens.
 awkward_floats = st.sampled_from([1.0, -0.0, 0.0, 1e16, 1.5e20, 1e21, 2.5e-6, 1e-6, 1e-7, 123.0, -4e17]) \
     | st.floats(allow_nan=False, allow_infinity=False)
-lookalikes = st.sampled_from([":1.0,", "[2.0]", "1e16", ",3e-6}", "0e0", "a1e5", "deadbeef3e4", "1.0"])
+lookalikes = st.sampled_from([":1.0,", "[2.0]", "1e16", ",3e-6}", "0e0", "a1e5", "deadbeef3e4", "1.0",
+                              ":12345678901234567,", "2024-01-15-123456789", "-9007199254740993"])
 plain_values = st.recursive(
     st.none() | st.integers(min_value=-(2**60), max_value=2**60) | awkward_floats | lookalikes | text,
     lambda inner: st.lists(inner, max_size=5) | st.dictionaries(text | lookalikes, inner, max_size=5),
@@ -250,6 +252,15 @@ def test_hashed_bytes_with_plain_floats(value: Any, prev: str | None, index: int
     expected = ref_canonical({"index": index, "payload": value, "prevHash": prev, "timestamp": timestamp,
                               "type": "x"})
     assert hashed_bytes(index, "x", timestamp, value, prev) == expected.encode("utf-8", "surrogatepass")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=40) | st.text(alphabet="sk-Bearer0123456789.x\"", max_size=40).map(str.encode))
+def test_text_classes_keep_the_credential_literals(data: bytes) -> None:
+    classes = text_classes(data)
+    assert len(classes) == len(data)
+    assert (b"Bearer" in classes) == (b"Bearer" in data)
+    assert b"sk-" not in data or b"sk0" in classes
 
 
 @settings(max_examples=400, deadline=None)
