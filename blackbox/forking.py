@@ -206,7 +206,8 @@ class Fork:
         step = self.at
         if cause is not None:
             message += f", so no fork was written: {cause}"
-            step = getattr(cause, "step", None) if getattr(cause, "step", None) is not None else step
+            cause_step = getattr(cause, "step", None)  # a divergence names where the replay stopped
+            step = cause_step if cause_step is not None else step
         else:
             message += ("; the agent never ran the tool whose result is that step, so no fork was written; check "
                         "that the command replays the parent (blackbox replay <parent> -- <command>)")
