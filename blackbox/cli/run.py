@@ -136,7 +136,7 @@ def replay(
     code, report = _launch(command, settings, placeholders=True)
     error = _report_error(report)
     if error or report.get("status") == "diverged":
-        err_console().print(f"FAIL {cassette}: {error}", markup=False, highlight=False)
+        err_console().print(f"FAIL {cassette}: {error or 'the replay diverged'}", markup=False, highlight=False)
         raise typer.Exit(code or EXIT_FAILURE)
     if code != 0:
         err_console().print(f"FAIL {cassette}: the agent exited with code {code}", markup=False, highlight=False)
