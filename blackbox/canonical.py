@@ -25,12 +25,10 @@ __all__ = [
     "canonical_text",
     "decode_json",
     "hashed_bytes",
-    "hashed_bytes_and_classes",
     "js_number",
     "json_value",
     "sha256_hex",
     "step_hash",
-    "text_classes",
 ]
 
 _MAX_SAFE = 2**53
@@ -145,11 +143,9 @@ def decode_json(data: bytes | str) -> Any:
 # Also an integer token of 16+ digits (it may exceed 2^53), and keys holding astral characters when
 # U+E000–U+FFFF characters (lead bytes EE, EF) are present too, since those two sort differently in UTF-16.
 #
-# Numbers are hinted by plain searches in the output's *classes* (`text_classes`): digits and "-" become "0",
-# ".", "e" and the letters of verify's credential literals keep their byte, every other byte becomes "x".
-# Searching mostly-"x" text is about twice as fast as searching prose.  A hint is confirmed on the output.
-_KEPT = frozenset(b".esk" b"Bar")
-_CLASSES = bytes(48 if 48 <= b <= 57 or b == 45 else b if b in _KEPT else 120 for b in range(256))
+# Numbers are hinted by plain searches in the output's classes: digits and "-" become "0", "." and "e" stay,
+# every other byte becomes "x".  A hint is confirmed on the output by an exact pattern.
+_CLASSES = bytes(48 if 48 <= b <= 57 or b == 45 else b if b in b".e" else 120 for b in range(256))
 _SIXTEEN_DIGITS = b"0" * 16
 _EXPONENT = b"0e0"  # a digit, "e", a digit or "-": an exponent (or hex, or prose)
 # An integral float ends in ".0" before a delimiter (or the end); re finds the literal ".0" quickly.
@@ -157,13 +153,6 @@ _INTEGRAL_HINT = re.compile(rb"\.0(?![^,\]}])")
 # The exact tests: a whole number token in one of msgspec's three forms, or an integer of 16+ digits.
 _MSGSPEC_ONLY_FLOAT = re.compile(rb"(?<![^:,\[])-?\d+(?:\.0|(?:\.\d+)?e(?:\d+|-6))(?![^,\]}])")
 _LONG_INTEGER = re.compile(rb"(?<![^:,\[])-?\d{16,}(?![^,\]}])")
-
-
-def text_classes(data: bytes) -> bytes:
-    """`data` with digits and "-" as "0", and only ".", "e", "s", "k", "B", "a", "r" kept; the rest "x".
-
-    `b"Bearer" in text_classes(d)` iff it is in `d`; `b"sk0"` is in the classes wherever `b"sk-"` is in `d`."""
-    return data.translate(_CLASSES)
 
 
 def _has_long_integer(out: bytes, classes: bytes, limit: int) -> bool:
@@ -200,28 +189,23 @@ def _needs_slow_path(out: bytes, classes: bytes, limit: int) -> bool:
 
 def canonical_bytes(value: Any) -> bytes:
     """The canonical JSON of a decoded JSON value, as UTF-8 bytes."""
-    return _canonical(value, None)[0]
+    return _canonical(value, None)
 
 
-def _canonical(value: Any, tail: bytes | None) -> tuple[bytes, bytes]:
-    """`canonical_bytes` and its `text_classes`; the number checks stop at the last `tail` in the output."""
+def _canonical(value: Any, tail: bytes | None) -> bytes:
+    """`canonical_bytes`; the number checks stop at the last `tail` in the output (see `hashed_bytes`)."""
     try:
         out = _ENCODER.encode(value)
     except UnicodeEncodeError:
-        return _slow_bytes(value)
+        return _slow(value).encode("utf-8", "surrogatepass")
     except CanonicalError:
         raise
     except (TypeError, OverflowError, ValueError, RecursionError) as exc:
         raise CanonicalError(str(exc)) from None
     classes = out.translate(_CLASSES)
     if _needs_slow_path(out, classes, len(out) if tail is None else out.rfind(tail)):
-        return _slow_bytes(value)
-    return out, classes
-
-
-def _slow_bytes(value: Any) -> tuple[bytes, bytes]:
-    out = _slow(value).encode("utf-8", "surrogatepass")
-    return out, out.translate(_CLASSES)
+        return _slow(value).encode("utf-8", "surrogatepass")
+    return out
 
 
 def canonical_text(value: Any) -> str:
@@ -247,14 +231,7 @@ class _HashView(msgspec.Struct):
 
 
 def hashed_bytes(index: int, type_: str, timestamp: int, payload: Any, prev_hash: str | None) -> bytes:
-    """The canonical `{index, type, timestamp, payload, prevHash}`: what a step's hash is taken of."""
-    return hashed_bytes_and_classes(index, type_, timestamp, payload, prev_hash)[0]
-
-
-def hashed_bytes_and_classes(
-    index: int, type_: str, timestamp: int, payload: Any, prev_hash: str | None
-) -> tuple[bytes, bytes]:
-    """`hashed_bytes` and its `text_classes`, which were needed anyway (verify searches them for literals).
+    """The canonical `{index, type, timestamp, payload, prevHash}`: what a step's hash is taken of.
 
     The number checks stop before `prevHash`: a hex hash there often has a digit before an "e" or 16 digits
     in a row, and what follows it (the timestamp, the type) holds no number JavaScript prints otherwise when

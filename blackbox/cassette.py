@@ -19,15 +19,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from blackbox.canonical import (
-    CanonicalError,
-    JSFloat,
-    decode_json,
-    hashed_bytes_and_classes,
-    js_number,
-    sha256_hex,
-    step_hash,
-)
+from blackbox.canonical import CanonicalError, JSFloat, decode_json, hashed_bytes, js_number, sha256_hex, step_hash
 from blackbox.errors import CassetteError
 
 __all__ = [
@@ -234,12 +226,12 @@ def _mapped(path: Path) -> Iterator[bytes | mmap.mmap]:
 
 
 def chain_break(
-    cassette: Cassette, *, on_step: Callable[[Step, bytes, bytes], None] | None = None
+    cassette: Cassette, *, on_step: Callable[[Step, bytes], None] | None = None
 ) -> ChainBreak | None:
     """The first link of the hash chain that does not hold (SPEC §3 order), or None.
 
-    `on_step` sees each step that passed with the canonical bytes its hash was taken of and their
-    `canonical.text_classes`, so a caller (verify) can scan them without canonicalizing twice.
+    `on_step` sees each step that passed with the canonical bytes its hash was taken of, so a caller (verify)
+    can scan them without canonicalizing twice.
     """
     prev: str | None = None
     for i, step in enumerate(cassette.steps):
@@ -250,8 +242,7 @@ def chain_break(
         if i > 0 and step.prevHash != prev:
             return ChainBreak(i, f"step {i} prevHash does not match the hash of step {i - 1}")
         try:
-            data, classes = hashed_bytes_and_classes(step.index, step.type, step.timestamp, step.payload,
-                                                     step.prevHash)
+            data = hashed_bytes(step.index, step.type, step.timestamp, step.payload, step.prevHash)
         except CanonicalError:
             return ChainBreak(i, f"step {i} payload has no canonical JSON form (NaN or Infinity), so its "
                                  "hash cannot match")
@@ -259,7 +250,7 @@ def chain_break(
         if computed != step.hash:
             return ChainBreak(i, f"step {i} hash does not match its content (recomputed {computed[:12]}…)")
         if on_step is not None:
-            on_step(step, data, classes)
+            on_step(step, data)
         prev = step.hash
     return None
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 import msgspec
 
 from blackbox import secrets
-from blackbox.canonical import canonical_bytes, text_classes
+from blackbox.canonical import canonical_bytes
 from blackbox.cassette import SCHEMA_VERSION, Cassette, Step, chain_break, load, paused_gc
 from blackbox.firstdiff import join_path
 from blackbox.outcome import outcome, summarize_step
@@ -94,8 +94,6 @@ _SKELETON_LITERALS: tuple[str, ...] = (
     "toolu_", "msg_", "call_", "chatcmpl-", "resp_",
 )
 _CREDENTIAL_LITERALS: tuple[str, ...] = ("sk-", "Bearer")
-# Each as it shows in `text_classes` (which keeps these letters; "-" becomes "0"), and itself.
-_CREDENTIAL_HINTS = tuple((text_classes(literal.encode()), literal.encode()) for literal in _CREDENTIAL_LITERALS)
 _USER_DATA_KEYS = secrets.USER_DATA_KEYS
 _CONTAINERS = (dict, list)
 _SEPARATOR = "\x00"  # joins skeleton strings; no literal contains it, so none can match across two strings
@@ -141,16 +139,14 @@ class _Scanner:
 
     def __init__(self, keys: list[str]) -> None:
         self.keys = keys
-        self.key_values = tuple(canonical_bytes(k)[1:-1] for k in keys)
+        self.anywhere = tuple(literal.encode() for literal in _CREDENTIAL_LITERALS) \
+            + tuple(canonical_bytes(k)[1:-1] for k in keys)
         self.flagged: list[int] = []
         self.problem: tuple[int | None, str] | None = None
 
-    def on_step(self, step: Step, data: bytes, classes: bytes) -> None:
-        """Note a step whose canonical bytes hold a credential literal or a key value.
-
-        The literals are searched in the bytes' classes (`canonical.text_classes`), which is faster."""
-        if any(hint in classes and literal in data for hint, literal in _CREDENTIAL_HINTS) \
-                or any(value in data for value in self.key_values):
+    def on_step(self, step: Step, data: bytes) -> None:
+        """Note a step whose canonical bytes hold a credential literal or a key value."""
+        if any(literal in data for literal in self.anywhere):
             self.flagged.append(step.index)
 
     def payloads(self, steps: list[Step]) -> None:
@@ -283,8 +279,8 @@ def _verify(
         checks.append(CheckResult("schema_version", "pass", None, f"version {SCHEMA_VERSION}"))
         scanner = _Scanner(keys)
 
-        def visit(step: Step, data: bytes, classes: bytes) -> None:
-            scanner.on_step(step, data, classes)
+        def visit(step: Step, data: bytes) -> None:
+            scanner.on_step(step, data)
             if on_step is not None and (step.index % 256 == 255 or step.index == total - 1):
                 on_step(step.index + 1, total)
 
