@@ -120,6 +120,14 @@ def _skeleton(value: Any, out: list[str]) -> None:
         out.append(value)
 
 
+def _skeleton_hit(payload: Any) -> bool:
+    """`_skeleton_suspicious` of one payload; a non-string key counts as a hit (walked precisely)."""
+    try:
+        return _skeleton_suspicious([payload])
+    except TypeError:
+        return True
+
+
 def _skeleton_suspicious(payloads: list[Any]) -> bool:
     """Whether the skeletons of `payloads` hold a provider-only literal (`TypeError` for a non-string key)."""
     out: list[str] = []
@@ -129,31 +137,55 @@ def _skeleton_suspicious(payloads: list[Any]) -> bool:
     return any(literal in text for literal in _SKELETON_LITERALS)
 
 
+# The payloads the replayability check reads after the chain pass: tool names and the terminal step.
+_KEPT_TYPES = frozenset({"tool_call", "metadata"})
+
+
 class _Scanner:
     """Finds the first neutrality problem; literal prefilters decide which payloads are walked precisely.
 
     While the hash chain is checked, each step's canonical bytes are searched for the literals that count
     everywhere; afterwards the skeletons of all payloads are joined and searched once for the provider-only
     literals, per step only if one is there.  Only the steps that either search flags are walked, in order.
+
+    With `release` (a cassette verify loaded itself, so nobody else holds it), the skeleton is searched and
+    the step summarized during the chain pass, and a payload no later check needs is dropped at once: freeing
+    it while its objects are still in the CPU's cache costs a fraction of freeing the whole cassette at the
+    end (bench/README.md).
     """
 
-    def __init__(self, keys: list[str]) -> None:
+    def __init__(self, keys: list[str], *, release: bool = False) -> None:
         self.keys = keys
+        self.release = release
         self.anywhere = tuple(literal.encode() for literal in _CREDENTIAL_LITERALS) \
             + tuple(canonical_bytes(k)[1:-1] for k in keys)
         self.flagged: list[int] = []
         self.problem: tuple[int | None, str] | None = None
+        self.summary_error: BaseException | None = None
 
     def on_step(self, step: Step, data: bytes) -> None:
         """Note a step whose canonical bytes hold a credential literal or a key value."""
-        if any(literal in data for literal in self.anywhere):
+        suspect = any(literal in data for literal in self.anywhere)
+        if self.release:
+            suspect = suspect or _skeleton_hit(step.payload)
+            self._summarize(step)
+            if not suspect and step.type not in _KEPT_TYPES:
+                step.payload = None
+        if suspect:
             self.flagged.append(step.index)
+
+    def _summarize(self, step: Step) -> None:
+        if self.summary_error is None:
+            try:
+                summarize_step(step)
+            except Exception as exc:  # a malformed payload: replayability reports it
+                self.summary_error = exc
 
     def payloads(self, steps: list[Step]) -> None:
         """Walk precisely the steps either prefilter flags; the first problem in step order wins."""
         suspects = set(self.flagged)
         try:
-            if _skeleton_suspicious([step.payload for step in steps]):
+            if not self.release and _skeleton_suspicious([step.payload for step in steps]):
                 suspects.update(i for i, step in enumerate(steps) if _skeleton_suspicious([step.payload]))
         except TypeError:  # a key that is not a string (an in-memory cassette): walk everything precisely
             suspects = set(range(len(steps)))
@@ -224,14 +256,20 @@ def neutrality_problem(value: Any, keys: list[str], path: str = "", user_data: b
 # The checks
 
 
-def _replayability(cassette: Cassette) -> CheckResult:
+def _replayability(cassette: Cassette, scanner: _Scanner) -> CheckResult:
+    """The run can be summarized and ends where it says it completed.  A releasing scanner summarized each
+    step during the chain pass (and kept the tool_call and metadata payloads that `outcome` reads)."""
     steps = cassette.steps
+    error = scanner.summary_error
     try:
         outcome(cassette)
-        for step in steps:
-            summarize_step(step)
+        if not scanner.release:
+            for step in steps:
+                summarize_step(step)
     except Exception as exc:  # a malformed payload that the summaries cannot read
-        return CheckResult("replayability", "fail", None, f"the run cannot be summarized ({type(exc).__name__})")
+        error = exc
+    if error is not None:
+        return CheckResult("replayability", "fail", None, f"the run cannot be summarized ({type(error).__name__})")
     last = len(steps) - 1
     for step in steps:
         p = step.payload
@@ -262,6 +300,7 @@ def _verify(
     on_step: Callable[[int, int], None] | None,
 ) -> VerifyReport:
     path = None
+    owned = not isinstance(cassette, Cassette)
     if not isinstance(cassette, Cassette):
         path = str(cassette)
         cassette = load(Path(cassette), js_floats=False)  # only hashed and scanned here: no float hook
@@ -277,7 +316,7 @@ def _verify(
                                   f"version {cassette.version}; only version {SCHEMA_VERSION} is supported"))
     else:
         checks.append(CheckResult("schema_version", "pass", None, f"version {SCHEMA_VERSION}"))
-        scanner = _Scanner(keys)
+        scanner = _Scanner(keys, release=owned)
 
         def visit(step: Step, data: bytes) -> None:
             scanner.on_step(step, data)
@@ -297,7 +336,7 @@ def _verify(
                 checks.append(CheckResult("provider_neutrality", "fail", step, mask(detail)))
             else:
                 checks.append(CheckResult("provider_neutrality", "pass", None, "no provider data or secrets"))
-                checks.append(_replayability(cassette))
+                checks.append(_replayability(cassette, scanner))
     for name in CHECKS[len(checks):]:
         checks.append(CheckResult(name, "skip", None, "skipped after an earlier failure"))
     return VerifyReport(id=cassette.id, path=path, steps=total, checks=checks)

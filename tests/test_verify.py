@@ -208,3 +208,33 @@ def test_skeleton_strings_in_lists_and_keys_are_checked() -> None:
     env = {"OPENAI_API_KEY": "k3y-value-123"}
     detail = _neutrality({"toolCallId": "call-0", "toolName": "t", "result": {"k3y-value-123": 1}}, env)
     assert detail is not None and "<api-key-value>" in detail
+
+
+_CLEAN = ("tool_result", {"toolCallId": "call-0", "toolName": "t", "result": {"usage": 1, "id": "msg_01x9"}})
+_SAME_REPORT_CASES = {
+    "clean": (_CLEAN, ("tool_call", {"toolCallId": "call-1", "toolName": "t", "toolInput": {"q": 0.5}}), DONE),
+    "credential": (_CLEAN, ("tool_result", {"toolCallId": "c", "toolName": "t", "result": "sk-" + "c" * 32}), DONE),
+    "provider_key": (_CLEAN, ("model_output", {"type": "final_answer", "text": "x", "stop_reason": "end"}), DONE),
+    "provider_id_in_skeleton": (("model_output", {"type": "tool_calls", "calls": [
+        {"toolCallId": "toolu_01abcdefgh", "toolName": "t", "toolInput": {}}]}), DONE),
+    "env_key": (_CLEAN, ("model_input", {"messages": [], "note": "k3y-value-123"}), DONE),
+    "done_not_last": (DONE, ("model_input", {"messages": [], "tools": []})),
+    "unsummarizable": (("model_output", {"type": "tool_calls", "calls": 5}), DONE),
+    "unsummarizable_tool_call": (("tool_call", {"toolCallId": "c", "toolName": "t"}),
+                                 ("metadata", {"event": "run_failed", "reason": {"nested": [1]}})),
+    "incomplete": (_CLEAN, ("model_input", {"messages": [{"role": "user", "content": "hi"}], "tools": []})),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SAME_REPORT_CASES))
+def test_a_path_verifies_exactly_as_the_loaded_cassette(tmp_path: Path, name: str) -> None:
+    """verify(path) drops payloads during its pass (it owns the cassette); the report must not change."""
+    cassette = _cassette(*_SAME_REPORT_CASES[name])
+    path = tmp_path / "c.json"
+    path.write_bytes(dumps(cassette))
+    env = {"OPENAI_API_KEY": "k3y-value-123"}
+    from_path = verify(path, env=env).to_dict()
+    assert from_path.pop("path") == str(path)
+    in_memory = verify(load(path), env=env).to_dict()
+    in_memory.pop("path")
+    assert from_path == in_memory
