@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 
 __all__ = [
+    "TOO_DEEP",
     "CanonicalError",
     "JSFloat",
     "canonical_bytes",
@@ -120,6 +121,9 @@ _ENCODER = msgspec.json.Encoder(enc_hook=_FLOAT_TEXT.__getitem__, order="sorted"
 _DECODER = msgspec.json.Decoder(float_hook=JSFloat)
 
 
+TOO_DEEP = "nested too deeply (more levels than Python can read)"
+
+
 def decode_json(data: bytes | str) -> Any:
     """Decode JSON text the way `JSON.parse` would: last duplicate key wins, NaN literals refused.
 
@@ -128,6 +132,8 @@ def decode_json(data: bytes | str) -> Any:
     """
     try:
         return _DECODER.decode(data)
+    except RecursionError:  # msgspec recurses once per level; JSON.parse has no such limit
+        raise msgspec.DecodeError(TOO_DEEP) from None
     except msgspec.DecodeError:
         text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
         try:

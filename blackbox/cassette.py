@@ -19,7 +19,16 @@ from typing import Any, Literal
 
 import msgspec
 
-from blackbox.canonical import CanonicalError, JSFloat, decode_json, hashed_bytes, js_number, sha256_hex, step_hash
+from blackbox.canonical import (
+    TOO_DEEP,
+    CanonicalError,
+    JSFloat,
+    decode_json,
+    hashed_bytes,
+    js_number,
+    sha256_hex,
+    step_hash,
+)
 from blackbox.errors import CassetteError
 
 __all__ = [
@@ -91,6 +100,15 @@ _NON_FINITE = re.compile(rb"-?(NaN|Infinity)")
 def _json_error(name: str, data: bytes, exc: Exception) -> CassetteError:
     message = str(exc)
     match = _BYTE_OFFSET.search(message)
+    if message == TOO_DEEP:
+        return CassetteError(f"{name}: JSON {TOO_DEEP}; a cassette never nests this deep, so the file is "
+                             "damaged or not a cassette: re-record it")
+    if isinstance(exc, UnicodeDecodeError):
+        return CassetteError(f"{name}: not UTF-8 text at {_position(data, exc.start)}, so not a cassette; "
+                             "re-record it or restore it from a copy")
+    if data.startswith(b"\xef\xbb\xbf"):
+        return CassetteError(f"{name}: starts with a byte-order mark, which JSON (and the original tool) "
+                             "rejects; save the file as UTF-8 without a BOM")
     if "truncated" in message:
         return CassetteError(f"{name}: not JSON: the file ends early at {_position(data, len(data))} "
                              "(truncated?); re-record it or restore it from a copy")
@@ -100,8 +118,10 @@ def _json_error(name: str, data: bytes, exc: Exception) -> CassetteError:
         if _NON_FINITE.match(data, offset):
             return CassetteError(f"{name}: NaN/Infinity at {where} is not valid JSON (JavaScript rejects "
                                  "it too); re-record the cassette")
-        return CassetteError(f"{name}: not JSON: invalid syntax at {where}")
-    return CassetteError(f"{name}: not JSON")
+        return CassetteError(f"{name}: not JSON: invalid syntax at {where}; the file is damaged or not a "
+                             "cassette: re-record it or restore it from a copy")
+    return CassetteError(f"{name}: not JSON; the file is damaged or not a cassette: re-record it or restore "
+                         "it from a copy")
 
 
 _TYPE_WORDS = {"int": "an integer", "str": "a string", "object": "an object", "array": "an array",
@@ -174,7 +194,7 @@ def loads(data: bytes, *, name: str = "cassette", js_floats: bool = True) -> Cas
     try:
         with paused_gc():
             cassette = (_CASSETTE_DECODER if js_floats else _PLAIN_FLOAT_DECODER).decode(data)
-    except (msgspec.ValidationError, msgspec.DecodeError):
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         pass  # find the precise reason below, in the order of SPEC §3
     else:
         _check_version({"version": cassette.version}, name)
@@ -189,6 +209,8 @@ def loads(data: bytes, *, name: str = "cassette", js_floats: bool = True) -> Cas
         return msgspec.convert(raw, Cassette)
     except msgspec.ValidationError as exc:
         raise _structure_error(name, exc) from None
+    except RecursionError:
+        raise _json_error(name, data, msgspec.DecodeError(TOO_DEEP)) from None
 
 
 def load(path: str | os.PathLike[str], *, js_floats: bool = True) -> Cassette:
