@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from blackbox.canonical import decode_json
+from blackbox.canonical import TOO_DEEP, CanonicalError, decode_json, json_value
 from blackbox.cassette import Cassette, Step, StepChain
 from blackbox.errors import CassetteError, UsageError
 
@@ -56,17 +56,28 @@ def parse_set_value(text: str) -> Any:
         try:
             data = path.read_bytes()
         except OSError as exc:
-            raise UsageError(f"--set {text}: cannot read {path}: {exc.strerror or exc}") from None
+            raise UsageError(f"--set {text}: cannot read {path}: {exc.strerror or exc}; check the path") from None
         where = f"--set {text}"
     else:
-        data = text.encode("utf-8")
+        data = text.encode("utf-8", "surrogateescape")  # argv bytes that are not UTF-8 come back as they were
         where = "--set"
     try:
-        return decode_json(data)
-    except (msgspec.DecodeError, ValueError):
+        value = decode_json(data)
+    except (msgspec.DecodeError, ValueError) as exc:
+        reason = f": {TOO_DEEP}" if str(exc) == TOO_DEEP else ""
         raise UsageError(
-            f"{where} is not valid JSON; quote strings (--set '\"sunny\"') or use --set @file.json"
+            f"{where} is not valid JSON{reason}; quote strings (--set '\"sunny\"') or use --set @file.json"
         ) from None
+    try:
+        value = json_value(value, where=lambda: where)
+    except CanonicalError as exc:  # 1e400 parses (as Infinity) but has no JSON form to store or hash
+        raise UsageError(f"{exc}; use a finite number") from None
+    try:
+        msgspec.json.encode(value)
+    except UnicodeEncodeError:  # "\ud800" parses, but UTF-8 (the cassette's encoding) cannot hold it
+        raise UsageError(f"{where} holds a lone surrogate escape (\\ud800-\\udfff), which is not text; use "
+                         "valid Unicode") from None
+    return value
 
 
 def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:

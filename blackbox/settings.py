@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from blackbox.canonical import decode_json, json_value
+from blackbox.canonical import CanonicalError, decode_json, json_value
 from blackbox.errors import UsageError
 
 __all__ = ["UNSET", "Settings", "default_trace_id", "resolve_settings"]
@@ -78,7 +78,10 @@ def resolve_settings(
         s.fork_set, s.has_fork_set = json_value(fork_set, where=lambda: "fork_set"), True
     elif _env("BLACKBOX_FORK_SET") is not None:
         try:
-            s.fork_set, s.has_fork_set = decode_json(os.environ["BLACKBOX_FORK_SET"]), True
+            s.fork_set = json_value(decode_json(os.environ["BLACKBOX_FORK_SET"]), where=lambda: "BLACKBOX_FORK_SET")
+            s.has_fork_set = True
+        except CanonicalError as exc:  # 1e400 parses (as Infinity) but has no JSON form
+            raise UsageError(f"{exc}; use a finite number") from None
         except (msgspec.DecodeError, ValueError):
             raise UsageError("BLACKBOX_FORK_SET is not valid JSON; quote strings ('\"sunny\"')") from None
     _check_mode_needs(s)

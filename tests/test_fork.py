@@ -378,6 +378,26 @@ def test_settings_and_fork_plan_are_validated(parent: Path, tmp_path: Path) -> N
         blackbox.session("fork", cassette=parent, out=tmp_path / "c.json", fork_at=3)
 
 
+@pytest.mark.parametrize(("text", "words"), [
+    ("{nope", "--set is not valid JSON; quote strings"),
+    ("[1e400]", "--set holds inf, which JSON cannot hold; use a finite number"),
+    ('"\\ud800"', "--set holds a lone surrogate escape"),
+    ("\udcff", "--set is not valid JSON"),  # argv bytes that are not UTF-8
+    ("@missing.json", "cannot read missing.json: No such file or directory; check the path"),
+    ("@deep.json", "--set @deep.json is not valid JSON: nested too deeply"),
+])
+def test_bad_set_values_are_usage_errors(text: str, words: str, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every --set the user can type is a clear UsageError before the agent starts, never a traceback later."""
+    from blackbox.fork import parse_set_value
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(UsageError) as caught:
+        parse_set_value(text)
+    assert words in str(caught.value) and "\n" not in str(caught.value)
+
+
 def test_forking_a_turn_not_in_call_order_is_refused(tmp_path: Path) -> None:
     chain = StepChain("odd")
     chain.append("model_input", 1, {"messages": [{"role": "user", "content": "x"}], "tools": []})

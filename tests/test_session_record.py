@@ -451,6 +451,7 @@ def test_off_mode_changes_nothing(fake_api: FakeAPI, monkeypatch: pytest.MonkeyP
     ("BLACKBOX_FORK_AT", "two", "BLACKBOX_FORK_AT='two'"),
     ("BLACKBOX_FORK_AT", "²", "BLACKBOX_FORK_AT='²'"),
     ("BLACKBOX_FORK_SET", "{nope", "BLACKBOX_FORK_SET is not valid JSON"),
+    ("BLACKBOX_FORK_SET", "[1e400]", "BLACKBOX_FORK_SET holds inf"),
     ("BLACKBOX_CONTINUE", "later", "BLACKBOX_CONTINUE='later'"),
 ])
 def test_invalid_environment_names_the_variable(monkeypatch: pytest.MonkeyPatch, var: str, value: str,
