@@ -8,7 +8,7 @@ import typer
 
 from blackbox.cli import cassettes, demo, imports, run, tui  # noqa: F401  (each registers its commands)
 from blackbox.cli.app import app
-from blackbox.cli.render import EXIT_USAGE, err_console
+from blackbox.cli.render import EXIT_USAGE, err_console, plain
 
 __all__ = ["app", "main"]
 
@@ -18,6 +18,10 @@ _CLICK_ERROR: type[Exception] = typer.BadParameter.__mro__[2]
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; a usage mistake is one `error:` line and exit 2 (SPEC §12), not click's box."""
+    if plain():  # typer prints help with its own console, which honours NO_COLOR but not CI (SPEC §12)
+        from typer import rich_utils
+
+        rich_utils.COLOR_SYSTEM = None
     command = typer.main.get_command(app)
     try:
         code = command.main(args=argv, prog_name="blackbox", standalone_mode=False)

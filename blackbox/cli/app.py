@@ -10,7 +10,12 @@ from blackbox import __version__
 
 app = typer.Typer(
     name="blackbox",
-    help="Record, replay, fork and diff runs of LLM agents. Cassettes are hash-chained JSON files.",
+    help="Record, replay, fork and diff runs of LLM agents. Cassettes are hash-chained JSON files.\n\n"
+    "[bold]Examples[/]\n\n"
+    "  blackbox check          (the whole loop offline, first thing after installing)\n\n"
+    "  blackbox record --out run.json -- python agent.py\n\n"
+    "  blackbox replay run.json -- python agent.py\n\n"
+    "  blackbox <command> --help",
     no_args_is_help=True,
     rich_markup_mode="rich",
     context_settings={"help_option_names": ["-h", "--help"]},

@@ -295,7 +295,8 @@ def inspect_command(
     """
     c = _load(cassette)
     if step is not None and not 0 <= step < len(c.steps):
-        fail(f"--step {step} is out of range; this cassette has steps 0 to {len(c.steps) - 1}", code=2)
+        has = f"steps 0 to {len(c.steps) - 1}" if c.steps else "no steps"
+        fail(f"--step {step} is out of range; this cassette has {has}", code=2)
     if step is not None:
         s = c.steps[step]
         if json_out:
@@ -340,7 +341,8 @@ def list_command(
       blackbox list tests/fixtures/traces --json
     """
     if not directory.is_dir():
-        fail(f"{directory}: no such folder; pass the folder that holds your cassettes", code=2)
+        what = "is a file, not a folder" if directory.exists() else "no such folder"
+        fail(f"{directory}: {what}; pass the folder that holds your cassettes", code=2)
     files = sorted(directory.glob("*.json"))
     entries: list[dict[str, Any]] = []
     with _progress(f"reading {directory}", len(files) > 20 and not json_out) as update:

@@ -112,7 +112,8 @@ def _failure(exc: Exception) -> str:
     from blackbox.importers.common import NOTHING_WRITTEN, TranscriptError
 
     if isinstance(exc, TranscriptError):
-        return f"{exc}. {NOTHING_WRITTEN}"
+        message = str(exc)
+        return f"{message}{'' if message.endswith(('.', '?')) else '.'} {NOTHING_WRITTEN}"
     if isinstance(exc, FileNotFoundError):
         return f"no such file; check the path. {NOTHING_WRITTEN}"
     return f"cannot read or write: {getattr(exc, 'strerror', None) or type(exc).__name__}. {NOTHING_WRITTEN}"

@@ -1,0 +1,104 @@
+"""Hostile input across commands: every mistake a user can make is one `error:` line with the right exit code
+(1 failure, 2 usage), never a traceback; help carries no colour where SPEC §12 forbids it."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from blackbox.cli import app
+from tests.conftest import FIXTURES
+
+runner = CliRunner()
+GOOD = FIXTURES / "traces" / "success-tool-use.v2.json"
+DEEP = b'{"version": 2, "id": "x", "createdAt": 0, "steps": [{"id": "x:0", "index": 0, "type": "metadata", ' \
+       b'"timestamp": 0, "prevHash": null, "hash": "0", "payload": ' + b"[" * 100_000 + b"]" * 100_000 + b"}]}"
+
+
+def one_error(args: list[str], code: int, *needles: str) -> str:
+    result = runner.invoke(app, args)
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr, result.exception)
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", [["verify"], ["inspect"], ["assert"], ["replay"], ["diff", str(GOOD)],
+                                     ["tui"]])
+def test_a_cassette_nested_too_deep_is_one_error_line(command: list[str], tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_bytes(DEEP)
+    one_error([*command, str(deep)], 1, "deep.json", "nested too deeply", "re-record")
+
+
+def test_list_names_a_too_deep_file_invalid_and_goes_on(tmp_path: Path) -> None:
+    (tmp_path / "deep.json").write_bytes(DEEP)
+    (tmp_path / "good.json").write_bytes(GOOD.read_bytes())
+    result = runner.invoke(app, ["list", str(tmp_path)])
+    assert result.exit_code == 0, result.stderr
+    assert "deep.json: invalid: JSON nested too deeply" in result.stdout
+    assert "2 file(s): 1 valid, 1 invalid" in result.stdout
+
+
+def test_list_of_a_file_says_it_is_a_file() -> None:
+    one_error(["list", str(GOOD)], 2, "is a file, not a folder")
+
+
+def test_inspect_step_of_an_empty_cassette_says_it_has_no_steps(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.json"
+    empty.write_text('{"version": 2, "id": "e", "createdAt": 0, "steps": []}')
+    one_error(["inspect", str(empty), "--step", "0"], 2, "this cassette has no steps")
+
+
+def test_an_import_error_ending_in_a_question_reads_as_one_sentence(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    line = one_error(["import", "--from", "claude-code", "--in", str(empty), "--out", str(tmp_path / "o.json")], 1)
+    assert line.endswith("is it a Claude Code session? Nothing was written."), line
+    assert not (tmp_path / "o.json").exists()
+
+
+def test_the_real_entry_point_prints_no_traceback(tmp_path: Path) -> None:
+    """Through `python -m blackbox` (main's own handling, not CliRunner's)."""
+    deep = tmp_path / "deep.json"
+    deep.write_bytes(DEEP)
+    done = subprocess.run([sys.executable, "-m", "blackbox", "verify", str(deep)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: ") and "Traceback" not in done.stderr, done.stderr
+
+
+def _on_a_terminal(args: list[str], env: dict[str, str]) -> bytes:
+    """Run the CLI with stdout and stderr on a pseudo-terminal and return everything it printed."""
+    main, child = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "blackbox", *args], stdout=child, stderr=child,
+                            env={**os.environ, "TERM": "xterm-256color", "COLUMNS": "100", **env})
+    os.close(child)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(main)
+    proc.wait(timeout=60)
+    return b"".join(chunks)
+
+
+@pytest.mark.parametrize("env", [{"CI": "1"}, {"NO_COLOR": "1"}])
+def test_help_has_no_colour_under_ci_or_no_color(env: dict[str, str]) -> None:
+    plain = {k: "" for k in ("CI", "NO_COLOR")}
+    assert b"\x1b[" in _on_a_terminal(["verify", "--help"], plain)  # the test can fail: a terminal gets colour
+    shown = _on_a_terminal(["verify", "--help"], {**plain, **env})
+    assert b"Examples" in shown and b"\x1b[" not in shown
