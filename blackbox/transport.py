@@ -4,14 +4,16 @@ The SDKs moved from `httpx` to its fork `httpx2`; both define the same transport
 (`handle_request` / `handle_async_request`) but separate classes, so the transport classes are built once
 per module.  A transport asks the session what to do with a request: answer it here (a replayed response,
 a Blackbox error as an HTTP 400 the SDK will not retry) or forward it to the real network transport, reading
-the whole response so the session can record it, then hand the agent the original response (still
-content-encoded: the client decodes it as it always does).
+the whole response so the session can record it, then hand the agent that same response object, already
+read (its headers, status and extensions untouched; `read()` later returns the body it already holds).
 """
 
 from __future__ import annotations
 
+import datetime
 import functools
 import importlib
+import time
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -40,41 +42,38 @@ def _reply(http: ModuleType, request: Any, reply: Reply) -> Any:
 
 
 KEY_HEADERS = ("x-api-key", "api-key", "authorization")
+_KEY_HEADER_BYTES = frozenset(name.encode() for name in KEY_HEADERS)
 
 
 def _headers(request: Any) -> list[tuple[str, str]]:
-    """Only the headers that may carry a key: the session must know them to keep them out of the cassette."""
-    headers = request.headers
-    return [(name, headers[name]) for name in KEY_HEADERS if name in headers]
+    """Only the headers that may carry a key: the session must know them to keep them out of the cassette.
+
+    One pass over the raw pairs: looking each name up costs a pass over all headers per name."""
+    return [(name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in request.headers.raw
+            if name.lower() in _KEY_HEADER_BYTES]
 
 
-def _rebuilt(http: ModuleType, response: Any, raw: bytes | None, request: Any) -> tuple[Any, bytes]:
-    """The response for the agent (original headers, still-encoded bytes) and its decoded body.
+def _read(response: Any, started: float) -> bytes:
+    """The whole body, decoded; the response keeps it, so the agent's client reads it from memory.
 
-    `raw` is None when the inner transport returned a response already read (a mock transport, say)."""
-    if raw is None:
-        return response, response.content
-    again = http.Response(response.status_code, headers=response.headers.raw, content=raw, request=request,
-                          extensions=response.extensions)
-    return again, again.read()
-
-
-def _read_raw(response: Any) -> bytes | None:
-    if response.is_stream_consumed:
-        return None
+    Read here, the body's stream is closed before the client wraps it to time the call, so the response's
+    `elapsed` is set here, as the client would have set it."""
     try:
-        return b"".join(response.iter_raw())
+        return response.read()
     finally:
-        response.close()
+        _set_elapsed(response, started)
 
 
-async def _aread_raw(response: Any) -> bytes | None:
-    if response.is_stream_consumed:
-        return None
+async def _aread(response: Any, started: float) -> bytes:
     try:
-        return b"".join([chunk async for chunk in response.aiter_raw()])
+        return await response.aread()
     finally:
-        await response.aclose()
+        _set_elapsed(response, started)
+
+
+def _set_elapsed(response: Any, started: float) -> None:
+    if response.is_closed:
+        response.elapsed = datetime.timedelta(seconds=time.perf_counter() - started)
 
 
 @functools.cache
@@ -97,16 +96,16 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
         def _forward(self, request: Any, decision: Forward) -> Any:
             if decision.call is None:
                 return self.inner.handle_request(request)
+            started = time.perf_counter()
             try:
                 response = self.inner.handle_request(request)
-                raw = _read_raw(response)
+                body = _read(response, started)
             except BaseException:
                 self.session.abort_call(decision.call)
                 raise
-            again, body = _rebuilt(http, response, raw, request)
-            instead = self.session.close_call(decision.call, again.status_code,
-                                              again.headers.get("content-type", ""), body)
-            return again if instead is None else _reply(http, request, instead)
+            instead = self.session.close_call(decision.call, response.status_code,
+                                              response.headers.get("content-type", ""), body)
+            return response if instead is None else _reply(http, request, instead)
 
         def close(self) -> None:
             self.inner.close()
@@ -124,16 +123,16 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
                 return _reply(http, request, decision)
             if decision.call is None:
                 return await self.inner.handle_async_request(request)
+            started = time.perf_counter()
             try:
                 response = await self.inner.handle_async_request(request)
-                raw = await _aread_raw(response)
+                body = await _aread(response, started)
             except BaseException:
                 self.session.abort_call(decision.call)
                 raise
-            again, body = _rebuilt(http, response, raw, request)
-            instead = self.session.close_call(decision.call, again.status_code,
-                                              again.headers.get("content-type", ""), body)
-            return again if instead is None else _reply(http, request, instead)
+            instead = self.session.close_call(decision.call, response.status_code,
+                                              response.headers.get("content-type", ""), body)
+            return response if instead is None else _reply(http, request, instead)
 
         async def aclose(self) -> None:
             await self.inner.aclose()

@@ -106,6 +106,7 @@ def test_the_agent_gets_the_original_response(fake_api: FakeAPI, tmp_path: Path)
     raw = client.messages.with_raw_response.create(model="m", max_tokens=8, messages=HI)
     assert raw.headers["request-id"] == "req_original" and raw.headers["content-encoding"] == "gzip"
     assert raw.parse().id.startswith("msg_01")
+    assert raw.elapsed.total_seconds() > 0  # read inside the transport, so the transport times it
     bb.finish()
 
 
