@@ -73,7 +73,7 @@ def parse_set_value(text: str) -> Any:
     except CanonicalError as exc:  # 1e400 parses (as Infinity) but has no JSON form to store or hash
         raise UsageError(f"{exc}; use a finite number") from None
     try:
-        msgspec.json.encode(value)
+        msgspec.json.encode(value, enc_hook=float)  # JSFloat (0.9) is a float; json_value refused the rest
     except UnicodeEncodeError:  # "\ud800" parses, but UTF-8 (the cassette's encoding) cannot hold it
         raise UsageError(f"{where} holds a lone surrogate escape (\\ud800-\\udfff), which is not text; use "
                          "valid Unicode") from None
