@@ -74,10 +74,22 @@ def _load(path: Path) -> Cassette:
         fail(mask_secrets(str(exc)))
 
 
-def _verify_path(path: Path, json_out: bool) -> tuple[VerifyReport, Cassette]:
-    """Load the file once and verify what was loaded; callers that go on to read the run use that cassette."""
-    big = path.is_file() and path.stat().st_size > BIG_FILE
-    with _progress(f"verifying {path.name}", big and not json_out) as update:
+def _show_progress(path: Path, json_out: bool) -> bool:
+    return not json_out and path.is_file() and path.stat().st_size > BIG_FILE
+
+
+def _verify_path(path: Path, json_out: bool) -> VerifyReport:
+    """Verify the file by its path: verify owns what it loads and frees each payload once it is checked."""
+    with _progress(f"verifying {path.name}", _show_progress(path, json_out)) as update:
+        try:
+            return verify(path, on_step=update)
+        except CassetteError as exc:
+            fail(mask_secrets(str(exc)))
+
+
+def _load_and_verify(path: Path, json_out: bool) -> tuple[VerifyReport, Cassette]:
+    """Load the file once and verify what was loaded, for commands that go on to read the run."""
+    with _progress(f"verifying {path.name}", _show_progress(path, json_out)) as update:
         cassette = _load(path)
         report = verify(cassette, on_step=update)
     return msgspec.structs.replace(report, path=str(path)), cassette
@@ -119,7 +131,7 @@ def verify_command(
       blackbox verify traces/run.json
       blackbox verify traces/run.json --json | jq .failure
     """
-    report, _ = _verify_path(cassette, json_out)
+    report = _verify_path(cassette, json_out)
     if json_out:
         _print_json(report.to_dict())
     else:
@@ -154,7 +166,7 @@ def assert_command(
     if expect_status is not None and expect_status not in ("success", "error", "incomplete"):
         fail(f"--expect-status must be success, error or incomplete, not {expect_status!r}; pick one of those",
              code=2)
-    report, loaded = _verify_path(cassette, json_out)
+    report, loaded = _load_and_verify(cassette, json_out)
     rows = [(c.name, c.status, c.step, c.detail) for c in report.checks]
     expectations: list[tuple[str, str | None, Any]] = []
     if expect_status is not None:
@@ -386,7 +398,7 @@ def list_command(
 
 def replay_summary(path: Path) -> None:
     """`blackbox replay <cassette>` without a command: validate, then print the recorded steps and outcome."""
-    report, c = _verify_path(path, json_out=False)
+    report, c = _load_and_verify(path, json_out=False)
     if not report.ok:
         failure = report.failure
         assert failure is not None
