@@ -116,6 +116,8 @@ class Recorder:
         self._slots: list[ToolSlot] = []
         self._unasked = 0
         self._leak_step: int | None = None
+        self._secrets_seen: Iterable[str] | None = None
+        self._secret_bytes: tuple[bytes, ...] = ()
         self._journal: _Journal | None = None
         if journal:
             header: dict[str, Any] = {"blackboxJournal": 1, "id": trace_id, "createdAt": created_at,
@@ -125,7 +127,7 @@ class Recorder:
                 header["forkedFromStepId"] = forked_from_step_id
             self._journal = _Journal(journal_path(self.out), header)
             for step in self._chain.steps:
-                self._journal_step(step)
+                self._journal_steps(step)
 
     # -- state ---------------------------------------------------------------------------------------
 
@@ -145,26 +147,38 @@ class Recorder:
 
     def _append(self, type_: Any, timestamp: int, payload: Any) -> Step:
         step = self._chain.append(type_, timestamp, payload)
-        self._journal_step(step)
+        self._journal_steps(step)
         return step
 
-    def _journal_step(self, step: Step) -> None:
-        """Journal the step, unless it holds a known key: then the journal goes and the write will refuse."""
+    def _journal_steps(self, *steps: Step) -> None:
+        """Journal the steps in one write, unless one holds a known key: then the journal goes and the write
+        will refuse."""
         if self._journal is None:
             return
-        line = _LINE.encode(step)
-        if any(len(secret) >= _MIN_SECRET and secret.encode() in line for secret in self._secrets()):
-            self._leak_step = step.index
-            self._journal.discard()
-            self._journal = None
-            return
-        self._journal.write_line(line)
+        secrets = self._encoded_secrets()
+        lines = [_LINE.encode(step) for step in steps]
+        for step, line in zip(steps, lines, strict=True):
+            if any(secret in line for secret in secrets):
+                self._leak_step = step.index
+                self._journal.discard()
+                self._journal = None
+                return
+        self._journal.write_line(b"\n".join(lines))
+
+    def _encoded_secrets(self) -> tuple[bytes, ...]:
+        """The known keys long enough to look for, as bytes (encoded again only when the set changes)."""
+        secrets = self._secrets()
+        if secrets != self._secrets_seen:
+            self._secrets_seen = secrets
+            self._secret_bytes = tuple(s.encode() for s in secrets if len(s) >= _MIN_SECRET)
+        return self._secret_bytes
 
     def model_step(self, model_input: Any, started_at: int, model_output: Any, arrived_at: int) -> None:
-        """A model call: flush the previous turn's tools, then append its input and output."""
+        """A model call: flush the previous turn's tools, then append its input and output (one journal
+        write for both: a killed process leaves both lines, neither, or a torn last one)."""
         self.flush_tools(force=True)
-        self._append("model_input", started_at, model_input)
-        self._append("model_output", arrived_at, model_output)
+        first = self._chain.append("model_input", started_at, model_input)
+        self._journal_steps(first, self._chain.append("model_output", arrived_at, model_output))
         self._turn_calls = calls_of(model_output) if isinstance(model_output, dict) else []
         self._slots = []
         self._unasked = 0

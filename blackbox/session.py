@@ -201,6 +201,7 @@ class Session:
         self._lock = threading.RLock()
         self._ids = CallIds()
         self._secrets: set[str] = set()
+        self._last_key_headers: list[tuple[str, str]] | None = None
         self._model_calls = 0  # in flight
         self._running: dict[int, str] = {}  # id(ticket) → tool name
         self._fatal: BlackboxError | None = None
@@ -252,6 +253,9 @@ class Session:
                 self._secrets.add(value)
 
     def _note_header_secrets(self, headers: list[tuple[str, str]]) -> None:
+        if headers == self._last_key_headers:  # an SDK client sends the same key with every request
+            return
+        self._last_key_headers = headers
         for name, value in headers:
             if name.lower() in KEY_HEADERS and value:
                 secret = value[7:] if value.lower().startswith("bearer ") else value

@@ -706,3 +706,21 @@ def test_error_body_reaches_the_sdk_as_a_bad_request_without_retry(fake_api) -> 
     with pytest.raises(anthropic.BadRequestError, match=r"\[blackbox\] replay diverged at step 2"):
         client.messages.create(model="m", max_tokens=10, messages=[user("hi")])
     assert len(fake_api.requests) == 1
+
+
+def test_a_refused_request_leaves_the_id_map_as_it_was() -> None:
+    """`undo_on_error` undoes what the block changed (new ids, renamed tools), also after nested blocks."""
+    ids = CallIds()
+    assert ids.neutral("toolu_a") == "call-0"
+    ids.note_name("call-0", "search")
+    with pytest.raises(RuntimeError), ids.undo_on_error():
+        assert ids.neutral("toolu_b") == "call-1"
+        with ids.undo_on_error():
+            ids.note_name("call-0", "renamed")
+            ids.note_name("call-1", "fetch")
+        raise RuntimeError("refused")
+    assert (ids.lookup("toolu_b"), ids.name_of("call-0"), ids.name_of("call-1")) == (None, "search", None)
+    assert ids.next_index == 1 and ids.neutral("toolu_c") == "call-1"
+    with ids.undo_on_error():
+        ids.note_name("call-1", "kept")
+    assert ids.name_of("call-1") == "kept"

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from blackbox.errors import BlackboxUnsupportedError
@@ -28,6 +26,12 @@ class CallIds:
         self._by_provider: dict[str, str] = {}
         self._names: dict[str, str] = {}
         self._next = 0
+        self._undo: list[tuple[dict[str, str], str, str | None]] | None = None  # inside `undo_on_error`
+
+    def _set(self, table: dict[str, str], key: str, value: str) -> None:
+        if self._undo is not None:
+            self._undo.append((table, key, table.get(key)))
+        table[key] = value
 
     @property
     def next_index(self) -> int:
@@ -39,7 +43,7 @@ class CallIds:
         found = self._by_provider.get(provider_id)
         if found is None:
             found = self.fresh()
-            self._by_provider[provider_id] = found
+            self._set(self._by_provider, provider_id, found)
         return found
 
     def fresh(self) -> str:
@@ -56,7 +60,7 @@ class CallIds:
         current = self._by_provider.get(provider_id)
         if current is not None and current != neutral_id:
             raise ValueError(f"tool-call id {provider_id!r} is bound to {current!r}, not {neutral_id!r}")
-        self._by_provider[provider_id] = neutral_id
+        self._set(self._by_provider, provider_id, neutral_id)
         match = _NEUTRAL_RE.match(neutral_id)
         if match is not None:
             self._next = max(self._next, int(match.group(1)) + 1)
@@ -67,24 +71,47 @@ class CallIds:
 
     def note_name(self, neutral_id: str, tool_name: str) -> None:
         """Remember which tool `neutral_id` called (tool results in later requests carry only the id)."""
-        self._names[neutral_id] = tool_name
+        self._set(self._names, neutral_id, tool_name)
 
     def name_of(self, neutral_id: str) -> str | None:
         """The tool name remembered for `neutral_id`, if any."""
         return self._names.get(neutral_id)
 
-    @contextlib.contextmanager
-    def undo_on_error(self) -> Iterator[None]:
-        """Forget every id allocated inside the block if it raises: a refused request changes nothing."""
-        saved = dict(self._by_provider), dict(self._names), self._next
-        try:
-            yield
-        except BaseException:
-            self._by_provider, self._names, self._next = saved
-            raise
+    def undo_on_error(self) -> _UndoOnError:
+        """Forget every id allocated inside the block if it raises: a refused request changes nothing.
+
+        The block logs what it changes and undoes that, rather than copying both maps on every model call
+        (they grow with every tool call of the run)."""
+        return _UndoOnError(self)
 
     def __repr__(self) -> str:
         return f"CallIds(next_index={self._next}, mapped={len(self._by_provider)})"
+
+
+class _UndoOnError:
+    """`CallIds.undo_on_error`: a nested block hands its log to the enclosing one, which may still undo it."""
+
+    def __init__(self, ids: CallIds) -> None:
+        self.ids = ids
+        self.outer: list[tuple[dict[str, str], str, str | None]] | None = None
+        self.next = 0
+
+    def __enter__(self) -> None:
+        self.outer, self.next = self.ids._undo, self.ids._next
+        self.ids._undo = []
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        log, self.ids._undo = self.ids._undo or [], self.outer
+        if exc_type is not None:
+            for table, key, old in reversed(log):
+                if old is None:
+                    del table[key]
+                else:
+                    table[key] = old
+            self.ids._next = self.next
+        elif self.outer is not None:
+            self.outer.extend(log)
+
 
 
 def unsupported(what: str, advice: str) -> BlackboxUnsupportedError:
