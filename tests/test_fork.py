@@ -398,6 +398,16 @@ def test_bad_set_values_are_usage_errors(text: str, words: str, tmp_path: Path,
     assert words in str(caught.value) and "\n" not in str(caught.value)
 
 
+@pytest.mark.parametrize("text", ["0.9", '{"rain_chance": 0.9, "temps": [1.5, -0.0, 1e21]}',
+                                  r'"caf\u00e9 \ud83d\ude00 (a JSON surrogate pair)"'])
+def test_good_set_values_pass_the_checks(text: str) -> None:
+    """The refusals above must not catch ordinary values: floats (JSFloat) and valid surrogate pairs."""
+    from blackbox.canonical import canonical_text, decode_json
+    from blackbox.fork import parse_set_value
+
+    assert canonical_text(parse_set_value(text)) == canonical_text(decode_json(text))
+
+
 def test_forking_a_turn_not_in_call_order_is_refused(tmp_path: Path) -> None:
     chain = StepChain("odd")
     chain.append("model_input", 1, {"messages": [{"role": "user", "content": "x"}], "tools": []})
