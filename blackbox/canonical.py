@@ -313,13 +313,22 @@ def _slow(value: Any) -> str:
 # Values built in Python (tool arguments and results, normalized requests) before they enter a cassette.
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def json_value(value: Any, *, where: Callable[[], str] = lambda: "the value") -> Any:
     """A copy of `value` made only of JSON types, or `CanonicalError` naming what JSON cannot hold.
 
-    Floats become `JSFloat`, tuples become lists; sets, bytes, non-string keys, NaN and arbitrary objects
-    are refused rather than stored as something else.
+    Floats become `JSFloat`, tuples become lists; sets, bytes, non-string keys, NaN, strings with unpaired
+    surrogates (undecodable bytes smuggled through `surrogateescape`) and arbitrary objects are refused
+    rather than stored as something else.
     """
-    if value is None or value is True or value is False or isinstance(value, str):
+    if isinstance(value, str):
+        if not value.isascii() and _LONE_SURROGATE.search(value):
+            raise CanonicalError(f"{where()} holds a string with undecodable bytes (an unpaired surrogate); "
+                                 "decode it or pass it as text")
+        return value
+    if value is None or value is True or value is False:
         return value
     if isinstance(value, int):
         return int(value)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -268,6 +269,9 @@ def test_unstorable_tool_values_are_refused_naming_the_tool(tmp_path: Path) -> N
     echo = bb.tool("echo", lambda value: value)
     with pytest.raises(SessionError, match=r"arguments of tool 'echo'.*bytes"):
         echo(b"raw")
+    listing = bb.tool("listing", lambda: [os.fsdecode(b"caf\xe9.txt")])  # a latin-1 file name on a UTF-8 disk
+    with pytest.raises(SessionError, match=r"'listing'.*unpaired surrogate"):
+        listing()
     assert echo(None) is None
 
 
