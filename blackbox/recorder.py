@@ -178,7 +178,12 @@ class Recorder:
         write for both: a killed process leaves both lines, neither, or a torn last one)."""
         self.flush_tools(force=True)
         first = self._chain.append("model_input", started_at, model_input)
-        self._journal_steps(first, self._chain.append("model_output", arrived_at, model_output))
+        try:
+            second = self._chain.append("model_output", arrived_at, model_output)
+        except BaseException:  # an output with no JSON form: the journal still mirrors the chain
+            self._journal_steps(first)
+            raise
+        self._journal_steps(first, second)
         self._turn_calls = calls_of(model_output) if isinstance(model_output, dict) else []
         self._slots = []
         self._unasked = 0

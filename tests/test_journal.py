@@ -101,3 +101,15 @@ def test_a_session_keeps_its_journal_until_finish(tmp_path: Path) -> None:
     assert [s.get("type") for s in lines(journal_path(out))] == [None, "tool_call", "tool_result"]
     bb.finish(result="done")
     assert not journal_path(out).exists()
+
+
+def test_a_refused_model_output_leaves_the_input_journaled(tmp_path: Path) -> None:
+    """A model call's two steps go out in one write; if the output cannot be hashed, the input still does."""
+    from blackbox.canonical import CanonicalError, JSFloat
+
+    rec = recorder(tmp_path)
+    with pytest.raises(CanonicalError):
+        rec.model_step(INPUT, 1001, {"type": "final_answer", "text": JSFloat("nan")}, 1002)
+    journal = journal_path(tmp_path / "run.json")
+    assert [line.get("type") for line in lines(journal)] == [None, "model_input"]
+    assert recover(journal) == rec.cassette()
