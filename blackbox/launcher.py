@@ -1,6 +1,6 @@
 """Run an agent command under Blackbox (SPEC §5.3): set BLACKBOX_*, run it, read the session's report.
 
-The only module of the core that starts processes.  The child inherits stdio; the launcher ignores SIGINT
+The only module of the core that starts processes.  The child inherits stdio; the launcher survives SIGINT
 while it runs (the child gets it from the terminal and writes its cassette), then exits with the child's
 code (a signal n becomes 128+n).
 """
@@ -68,6 +68,10 @@ def _read_report(path: Path) -> dict[str, Any] | None:
     return report if isinstance(report, dict) else None
 
 
+def _ignore(signum: int, frame: object) -> None:
+    """The launcher outlives Ctrl-C; the agent, in the same process group, receives it and ends."""
+
+
 def _start(command: Sequence[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
     try:
         if shell_needed(command):
@@ -84,7 +88,9 @@ def run_agent(command: Sequence[str], settings: Mapping[str, str], *, placeholde
     with tempfile.TemporaryDirectory(prefix="blackbox-") as tmp:
         report_path = Path(tmp) / "report.json"
         env = agent_env({**settings, "BLACKBOX_REPORT": str(report_path)}, placeholders=placeholders)
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # A handler, not SIG_IGN: exec resets handled signals to default in the child, but an ignored
+        # SIGINT would be inherited, and Ctrl-C would no longer stop the agent or let it write its cassette.
+        previous = signal.signal(signal.SIGINT, _ignore)
         try:
             proc = _start(command, env)
             returncode = proc.wait()

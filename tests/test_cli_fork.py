@@ -21,6 +21,7 @@ import blackbox
 from blackbox.cassette import StepChain, dumps, load
 from blackbox.cli import app
 from blackbox.recorder import journal_path
+from tests.agents import default_sigint
 from tests.fakeapi import FakeAPI, weather_brain
 from tests.travel_brain import DATE, travel_brain
 
@@ -182,7 +183,8 @@ def test_sigint_after_the_fork_point_writes_the_fork(server: FakeAPI, tmp_path: 
         env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOX_")}
         env.update(mode_env, FAKE_URL=server.url, PYTHONPATH=str(ROOT))
         return subprocess.Popen([sys.executable, "-m", "tests.agents.kill_agent", point], cwd=ROOT, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=default_sigint)
 
     server.reset()
     server.brain = weather_brain("anthropic")

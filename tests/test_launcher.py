@@ -7,6 +7,7 @@ exit codes, placeholder keys and refusals are checked through the real CLI.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 from blackbox.cassette import StepChain, load, save
 from blackbox.diff import diff
 from blackbox.verify import verify
-from tests.fakeapi import FakeAPI
+from tests.fakeapi import FakeAPI, weather_brain
 from tests.travel_brain import travel_brain
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -189,3 +190,30 @@ def test_replay_of_a_broken_cassette_never_starts_the_agent(tmp_path: Path) -> N
     assert result.returncode == 1
     assert "truncated" in result.stderr
     assert not (tmp_path / "started").exists()
+
+
+def test_ctrl_c_stops_the_agent_and_the_run_is_written(fake_api: FakeAPI, tmp_path: Path) -> None:
+    """A terminal's Ctrl-C signals the whole foreground group: the agent must get it (not inherit an ignored
+    SIGINT from the launcher), write its cassette, and the launcher must exit with 130."""
+    fake_api.brain = weather_brain("anthropic")
+    out = tmp_path / "ctrl-c.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOX_")}
+    env.update(FAKE_URL=fake_api.url, PYTHONPATH=str(ROOT), NO_COLOR="1")
+    proc = subprocess.Popen(
+        [PY, "-m", "blackbox", "record", "--out", str(out), "--", PY, "-m", "tests.agents.kill_agent", "between"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.strip() == "BETWEEN":  # after a tool turn, before the next model call
+                break
+        os.killpg(proc.pid, signal.SIGINT)
+        assert proc.wait(60) == 130
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    cassette = load(out)
+    assert verify(cassette).ok
+    assert cassette.steps[-1].payload == {"event": "run_failed", "status": "error", "reason": "process_exit",
+                                          "exitCode": 130}

@@ -19,6 +19,7 @@ from blackbox.cassette import Cassette, load
 from blackbox.outcome import outcome
 from blackbox.recorder import journal_path, recover
 from blackbox.verify import verify
+from tests.agents import default_sigint
 from tests.fakeapi import FakeAPI, anthropic_message, json_reply, turn_brain
 
 pytest_plugins = ["tests.conftest_fakeapi"]
@@ -37,7 +38,8 @@ def start(point: str, fake: FakeAPI, out: Path) -> subprocess.Popen[str]:
     env.update(BLACKBOX_MODE="record", BLACKBOX_OUT=str(out), BLACKBOX_REPORT=str(out.with_suffix(".report")),
                FAKE_URL=fake.url, PYTHONPATH=str(ROOT))
     return subprocess.Popen([sys.executable, "-m", "tests.agents.kill_agent", point], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                preexec_fn=default_sigint)
 
 
 def wait_for(proc: subprocess.Popen[str], marker: str) -> None:
