@@ -52,26 +52,21 @@ def tui(
 
     from blackbox.errors import CassetteError
 
-    if demo:
-        paths = _demo_paths()
-    from blackbox_tui.app import BlackboxApp, load_runs
+    with tempfile.TemporaryDirectory(prefix="blackbox-demo-") as scratch:
+        if demo:
+            from blackbox.demo import demo_pair
 
-    try:
-        runs = load_runs(paths)
-    except CassetteError as exc:
-        fail(f"{exc}; check the file or open another one", EXIT_FAILURE)
-    ui = BlackboxApp(runs, diff=len(paths) == 2 and not demo)
-    if theme is not None:
-        if theme not in ui.available_themes:
-            names = ", ".join(sorted(ui.available_themes))
-            fail(f"unknown theme {theme!r}; choose one of: {names}", EXIT_USAGE)
-        ui.theme = theme
-    ui.run()
+            paths = list(demo_pair(Path(scratch)))  # the demo run and its fork; removed when the UI closes
+        from blackbox_tui.app import BlackboxApp, load_runs
 
-
-def _demo_paths() -> list[Path]:
-    from blackbox.demo import demo_pair
-
-    out_dir = Path(tempfile.mkdtemp(prefix="blackbox-demo-"))
-    parent, fork = demo_pair(out_dir)
-    return [parent, fork]
+        try:
+            runs = load_runs(paths)
+        except CassetteError as exc:
+            fail(f"{exc}; check the file or open another one", EXIT_FAILURE)
+        ui = BlackboxApp(runs, diff=len(paths) == 2 and not demo)
+        if theme is not None:
+            if theme not in ui.available_themes:
+                names = ", ".join(sorted(ui.available_themes))
+                fail(f"unknown theme {theme!r}; choose one of: {names}", EXIT_USAGE)
+            ui.theme = theme
+        ui.run()
