@@ -5,9 +5,9 @@ recorder chains them (`cassette.StepChain`), puts the wrapped tool calls of a tu
 whatever order they finished in (SPEC §1.1), and flushes them before the next model step.
 
 While recording, every step is also appended to a journal beside the output (`<out>.blackbox-journal`, one
-JSON line per step, one `write()` each), so even `kill -9` leaves the run recoverable with `recover(journal)`. A clean
-write removes it.  A step holding a known API key is never journaled: the journal is deleted instead and the
-final write refuses (SPEC §5.1 "Writing").
+JSON line per step, one `write()` per step or per model call's pair), so even `kill -9` leaves the run
+recoverable with `recover(journal)`. A clean write removes it.  A step holding a known API key is never
+journaled: the journal is deleted instead and the final write refuses (SPEC §5.1 "Writing").
 
 Journal format: line 1 is a header `{"blackboxJournal": 1, "id", "createdAt", "out", "parentId"?,
 "forkedFromStepId"?}`; every further line is one step exactly as in the cassette.  A torn last line (the
@@ -51,7 +51,7 @@ _LINE = msgspec.json.Encoder(enc_hook=_enc_hook)
 
 
 class _Journal:
-    """An append-only file of JSON lines, one `write()` per step.
+    """An append-only file of JSON lines, one `write()` per step (a model call's two steps share one).
 
     A killed process loses nothing already written: the kernel holds it.  Not fsynced per line: that guards
     only against a machine crash and costs ~0.4 ms a step (3× the SDK's own time per call, bench_session).
