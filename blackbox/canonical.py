@@ -334,7 +334,7 @@ def json_value(value: Any, *, where: Callable[[], str] = lambda: "the value") ->
         return int(value)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise CanonicalError(f"{where()} holds {value!r}, which JSON cannot hold")
+            raise CanonicalError(f"{where()} holds {value!r}, which JSON cannot hold; use a finite number")
         return value if type(value) is JSFloat else JSFloat(value)
     if isinstance(value, list | tuple):
         return [json_value(v, where=where) for v in value]

@@ -8,7 +8,6 @@ file's content, which may hold secrets.
 from __future__ import annotations
 
 import gc
-import mmap
 import os
 import re
 import tempfile
@@ -199,7 +198,6 @@ def loads(data: bytes, *, name: str = "cassette", js_floats: bool = True) -> Cas
     else:
         _check_version({"version": cassette.version}, name)
         return cassette
-    data = bytes(data)  # an mmap (see `load`) has no `count`; the error path below is rare
     try:
         raw = decode_json(data)
     except (msgspec.DecodeError, UnicodeDecodeError, ValueError) as exc:
@@ -216,35 +214,19 @@ def loads(data: bytes, *, name: str = "cassette", js_floats: bool = True) -> Cas
 def load(path: str | os.PathLike[str], *, js_floats: bool = True) -> Cassette:
     """Read a cassette file; `CassetteError` with one clear line when it cannot be read.
 
-    The file is decoded from a read-only memory map: its bytes are the kernel's page cache, not a second
-    copy on the heap while the decoded cassette is built (a 10,000-step file is tens of MB).  A cassette is
-    only ever replaced by a rename (`atomic_write`), so the mapped file does not change under the decoder.
+    Read into memory, not mapped: a file truncated by another program while mapped would kill the process
+    (SIGBUS), and mapped pages count as resident memory all the same.
     """
     p = Path(path)
     try:
-        with _mapped(p) as data:
-            return loads(data, name=str(p), js_floats=js_floats)
+        data = p.read_bytes()
     except FileNotFoundError:
         raise CassetteError(f"{p}: no such file") from None
     except IsADirectoryError:
         raise CassetteError(f"{p}: is a directory, not a cassette file") from None
     except OSError as exc:
         raise CassetteError(f"{p}: cannot read: {exc.strerror}") from None
-
-
-@contextmanager
-def _mapped(path: Path) -> Iterator[bytes | mmap.mmap]:
-    """The file's bytes: mapped when it is a non-empty regular file, else read (a pipe, an empty file)."""
-    with path.open("rb") as fh:
-        try:
-            view = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        except (ValueError, OSError):
-            view = None
-        if view is None:
-            yield fh.read()
-            return
-    with view:
-        yield view
+    return loads(data, name=str(p), js_floats=js_floats)
 
 
 def chain_break(

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from blackbox.cassette import Cassette, Step
+from blackbox.cassette import Cassette, Step, pretty_json
 
 __all__ = ["Outcome", "Status", "outcome", "step_label", "summarize_step", "terminal_outcome", "tool_sequence"]
 
@@ -61,7 +61,7 @@ def _get(payload: Any, key: str, default: Any = None) -> Any:
 def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
-    return "" if value is None else msgspec.json.encode(value).decode()
+    return "" if value is None else pretty_json(value, indent=0)
 
 
 def _clip(text: str, limit: int) -> str:

@@ -81,7 +81,7 @@ def resolve_settings(
             s.fork_set = json_value(decode_json(os.environ["BLACKBOX_FORK_SET"]), where=lambda: "BLACKBOX_FORK_SET")
             s.has_fork_set = True
         except CanonicalError as exc:  # 1e400 parses (as Infinity) but has no JSON form
-            raise UsageError(f"{exc}; use a finite number") from None
+            raise UsageError(str(exc)) from None
         except (msgspec.DecodeError, ValueError):
             raise UsageError("BLACKBOX_FORK_SET is not valid JSON; quote strings ('\"sunny\"')") from None
     _check_mode_needs(s)

@@ -106,8 +106,8 @@ def test_awkward_floats_in_a_file_verify_with_plain_floats(tmp_path: Path) -> No
     (b'{"version": 2, "id": "x", "createdAt": 0, "steps": [', "ends early"),
     (b'{"version": 2, "id": "x", "createdAt": NaN, "steps": []}', "NaN/Infinity"),
 ])
-def test_load_errors_from_a_mapped_file(tmp_path: Path, data: bytes, words: str) -> None:
-    """`load` decodes a memory map of the file; its errors are those of `loads` on the bytes."""
+def test_load_errors_from_a_file(tmp_path: Path, data: bytes, words: str) -> None:
+    """`load`'s errors are those of `loads` on the file's bytes, with either float mode."""
     path = tmp_path / "f.json"
     path.write_bytes(data)
     for js_floats in (True, False):

@@ -381,7 +381,7 @@ def test_settings_and_fork_plan_are_validated(parent: Path, tmp_path: Path) -> N
 @pytest.mark.parametrize(("text", "words"), [
     ("{nope", "--set is not valid JSON; quote strings"),
     ("[1e400]", "--set holds inf, which JSON cannot hold; use a finite number"),
-    ('"\\ud800"', "--set holds a lone surrogate escape"),
+    ('"\\ud800"', "--set holds a string with undecodable bytes (an unpaired surrogate)"),
     ("\udcff", "--set is not valid JSON"),  # argv bytes that are not UTF-8
     ("@missing.json", "cannot read missing.json: No such file or directory; check the path"),
     ("@deep.json", "--set @deep.json is not valid JSON: nested too deeply"),
