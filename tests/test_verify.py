@@ -238,3 +238,19 @@ def test_a_path_verifies_exactly_as_the_loaded_cassette(tmp_path: Path, name: st
     in_memory = verify(load(path), env=env).to_dict()
     in_memory.pop("path")
     assert from_path == in_memory
+
+
+def test_a_result_holding_floats_verifies_in_memory_and_from_the_file(tmp_path: Path) -> None:
+    """The outcome text of a final result with floats is printed the JavaScript way, never a TypeError."""
+    from blackbox.canonical import json_value
+    from blackbox.cassette import StepChain, save
+    from blackbox.outcome import outcome
+
+    chain = StepChain("floats")
+    chain.append("metadata", 0, json_value({"event": "run_completed", "status": "success",
+                                            "result": {"score": 0.5, "big": 1e21, "whole": 2.0}}))
+    cassette = chain.cassette(0)
+    path = tmp_path / "floats.json"
+    save(cassette, path)
+    assert verify(cassette).ok and verify(path).ok
+    assert outcome(cassette).final_answer == '{"score":0.5,"big":1e+21,"whole":2}'
