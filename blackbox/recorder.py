@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -125,6 +126,7 @@ class Recorder:
             if parent_id is not None:
                 header["parentId"] = parent_id
                 header["forkedFromStepId"] = forked_from_step_id
+            rescue_journal(self.out)
             self._journal = _Journal(journal_path(self.out), header)
             for step in self._chain.steps:
                 self._journal_steps(step)
@@ -360,3 +362,38 @@ def recover(path: str | os.PathLike[str]) -> Cassette:
         cassette.steps = cassette.steps[: broken.index]
     return cassette
 
+
+def recovered_path(out: str | os.PathLike[str]) -> Path:
+    """Where a rescued run of `out` goes: beside it, `<name>.recovered.json` (then `.recovered-2.json`, …)."""
+    out = Path(out)
+    stem = out.name.removesuffix(".json")
+    candidate = out.with_name(f"{stem}.recovered.json")
+    n = 2
+    while candidate.exists():
+        candidate = out.with_name(f"{stem}.recovered-{n}.json")
+        n += 1
+    return candidate
+
+
+def rescue_journal(out: str | os.PathLike[str]) -> Path | None:
+    """Before a new recording to `out` starts its journal, save the run a killed process left there.
+
+    The old journal would be truncated; instead it becomes a verified, incomplete cassette beside `out`
+    (see `recovered_path`) and is removed.  Returns that cassette's path, or None when there was nothing.
+    """
+    journal = journal_path(out)
+    if not journal.exists():
+        return None
+    try:
+        cassette = recover(journal)
+    except CassetteError:
+        return None  # not a journal of ours: _Journal replaces it, as before
+    target = recovered_path(out)
+    if cassette.steps:
+        atomic_write(target, dumps(cassette))
+    journal.unlink(missing_ok=True)
+    if not cassette.steps:
+        return None
+    print(f"[blackbox] an interrupted recording of {out} was recovered into {target} "
+          f"({len(cassette.steps)} steps)", file=sys.stderr)
+    return target

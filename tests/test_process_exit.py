@@ -148,3 +148,46 @@ def test_ending_without_finish(fake_api: FakeAPI, tmp_path: Path, point: str, co
         assert "RuntimeError: the agent crashed" in stderr
     cassette = written(out)
     assert len(cassette.steps) == 7 and cassette.steps[-1].payload == terminal
+
+
+def blackbox_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "blackbox", *map(str, args)], capture_output=True, text=True,
+                          env={**os.environ, "NO_COLOR": "1"}, timeout=60, check=False)
+
+
+def test_after_kill_9_recover_and_the_next_record_rescue_the_run(fake_api: FakeAPI, tmp_path: Path) -> None:
+    """`blackbox recover <journal>` writes the killed run; a new recording to the same file rescues it first
+    instead of truncating its journal."""
+    fake_api.brain = brain()
+    out = tmp_path / "killed.json"
+
+    def kill_between() -> None:
+        proc = start("between", fake_api, out)
+        wait_for(proc, "BETWEEN")
+        proc.kill()
+        assert proc.wait(10) == -signal.SIGKILL
+
+    kill_between()
+    result = blackbox_cli("recover", journal_path(out))
+    recovered = tmp_path / "killed.recovered.json"
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"recovered {recovered}: 4 steps, incomplete"
+    assert verify(load(recovered)).ok and not journal_path(out).exists()
+
+    kill_between()
+    proc = start("exit0", fake_api, out)
+    assert proc.wait(30) == 0
+    assert "was recovered into" in (proc.stderr.read() if proc.stderr else "")
+    rescued = tmp_path / "killed.recovered-2.json"
+    assert len(load(rescued).steps) == 4 and outcome(load(rescued)).status == "incomplete"
+    assert written(out).steps[-1].payload["status"] == "success"
+
+
+def test_recover_refuses_what_is_not_a_journal(tmp_path: Path) -> None:
+    bogus = tmp_path / "notes.txt"
+    bogus.write_text("hello")
+    result = blackbox_cli("recover", bogus)
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: ") and "not a Blackbox journal" in result.stderr
+    same = blackbox_cli("recover", bogus, "--out", bogus)
+    assert same.returncode in (1, 2) and "Traceback" not in same.stderr

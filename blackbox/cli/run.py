@@ -296,3 +296,47 @@ def _demo_fork(trace: Path | None, out: Path | None, fork_index: int | None, mut
     for label, value in lines:
         out_console.print(f"{label:<14}{value}", markup=False, highlight=False)
     out_console.print(f"next: blackbox diff {parent_path} {written}", markup=False, highlight=False)
+
+
+@app.command(rich_help_panel=_RUN)
+def recover(
+    journal: Annotated[Path, typer.Argument(help="The journal a killed recording left (<out>.blackbox-journal).",
+                                            dir_okay=False)],
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Where to write the cassette (default: beside the journal, "
+                                  "<name>.recovered.json).", dir_okay=False)
+    ] = None,
+) -> None:
+    """Turn the journal of a recording that was killed (even with kill -9) into a verified, incomplete cassette.
+
+    A new `blackbox record` to the same file does this by itself before it starts.
+
+    [b]Example[/b]:
+
+      blackbox recover run.json.blackbox-journal
+    """
+    from blackbox.cassette import atomic_write, dumps
+    from blackbox.fork import same_file
+    from blackbox.outcome import outcome
+    from blackbox.recorder import JOURNAL_SUFFIX, recovered_path
+    from blackbox.recorder import recover as recover_journal
+    from blackbox.verify import verify
+
+    try:
+        cassette = recover_journal(journal)
+    except CassetteError as exc:
+        fail(f"{exc}; give the .blackbox-journal file a recording left beside its --out")
+    if not cassette.steps:
+        fail(f"{journal} holds no complete step; nothing to recover")
+    if out is not None and same_file(out, journal):
+        fail("--out must differ from the journal; the journal is removed once the cassette is written", EXIT_USAGE)
+    target = out or recovered_path(journal.with_name(journal.name.removesuffix(JOURNAL_SUFFIX)))
+    report = verify(cassette)
+    if not report.ok:
+        failure = report.failure
+        fail(f"the recovered run does not verify ({failure.name if failure else '?'}: "
+             f"{failure.detail if failure else ''}); nothing was written")
+    atomic_write(target, dumps(cassette))
+    journal.unlink(missing_ok=True)
+    console().print(f"recovered {target}: {len(cassette.steps)} steps, {outcome(cassette).status}",
+                    markup=False, highlight=False)
