@@ -164,22 +164,34 @@ def fork(
     ] = None,
     match: Match = "strict",
     trace: Annotated[
-        Path | None, typer.Option("--trace", help="Demo: the cassette to fork.", rich_help_panel=_DEMO)
+        Path | None, typer.Option(
+            "--trace", help="Demo: the cassette to fork (default traces/example-trace.json).", rich_help_panel=_DEMO
+        )
     ] = None,
     fork_index: Annotated[
-        int | None, typer.Option("--fork-index", help="Demo: where the fork continues.", rich_help_panel=_DEMO)
+        int | None, typer.Option(
+            "--fork-index", help="Demo: where the fork continues (default 4).", rich_help_panel=_DEMO
+        )
     ] = None,
     mutation_step: Annotated[
-        int | None, typer.Option("--mutation-step", help="Demo: the step to change.", rich_help_panel=_DEMO)
+        int | None, typer.Option(
+            "--mutation-step", help="Demo: the tool_result step to change (default 3).", rich_help_panel=_DEMO
+        )
     ] = None,
     payload_json: Annotated[
-        str | None, typer.Option("--payload-json", help="Demo: the new payload (JSON).", rich_help_panel=_DEMO)
+        str | None, typer.Option(
+            "--payload-json", help="Demo: the new tool result as JSON (default: no hotels).", rich_help_panel=_DEMO
+        )
     ] = None,
     mode: Annotated[
-        str, typer.Option("--mode", help="Demo: tool-result or prompt.", rich_help_panel=_DEMO)
+        str, typer.Option(
+            "--mode", help="Demo: change a tool result, or the prompt.", rich_help_panel=_DEMO
+        )
     ] = "tool-result",
     prompt: Annotated[
-        str | None, typer.Option("--prompt", help="Demo: the new prompt (--mode prompt).", rich_help_panel=_DEMO)
+        str | None, typer.Option(
+            "--prompt", help="Demo: the new prompt (--mode prompt).", rich_help_panel=_DEMO
+        )
     ] = None,
 ) -> None:
     """Fork a run at a tool result with a different value, and continue live or from scripted replies.
