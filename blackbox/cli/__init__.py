@@ -6,7 +6,14 @@ import sys
 
 import typer
 
-from blackbox.cli import cassettes, demo, imports, run, tui  # noqa: F401  (each registers its commands)
+# Each module registers its commands; import order is the order of the help panels.
+from blackbox.cli import demo  # noqa: F401  (try it offline)
+
+# isort: split
+from blackbox.cli import run  # noqa: F401  (record, replay, fork, recover)
+
+# isort: split
+from blackbox.cli import cassettes, imports, tui  # noqa: F401
 from blackbox.cli.app import app
 from blackbox.cli.render import EXIT_USAGE, err_console, plain
 
