@@ -7,11 +7,13 @@ file's content, which may hold secrets.
 
 from __future__ import annotations
 
+import codecs
 import gc
+import json
 import os
 import re
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -34,14 +36,19 @@ __all__ = [
     "STEP_TYPES",
     "Cassette",
     "ChainBreak",
+    "LazyCassette",
+    "LazyStep",
     "Step",
     "StepChain",
     "StepType",
     "atomic_write",
     "chain_break",
+    "decode_payload",
     "dumps",
     "load",
+    "load_lazy",
     "loads",
+    "loads_lazy",
     "paused_gc",
     "save",
 ]
@@ -72,6 +79,43 @@ class Cassette(msgspec.Struct, omit_defaults=True):
     steps: list[Step]
     parentId: str | None = None
     forkedFromStepId: str | None = None
+
+
+def decode_payload(raw: msgspec.Raw) -> Any:
+    """A lazily loaded step's payload as `load` gives it (`JSFloat` numbers)."""
+    return decode_json(bytes(raw))
+
+
+class LazyStep(msgspec.Struct):
+    """A step whose payload stays undecoded JSON (a view of the file's bytes) until `decoded()`."""
+
+    id: str
+    index: int
+    type: StepType
+    timestamp: int
+    payload: msgspec.Raw
+    prevHash: str | None
+    hash: str
+
+    def decoded(self) -> Step:
+        return Step(self.id, self.index, self.type, self.timestamp, decode_payload(self.payload),
+                    self.prevHash, self.hash)
+
+
+class LazyCassette(msgspec.Struct, omit_defaults=True):
+    """A cassette held at about the size of its file: a browser decodes only the payloads it shows."""
+
+    version: int
+    id: str
+    createdAt: int
+    steps: list[LazyStep]
+    parentId: str | None = None
+    forkedFromStepId: str | None = None
+
+    def decoded(self) -> Cassette:
+        with paused_gc():
+            steps = [s.decoded() for s in self.steps]
+        return Cassette(self.version, self.id, self.createdAt, steps, self.parentId, self.forkedFromStepId)
 
 
 class ChainBreak(msgspec.Struct, frozen=True):
@@ -217,28 +261,75 @@ def load(path: str | os.PathLike[str], *, js_floats: bool = True) -> Cassette:
     Read into memory, not mapped: a file truncated by another program while mapped would kill the process
     (SIGBUS), and mapped pages count as resident memory all the same.
     """
+    return loads(_read(path), name=str(Path(path)), js_floats=js_floats)
+
+
+_LAZY_DECODER = msgspec.json.Decoder(LazyCassette)
+
+
+def _raw_json(value: Any) -> msgspec.Raw:
+    """A decoded payload as JSON again; ASCII escapes keep lone surrogates, which msgspec cannot write."""
+    return msgspec.Raw(json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode())
+
+
+def _check_utf8(data: bytes, chunk: int = 1 << 20) -> None:
+    """`UnicodeDecodeError` unless `data` is UTF-8 (msgspec skips a `Raw` value's strings unchecked); in
+    chunks, never holding the file as text."""
+    if data.isascii():
+        return
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    for start in range(0, len(data), chunk):
+        decoder.decode(view[start:start + chunk], final=start + chunk >= len(data))
+
+
+def loads_lazy(data: bytes, *, name: str = "cassette") -> LazyCassette:
+    """Like `loads`, with the same checks and errors, but every payload stays a `msgspec.Raw` view of `data`
+    (zero-copy: the cassette costs about `data` plus its steps' small fields)."""
+    try:
+        _check_utf8(data)
+        with paused_gc():
+            lazy = _LAZY_DECODER.decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+        full = loads(data, name=name)  # the precise error; or a file only the fallback path can read
+        steps = [LazyStep(s.id, s.index, s.type, s.timestamp, _raw_json(s.payload), s.prevHash, s.hash)
+                 for s in full.steps]
+        return LazyCassette(full.version, full.id, full.createdAt, steps, full.parentId, full.forkedFromStepId)
+    _check_version({"version": lazy.version}, name)
+    return lazy
+
+
+def _read(path: str | os.PathLike[str]) -> bytes:
     p = Path(path)
     try:
-        data = p.read_bytes()
+        return p.read_bytes()
     except FileNotFoundError:
         raise CassetteError(f"{p}: no such file") from None
     except IsADirectoryError:
         raise CassetteError(f"{p}: is a directory, not a cassette file") from None
     except OSError as exc:
         raise CassetteError(f"{p}: cannot read: {exc.strerror}") from None
-    return loads(data, name=str(p), js_floats=js_floats)
+
+
+def load_lazy(path: str | os.PathLike[str]) -> LazyCassette:
+    """Read a cassette file keeping payloads undecoded (`decode_payload`); the errors of `load`."""
+    return loads_lazy(_read(path), name=str(Path(path)))
 
 
 def chain_break(
-    cassette: Cassette, *, on_step: Callable[[Step, bytes], None] | None = None
+    cassette: Cassette | LazyCassette, *, on_step: Callable[[Step, bytes], None] | None = None
 ) -> ChainBreak | None:
     """The first link of the hash chain that does not hold (SPEC §3 order), or None.
 
     `on_step` sees each step that passed with the canonical bytes its hash was taken of, so a caller (verify)
-    can scan them without canonicalizing twice.
+    can scan them without canonicalizing twice.  A lazy cassette's payloads are decoded one at a time and
+    dropped after hashing.
     """
+    steps: Iterable[Step] = (
+        (s.decoded() for s in cassette.steps) if isinstance(cassette, LazyCassette) else cassette.steps
+    )
     prev: str | None = None
-    for i, step in enumerate(cassette.steps):
+    for i, step in enumerate(steps):
         if step.index != i:
             return ChainBreak(i, f"step {i} has index {step.index}; expected {i}")
         if i == 0 and step.prevHash is not None:

@@ -7,7 +7,18 @@ from pathlib import Path
 import pytest
 
 from blackbox.canonical import decode_json, json_value
-from blackbox.cassette import StepChain, chain_break, dumps, load, loads, save
+from blackbox.cassette import (
+    LazyCassette,
+    StepChain,
+    chain_break,
+    decode_payload,
+    dumps,
+    load,
+    load_lazy,
+    loads,
+    loads_lazy,
+    save,
+)
 from blackbox.errors import CassetteError
 from blackbox.verify import verify
 from tests.conftest import FIXTURES
@@ -55,7 +66,7 @@ def test_hashes_follow_javascript_not_python() -> None:
         '{"big":9007199254740992,"floats":[1,1e+21,1e-7,0],"😀":1,"\uff61":2}'
 
 
-@pytest.mark.parametrize(("data", "words"), [
+LOAD_ERRORS = [
     (b"not json", "not JSON"),
     (b'{"version": 2, "id": "x", "createdAt": 0, "steps": [', "ends early"),
     (b"[1, 2]", "not a JSON object"),
@@ -70,7 +81,10 @@ def test_hashes_follow_javascript_not_python() -> None:
      "nested too deeply"),
     (b"\xef\xbb\xbf" + b'{"version": 2, "id": "x", "createdAt": 0, "steps": []}', "byte-order mark"),
     (b"\x89PNG\r\n\x1a\n\xff\xfe", "not UTF-8 text at line 1, column 1"),
-])
+]
+
+
+@pytest.mark.parametrize(("data", "words"), LOAD_ERRORS)
 def test_load_errors_are_one_clear_line(data: bytes, words: str) -> None:
     with pytest.raises(CassetteError) as info:
         loads(data, name="f.json")
@@ -114,3 +128,67 @@ def test_load_errors_from_a_file(tmp_path: Path, data: bytes, words: str) -> Non
         with pytest.raises(CassetteError) as info:
             load(path, js_floats=js_floats)
         assert str(info.value).startswith(str(path)) and words in str(info.value)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The lazy loader (the UI's): payloads stay undecoded until asked for, with the errors and hashes of `load`
+
+
+def _error(read: object, *args: object) -> str | None:
+    try:
+        read(*args)  # type: ignore[operator]
+    except CassetteError as exc:
+        return str(exc)
+    return None
+
+
+@pytest.mark.parametrize("path", CASSETTES, ids=lambda p: p.name)
+def test_lazy_load_gives_the_payloads_errors_and_chain_of_load(path: Path) -> None:
+    error = _error(load, path)
+    assert _error(load_lazy, path) == error
+    if error is None:
+        full, lazy = load(path), load_lazy(path)
+        assert lazy.decoded() == full
+        assert [decode_payload(s.payload) for s in lazy.steps] == [s.payload for s in full.steps]
+        assert chain_break(lazy) == chain_break(full)
+
+
+
+def _step_file(payload: bytes, step_id: bytes = b"x:0") -> bytes:
+    return (b'{"version": 2, "id": "x", "createdAt": 0, "steps": [{"id": "' + step_id + b'", "index": 0, '
+            b'"type": "metadata", "timestamp": 0, "payload": ' + payload + b', "prevHash": null, "hash": "0"}]}')
+
+
+@pytest.mark.parametrize("data", [
+    *(data for data, _ in LOAD_ERRORS),
+    _step_file(b'"not \xff UTF-8"'),  # msgspec skips an undecoded value's strings unchecked
+    _step_file(b'"bad \\q escape"'),
+    _step_file(b"[1, 2"),
+])
+def test_lazy_load_errors_are_those_of_load(data: bytes) -> None:
+    error = _error(loads, data)
+    assert error is not None
+    with pytest.raises(CassetteError) as info:
+        loads_lazy(data, name="cassette")
+    assert str(info.value) == error
+
+
+def test_lazy_load_reads_what_only_the_fallback_decoder_reads() -> None:
+    """A lone surrogate in a step id (msgspec refuses it, JSON.parse does not), and in the payload."""
+    data = _step_file(b'{"text": "half \\ud800 a pair", "n": 0.5}', step_id=b"x:\\udc00")
+    lazy = loads_lazy(data)
+    assert isinstance(lazy, LazyCassette) and lazy.decoded() == loads(data)
+    assert decode_payload(lazy.steps[0].payload) == {"text": "half \ud800 a pair", "n": 0.5}
+
+
+def test_lazy_load_finds_a_tampered_payload(tmp_path: Path) -> None:
+    chain = StepChain("t")
+    for n in range(5):
+        chain.append("tool_result", n, {"toolCallId": f"c{n}", "toolName": "t", "result": n * 1.5})
+    path = tmp_path / "t.json"
+    save(chain.cassette(0), path)
+    assert chain_break(load_lazy(path)) is None
+    path.write_bytes(path.read_bytes().replace(b'"result": 4.5', b'"result": 4.25'))
+    broken = chain_break(load_lazy(path))
+    assert broken is not None and broken.index == 3 and "hash does not match" in broken.reason
+    assert broken == chain_break(load(path))

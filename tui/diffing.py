@@ -29,7 +29,7 @@ def compare(a: Run, b: Run, *, semantic: bool) -> Comparison:
     """Run blackbox's diff (hash or semantic) and keep what the screen needs."""
     from blackbox.diff import diff
 
-    report = diff(a.cassette, b.cassette, semantic=semantic)
+    report = diff(a.decoded(), b.decoded(), semantic=semantic)
     return Comparison(rows=tuple(report.rows), first_divergence=report.first_divergence,
                       verdict=report.verdict.text, semantic=semantic)
 

@@ -1,18 +1,32 @@
 """A loaded cassette as the UI sees it: lazily computed summaries, tool-round nesting, search and JSON text.
 
 Everything here is cheap per step and computed on demand, so a 10,000-step cassette opens at once; the
-hash-chain check (which hashes every step) runs once, off the UI thread, through `check_chain`.
+hash-chain check (which hashes every step) runs once, off the UI thread, through `check_chain`.  Payloads
+stay undecoded (`load_lazy`: about the file's size in memory) and are decoded per step when shown.
 """
 
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
-from blackbox.cassette import Cassette, ChainBreak, Step, chain_break, load, pretty_json
-from blackbox.outcome import Outcome, outcome, summarize_step
+import msgspec
+
+from blackbox.cassette import (
+    Cassette,
+    ChainBreak,
+    LazyCassette,
+    LazyStep,
+    Step,
+    chain_break,
+    load_lazy,
+    pretty_json,
+)
+from blackbox.outcome import Outcome, summarize_step, terminal_outcome, tool_sequence
 
 __all__ = ["Run", "format_time", "pretty_json", "tool_name"]
 
@@ -46,22 +60,74 @@ def is_error_result(step: Step) -> bool:
 _UNCHECKED = object()
 
 
+class _ToolFacts(msgspec.Struct, frozen=True):
+    """What the UI needs of the tool steps' payloads: per step the tool name and whether it is an error
+    result, and the tool calls' names in order (the outcome's tool sequence)."""
+
+    names: list[str | None]
+    errors: list[bool]
+    calls: tuple[str, ...]
+
+
+class Steps(Sequence[Step]):
+    """The steps of a lazily loaded cassette: each payload decoded when a step is asked for, the last few
+    kept (the rows on screen and the detail pane ask again and again)."""
+
+    def __init__(self, lazy: list[LazyStep], keep: int = 256) -> None:
+        self.lazy = lazy
+        self._keep = keep
+        self._recent: OrderedDict[int, Step] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self.lazy)
+
+    @overload
+    def __getitem__(self, index: int) -> Step: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Step]: ...
+    def __getitem__(self, index: int | slice) -> Step | list[Step]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        index = range(len(self))[index]  # negative indices; IndexError past the end
+        step = self._recent.get(index)
+        if step is None:
+            step = self._recent[index] = self.lazy[index].decoded()
+            if len(self._recent) > self._keep:
+                self._recent.popitem(last=False)
+        else:
+            self._recent.move_to_end(index)
+        return step
+
+    def type(self, index: int) -> str:
+        return self.lazy[index].type
+
+
 class Run:
     """One cassette open in the UI; summaries, nesting and the chain state are cached on first use."""
 
-    def __init__(self, cassette: Cassette, path: Path | None = None) -> None:
-        self.cassette = cassette
+    def __init__(self, cassette: LazyCassette, path: Path | None = None) -> None:
+        self.lazy = cassette
         self.path = path
-        self.steps = cassette.steps
+        self.steps = Steps(cassette.steps)
         self._summaries: list[str | None] = [None] * len(self.steps)
         self._nesting: list[str] | None = None
+        self._tools: _ToolFacts | None = None
         self._outcome: Outcome | None = None
         self._chain: Any = _UNCHECKED
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Run:
         """Load a cassette file (structure only; `CassetteError` with one clear line if it cannot be read)."""
-        return cls(load(path), Path(path))
+        return cls(load_lazy(path), Path(path))
+
+    @property
+    def cassette(self) -> LazyCassette:
+        """The cassette's fields; its steps' payloads are undecoded (use `steps` or `decoded()`)."""
+        return self.lazy
+
+    def decoded(self) -> Cassette:
+        """The whole cassette with every payload decoded (the diff needs it; costs about 3× the file)."""
+        return self.lazy.decoded()
 
     @property
     def name(self) -> str:
@@ -78,9 +144,29 @@ class Run:
 
     @property
     def outcome(self) -> Outcome:
+        """`blackbox.outcome.outcome`, from the last step's payload and the tool calls' names."""
         if self._outcome is None:
-            self._outcome = outcome(self.cassette)
+            last = self.steps[-1] if len(self.steps) else None
+            payload = last.payload if last is not None and last.type == "metadata" else None
+            self._outcome = terminal_outcome(payload, self._tool_facts().calls)
         return self._outcome
+
+    def _tool_facts(self) -> _ToolFacts:
+        """One pass decoding the tool steps' payloads, each dropped after use."""
+        if self._tools is None:
+            names: list[str | None] = [None] * len(self.steps)
+            errors = [False] * len(self.steps)
+            calls: list[str] = []
+            for i, lazy in enumerate(self.steps.lazy):
+                if lazy.type in ("tool_call", "tool_result"):
+                    step = lazy.decoded()
+                    names[i], errors[i] = tool_name(step), is_error_result(step)
+                    calls += tool_sequence([step])
+            self._tools = _ToolFacts(names, errors, tuple(calls))
+        return self._tools
+
+    def is_error_result(self, index: int) -> bool:
+        return self._tool_facts().errors[index]
 
     # -- the hash chain ------------------------------------------------------------------------------------
 
@@ -92,7 +178,7 @@ class Run:
     def chain(self) -> ChainBreak | None:
         """The first broken link, or None; checks on first use (call `check_chain` from a thread first)."""
         if self._chain is _UNCHECKED:
-            self._chain = chain_break(self.cassette)
+            self._chain = chain_break(self.lazy)
         return self._chain
 
     def check_chain(self) -> ChainBreak | None:
@@ -110,7 +196,7 @@ class Run:
         glyphs = [""] * len(self.steps)
         children: list[int] = []
         in_round = False
-        for i, step in enumerate(self.steps):
+        for i, step in enumerate(self.steps.lazy):
             if step.type in ("tool_call", "tool_result") and in_round:
                 children.append(i)
                 continue
@@ -129,24 +215,24 @@ class Run:
 
     def matches(self, index: int, needle: str) -> bool:
         """Case-insensitive match of the summary, the type or the payload's JSON text."""
-        step = self.steps[index]
-        if needle in self.summary(index).lower() or needle in step.type:
+        if needle in self.summary(index).lower() or needle in self.steps.type(index):
             return True
-        return needle in compact_json(step.payload).lower()
+        return needle in compact_json(self.steps[index].payload).lower()
 
     def tool_names(self) -> list[str]:
-        seen: dict[str, None] = {}
-        for step in self.steps:
-            name = tool_name(step)
-            if name is not None:
-                seen.setdefault(name, None)
-        return list(seen)
+        return list(dict.fromkeys(name for name in self._tool_facts().names if name is not None))
 
     def step_types(self) -> list[str]:
-        seen: dict[str, None] = {}
-        for step in self.steps:
-            seen.setdefault(step.type, None)
-        return list(seen)
+        return list(dict.fromkeys(step.type for step in self.steps.lazy))
+
+    def indices(self, test: str, value: str = "") -> list[int]:
+        """The steps of one `type`, of one `tool` (name) or the `errors` (error results), without decoding
+        every payload."""
+        if test == "type":
+            return [i for i, step in enumerate(self.steps.lazy) if step.type == value]
+        if test == "tool":
+            return [i for i, name in enumerate(self._tool_facts().names) if name == value]
+        return [i for i, error in enumerate(self._tool_facts().errors) if error]
 
     def fork_point(self) -> int | None:
         """The index named by `forkedFromStepId` on a fork (it may be absent or not in this file)."""

@@ -93,3 +93,20 @@ def test_synthetic_cassettes_verify(tmp_path: Path) -> None:
     from blackbox.cassette import chain_break, load
 
     assert chain_break(load(write_synthetic(tmp_path / "s.json", 300))) is None
+
+
+def test_a_run_keeps_payloads_undecoded_and_derives_what_a_full_load_does(tmp_path: Path) -> None:
+    import msgspec
+    from blackbox_tui.run import Run, is_error_result, tool_name
+
+    from blackbox.cassette import chain_break, load
+    from blackbox.outcome import outcome
+
+    path = write_synthetic(tmp_path / "s.json", 300)
+    run, full = Run.open(path), load(path)
+    assert all(isinstance(step.payload, msgspec.Raw) for step in run.cassette.steps)
+    assert run.decoded() == full and list(run.steps) == full.steps
+    assert run.outcome == outcome(full) and run.chain is None is chain_break(full)
+    assert run.indices("errors") == [i for i, s in enumerate(full.steps) if is_error_result(s)] != []
+    assert run.indices("tool", "lookup") == [i for i, s in enumerate(full.steps) if tool_name(s) == "lookup"]
+    assert run.tool_names() == ["search", "lookup", "fetch_page"]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from blackbox_tui.external import open_readonly, viewer_command
-from blackbox_tui.run import Run, is_error_result, pretty_json, tool_name
+from blackbox_tui.run import Run, pretty_json
 from blackbox_tui.screens.prompts import PathPrompt, PickOne
 from blackbox_tui.widgets.line_table import LineTable
 from blackbox_tui.widgets.run_header import RunHeader
@@ -208,10 +208,10 @@ class BrowseScreen(Screen[None]):
     # -- jumps ---------------------------------------------------------------------------------------------
 
     def action_next_error(self) -> None:
-        self._jump(lambda i: is_error_result(self.run.steps[i]), forward=True, what="error result")
+        self._jump(self.run.is_error_result, forward=True, what="error result")
 
     def action_next_result(self) -> None:
-        self._jump(lambda i: self.run.steps[i].type == "tool_result", forward=True, what="tool result")
+        self._jump(lambda i: self.run.steps.type(i) == "tool_result", forward=True, what="tool result")
 
     def _jump(self, wanted: Callable[[int], bool], *, forward: bool, what: str,
               include_current: bool = False) -> None:
@@ -246,20 +246,13 @@ class BrowseScreen(Screen[None]):
         if choice is None:
             return
         keep = self.table.step_index
-        steps = self.run.steps
         if choice == "all":
             self.filter_label = ""
-            self.table.show(range(len(steps)), keep)
+            self.table.show(range(len(self.run)), keep)
         else:
             kind, _, value = choice.partition(":")
-            tests: dict[str, Callable[[Step], bool]] = {
-                "type": lambda s: s.type == value,
-                "tool": lambda s: tool_name(s) == value,
-                "errors": is_error_result,
-            }
-            test = tests[kind]
             self.filter_label = choice if value else "error results"
-            self.table.show([i for i, s in enumerate(steps) if test(s)], keep)
+            self.table.show(self.run.indices(kind, value), keep)
         self._show_detail()
 
     def action_clear(self) -> None:
@@ -362,7 +355,7 @@ class BrowseScreen(Screen[None]):
     def action_fork(self) -> None:
         step = self.current_step
         if step is None or step.type != "tool_result":
-            points = [s.index for s in self.run.steps if s.type == "tool_result"][:12]
+            points = self.run.indices("type", "tool_result")[:12]
             hint = f"tool results here: {', '.join(map(str, points))}" if points else "this run has none"
             self.notify(f"A fork starts at a tool_result step ({hint}); press r to go to the next one.",
                         severity="warning")
