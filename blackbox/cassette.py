@@ -51,6 +51,7 @@ __all__ = [
     "loads_lazy",
     "paused_gc",
     "save",
+    "text_position",
 ]
 
 StepType = Literal["model_input", "model_output", "tool_call", "tool_result", "metadata"]
@@ -129,7 +130,8 @@ class ChainBreak(msgspec.Struct, frozen=True):
 # Loading
 
 
-def _position(data: bytes, offset: int) -> str:
+def text_position(data: bytes, offset: int) -> str:
+    """`line L, column C` (1-based, columns in bytes) of a byte offset: where errors point, never what is there."""
     offset = max(0, min(offset, len(data)))
     line = data.count(b"\n", 0, offset) + 1
     column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
@@ -147,17 +149,17 @@ def _json_error(name: str, data: bytes, exc: Exception) -> CassetteError:
         return CassetteError(f"{name}: JSON {TOO_DEEP}; a cassette never nests this deep, so the file is "
                              "damaged or not a cassette: re-record it")
     if isinstance(exc, UnicodeDecodeError):
-        return CassetteError(f"{name}: not UTF-8 text at {_position(data, exc.start)}, so not a cassette; "
+        return CassetteError(f"{name}: not UTF-8 text at {text_position(data, exc.start)}, so not a cassette; "
                              "re-record it or restore it from a copy")
     if data.startswith(b"\xef\xbb\xbf"):
         return CassetteError(f"{name}: starts with a byte-order mark, which JSON (and the original tool) "
                              "rejects; save the file as UTF-8 without a BOM")
     if "truncated" in message:
-        return CassetteError(f"{name}: not JSON: the file ends early at {_position(data, len(data))} "
+        return CassetteError(f"{name}: not JSON: the file ends early at {text_position(data, len(data))} "
                              "(truncated?); re-record it or restore it from a copy")
     if match:
         offset = int(match.group(1))
-        where = _position(data, offset)
+        where = text_position(data, offset)
         if _NON_FINITE.match(data, offset):
             return CassetteError(f"{name}: NaN/Infinity at {where} is not valid JSON (JavaScript rejects "
                                  "it too); re-record the cassette")

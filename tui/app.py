@@ -43,10 +43,6 @@ class BlackboxApp(App[None]):
         if theme:
             self.theme = theme
 
-    @classmethod
-    def from_paths(cls, paths: Sequence[str | os.PathLike[str]], **options: object) -> BlackboxApp:
-        return cls(load_runs(paths), **options)  # type: ignore[arg-type]
-
     def on_mount(self) -> None:
         companion = self.runs[1] if len(self.runs) > 1 else None
         self.push_screen(BrowseScreen(self.runs[0], companion=companion))

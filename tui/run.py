@@ -233,11 +233,3 @@ class Run:
         if test == "tool":
             return [i for i, name in enumerate(self._tool_facts().names) if name == value]
         return [i for i, error in enumerate(self._tool_facts().errors) if error]
-
-    def fork_point(self) -> int | None:
-        """The index named by `forkedFromStepId` on a fork (it may be absent or not in this file)."""
-        wanted = self.cassette.forkedFromStepId
-        if wanted is None:
-            return None
-        _, _, tail = wanted.rpartition(":")
-        return int(tail) if tail.isdigit() else None

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from blackbox.canonical import decode_json
-from blackbox.cassette import Cassette, dumps
+from blackbox.cassette import Cassette, dumps, text_position
 from blackbox.errors import BlackboxError
 
 __all__ = [
@@ -78,10 +78,7 @@ def json_position(data: bytes, exc: Exception) -> str:
     match = _BYTE_OFFSET.search(message)
     if match is None or "truncated" in message:
         return "the end of the file"
-    offset = min(int(match.group(1)), len(data))
-    line = data.count(b"\n", 0, offset) + 1
-    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
-    return f"line {line}, column {column}"
+    return text_position(data, int(match.group(1)))
 
 
 def check_writable(cassette: Cassette, env: Mapping[str, str] | None = None) -> bytes:
