@@ -76,6 +76,14 @@ def _set_elapsed(response: Any, started: float) -> None:
         response.elapsed = datetime.timedelta(seconds=time.perf_counter() - started)
 
 
+def _recorded(http: ModuleType, session: Session, decision: Forward, request: Any, response: Any,
+              body: bytes) -> Any:
+    """Hand the response to the session; the agent gets it as it came, unless the session answers instead."""
+    instead = session.close_call(decision.call, response.status_code, response.headers.get("content-type", ""),
+                                 body)
+    return response if instead is None else _reply(http, request, instead)
+
+
 @functools.cache
 def transport_classes(http: ModuleType) -> tuple[type, type]:
     """The (sync, async) Blackbox transport classes for the `httpx` or `httpx2` module."""
@@ -103,9 +111,7 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
             except BaseException:
                 self.session.abort_call(decision.call)
                 raise
-            instead = self.session.close_call(decision.call, response.status_code,
-                                              response.headers.get("content-type", ""), body)
-            return response if instead is None else _reply(http, request, instead)
+            return _recorded(http, self.session, decision, request, response, body)
 
         def close(self) -> None:
             self.inner.close()
@@ -130,9 +136,7 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
             except BaseException:
                 self.session.abort_call(decision.call)
                 raise
-            instead = self.session.close_call(decision.call, response.status_code,
-                                              response.headers.get("content-type", ""), body)
-            return response if instead is None else _reply(http, request, instead)
+            return _recorded(http, self.session, decision, request, response, body)
 
         async def aclose(self) -> None:
             await self.inner.aclose()
