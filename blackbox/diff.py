@@ -6,6 +6,7 @@ JSON-equal payload (two separate recordings).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 import msgspec
@@ -14,7 +15,7 @@ from blackbox.cassette import Cassette, Step
 from blackbox.firstdiff import join_path, json_equal, utf16_sorted
 from blackbox.outcome import Outcome, outcome, step_label, summarize_step
 
-__all__ = ["ChangedValue", "DiffReport", "FieldChange", "Verdict", "diff", "step_changes"]
+__all__ = ["ChangedValue", "DiffReport", "FieldChange", "Verdict", "compare_rows", "diff", "step_changes", "verdict_of"]
 
 Row = Literal["same", "changed", "only_a", "only_b"]
 VALUE_KEYS = ("result", "toolInput", "calls", "text")
@@ -125,7 +126,8 @@ def _changed_value(a: Step | None, b: Step | None) -> ChangedValue | None:
     return None
 
 
-def _verdict(x: Outcome, y: Outcome) -> Verdict:
+def verdict_of(x: Outcome, y: Outcome) -> Verdict:
+    """The §9 outcome verdict of a parent `x` and a child `y`."""
     if x.status != y.status:
         return Verdict("status_flipped", f"status flipped (parent {x.status} → child {y.status})")
     if x.status == "success" and x.final_answer != y.final_answer:
@@ -139,20 +141,28 @@ def _verdict(x: Outcome, y: Outcome) -> Verdict:
     return Verdict("no_change", "no behavioural change")
 
 
+def compare_rows(len_a: int, len_b: int, same: Callable[[int], bool]) -> tuple[list[Row], int | None]:
+    """One row per step index up to the longer run, and the first that is not `same`.
+
+    `same(i)` decides a pair present on both sides: equal hashes, or equal types and payloads."""
+    rows: list[Row] = []
+    first: int | None = None
+    for i in range(max(len_a, len_b)):
+        if i >= len_a:
+            rows.append("only_b")
+        elif i >= len_b:
+            rows.append("only_a")
+        else:
+            rows.append("same" if same(i) else "changed")
+        if first is None and rows[-1] != "same":
+            first = i
+    return rows, first
+
+
 def diff(a: Cassette, b: Cassette, *, semantic: bool = False) -> DiffReport:
     """Walk both step lists by index and report the first divergence and the outcome verdict."""
     sa, sb = a.steps, b.steps
-    rows: list[Row] = []
-    first: int | None = None
-    for i in range(max(len(sa), len(sb))):
-        if i >= len(sa):
-            rows.append("only_b")
-        elif i >= len(sb):
-            rows.append("only_a")
-        else:
-            rows.append("same" if _same(sa[i], sb[i], semantic) else "changed")
-        if first is None and rows[-1] != "same":
-            first = i
+    rows, first = compare_rows(len(sa), len(sb), lambda i: _same(sa[i], sb[i], semantic))
     shared = first if first is not None else len(rows)
     step_a = sa[first] if first is not None and first < len(sa) else None
     step_b = sb[first] if first is not None and first < len(sb) else None
@@ -164,5 +174,5 @@ def diff(a: Cassette, b: Cassette, *, semantic: bool = False) -> DiffReport:
         step_a=step_a, step_b=step_b, changed_value=changed, changed_fields=fields,
         a_is_prefix=first is not None and shared == len(sa) and len(sb) > len(sa),
         b_is_prefix=first is not None and shared == len(sb) and len(sa) > len(sb),
-        outcome_a=oa, outcome_b=ob, verdict=_verdict(oa, ob),
+        outcome_a=oa, outcome_b=ob, verdict=verdict_of(oa, ob),
     )

@@ -26,12 +26,20 @@ class Comparison(msgspec.Struct, frozen=True):
 
 
 def compare(a: Run, b: Run, *, semantic: bool) -> Comparison:
-    """Run blackbox's diff (hash or semantic) and keep what the screen needs."""
-    from blackbox.diff import diff
+    """blackbox's diff (hash or semantic), keeping what the screen needs.
 
-    report = diff(a.decoded(), b.decoded(), semantic=semantic)
-    return Comparison(rows=tuple(report.rows), first_divergence=report.first_divergence,
-                      verdict=report.verdict.text, semantic=semantic)
+    By hash, rows come from the stored hashes without decoding a payload, and the verdict from each run's
+    outcome; a semantic comparison needs every payload, so it runs the full diff."""
+    from blackbox.diff import compare_rows, diff, verdict_of
+
+    if semantic:
+        report = diff(a.decoded(), b.decoded(), semantic=True)
+        return Comparison(rows=tuple(report.rows), first_divergence=report.first_divergence,
+                          verdict=report.verdict.text, semantic=True)
+    la, lb = a.steps.lazy, b.steps.lazy
+    rows, first = compare_rows(len(la), len(lb), lambda i: la[i].hash == lb[i].hash)
+    return Comparison(rows=tuple(rows), first_divergence=first, verdict=verdict_of(a.outcome, b.outcome).text,
+                      semantic=False)
 
 
 def field_changes(a: Run, b: Run, index: int, limit: int | None = None) -> list[FieldChange]:

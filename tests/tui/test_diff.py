@@ -155,3 +155,20 @@ async def test_large_diff_opens(large_cassette: Path, tmp_path: Path) -> None:
         assert screen.comparison.first_divergence == 5_001
         assert screen.table.cursor == 5_001
         assert screen.table.scroll_y > 4_900
+
+
+@pytest.mark.parametrize(("a", "b"), [(PARENT, CHILD), (INCIDENT, HYPOTHESIS), (INCIDENT, FIXED), (CHILD, PARENT)])
+@pytest.mark.parametrize("semantic", [False, True])
+def test_the_screens_comparison_is_blackbox_diff(a: Path, b: Path, semantic: bool) -> None:
+    """By hash the screen compares stored hashes without decoding payloads: it must agree with the core's diff."""
+    from blackbox_tui.diffing import compare
+    from blackbox_tui.run import Run
+
+    from blackbox.cassette import load
+    from blackbox.diff import diff
+
+    shown = compare(Run.open(a), Run.open(b), semantic=semantic)
+    report = diff(load(a), load(b), semantic=semantic)
+    assert shown.rows == tuple(report.rows)
+    assert shown.first_divergence == report.first_divergence
+    assert shown.verdict == report.verdict.text
