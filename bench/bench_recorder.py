@@ -3,7 +3,7 @@
     python bench/bench_recorder.py [--turns 200] [--calls 200]
 
 1. Recorder: `--turns` model turns (a growing history, two parallel tool calls each) appended with the journal
-   (one fsynced line per step) and without it; baseline = `StepChain.append` of the same payloads.
+   (one written line per step) and without it; baseline = `StepChain.append` of the same payloads.
 2. Session: `--calls` sequential `messages.create` calls of the real anthropic SDK against the fake API, through
    `bb.http_client()` in record mode; baseline = the same SDK calls through a plain `httpx2.Client`.
 Figures are ratios against the baseline measured in the same run (absolute times vary by machine).
@@ -105,7 +105,7 @@ def main() -> None:
     plain = min(run_recorder(data, journal=False) for _ in range(args.repeat))
     journaled = min(run_recorder(data, journal=True) for _ in range(args.repeat))
     print(f"recorder, {steps} steps: baseline StepChain {base * 1e3:.1f} ms ({base / steps * 1e6:.0f} µs/step)")
-    print(f"  without journal: {plain / base:.2f}×   with fsynced journal: {journaled / base:.2f}× "
+    print(f"  without journal: {plain / base:.2f}×   with journal: {journaled / base:.2f}× "
           f"({(journaled - plain) / steps * 1e6:.0f} µs per step for the journal)")
 
     unrecorded = min(run_calls(args.calls, record=False) for _ in range(args.repeat))

@@ -8,7 +8,7 @@ innermost transport is a do-nothing in-process transport answering every request
 
 - baseline: the SDK over `httpx2.Client(transport=canned)`;
 - record: the SDK over `bb.http_client(transport=canned)` of `blackbox.session("record")`, with the crash
-  journal (one fsynced line per step, the session's default) and without it (the journal closed right after
+  journal (one written line per model call, the session's default) and without it (the journal closed right after
   the session starts: there is no public switch, so the bench reaches into the recorder);
 - replay: `blackbox.session("replay")` of the cassette that a record run wrote, the SDK over its client.
 
@@ -112,7 +112,7 @@ def run_record(provider: str, n: int, out: Path, journal: bool, profile: cProfil
     t0 = time.perf_counter()
     bb = blackbox.session("record", out=out)
     if not journal:
-        bb._recorder.discard_journal()  # no public switch: measure the recorder without its fsynced journal
+        bb._recorder.discard_journal()  # no public switch: measure the recorder without its journal
     http = bb.http_client(transport=canned(provider))
     start = time.perf_counter() - t0
     per_call = timed_calls(caller(provider, http), n, profile)

@@ -10,6 +10,7 @@ from typing import ClassVar
 from blackbox_tui.diffing import Comparison
 from blackbox_tui.run import Run
 from blackbox_tui.widgets.line_table import LineTable
+from blackbox_tui.widgets.step_table import TYPE_WIDTH
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
@@ -17,7 +18,6 @@ from rich.style import Style
 __all__ = ["MARKS", "DiffTable"]
 
 MARKS = {"same": " = ", "changed": " ≠ ", "only_a": " ◀ ", "only_b": " ▶ "}
-TYPE_WIDTH = 13
 
 
 class DiffTable(LineTable):
