@@ -27,11 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from typing import ClassVar
 
-from blackbox_tui.app import BlackboxApp, load_runs
 from textual import events
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
+from blackbox_tui.app import BlackboxApp, load_runs
 from tests.tui.synthetic import write_synthetic
 
 SIZE = (120, 36)

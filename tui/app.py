@@ -7,13 +7,14 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import ClassVar
 
+from textual.app import App
+from textual.binding import Binding, BindingType
+
 from blackbox_tui.commands import ScreenActions
 from blackbox_tui.run import Run
 from blackbox_tui.screens.browse import BrowseScreen
 from blackbox_tui.screens.diff import DiffScreen
 from blackbox_tui.screens.help import HelpScreen
-from textual.app import App
-from textual.binding import Binding, BindingType
 
 __all__ = ["BlackboxApp", "load_runs"]
 

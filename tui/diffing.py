@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import msgspec
+
 from blackbox_tui.run import Run
 
 if TYPE_CHECKING:

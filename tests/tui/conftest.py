@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from blackbox_tui.app import BlackboxApp, load_runs
-from blackbox_tui.screens.browse import REST_DELAY
 from textual.pilot import Pilot
 
+from blackbox_tui.app import BlackboxApp, load_runs
+from blackbox_tui.screens.browse import REST_DELAY
 from tests.conftest import FIXTURES
 from tests.tui.synthetic import write_synthetic
 

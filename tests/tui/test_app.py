@@ -7,10 +7,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from blackbox_tui.commands import screen_actions
-from blackbox_tui.screens.browse import BrowseScreen
 from textual.command import CommandPalette
 
+from blackbox_tui.commands import screen_actions
+from blackbox_tui.screens.browse import BrowseScreen
 from tests.tui.conftest import CHILD, PARENT, SIZE, make_app, settle
 from tests.tui.synthetic import write_synthetic
 
@@ -97,10 +97,10 @@ def test_synthetic_cassettes_verify(tmp_path: Path) -> None:
 
 def test_a_run_keeps_payloads_undecoded_and_derives_what_a_full_load_does(tmp_path: Path) -> None:
     import msgspec
-    from blackbox_tui.run import Run, is_error_result, tool_name
 
     from blackbox.cassette import chain_break, load
     from blackbox.outcome import outcome
+    from blackbox_tui.run import Run, is_error_result, tool_name
 
     path = write_synthetic(tmp_path / "s.json", 300)
     run, full = Run.open(path), load(path)

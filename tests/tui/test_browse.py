@@ -7,6 +7,9 @@ import stat
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input, OptionList, Static
+
+from blackbox.cassette import load
 from blackbox_tui.run import pretty_json
 from blackbox_tui.screens.browse import BrowseScreen
 from blackbox_tui.screens.help import HelpScreen
@@ -14,9 +17,6 @@ from blackbox_tui.screens.prompts import PathPrompt, PickOne
 from blackbox_tui.widgets.conversation import ConversationView
 from blackbox_tui.widgets.payload_view import PayloadView
 from blackbox_tui.widgets.run_header import RunHeader
-from textual.widgets import Input, OptionList, Static
-
-from blackbox.cassette import load
 from tests.conftest import FIXTURES
 from tests.tui.conftest import INCIDENT, PARENT, SIZE, make_app, settle
 

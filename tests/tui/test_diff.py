@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.widgets import Static
+
+from blackbox.cassette import save
 from blackbox_tui.screens.browse import BrowseScreen
 from blackbox_tui.screens.diff import BothValues, DiffScreen
 from blackbox_tui.screens.prompts import PathPrompt
 from blackbox_tui.widgets.payload_view import PayloadView
-from textual.widgets import Static
-
-from blackbox.cassette import save
 from tests.tui.conftest import CHILD, FIXED, HYPOTHESIS, INCIDENT, PARENT, SIZE, make_app, settle
 from tests.tui.synthetic import synthetic_cassette
 
@@ -161,11 +161,10 @@ async def test_large_diff_opens(large_cassette: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize("semantic", [False, True])
 def test_the_screens_comparison_is_blackbox_diff(a: Path, b: Path, semantic: bool) -> None:
     """By hash the screen compares stored hashes without decoding payloads: it must agree with the core's diff."""
-    from blackbox_tui.diffing import compare
-    from blackbox_tui.run import Run
-
     from blackbox.cassette import load
     from blackbox.diff import diff
+    from blackbox_tui.diffing import compare
+    from blackbox_tui.run import Run
 
     shown = compare(Run.open(a), Run.open(b), semantic=semantic)
     report = diff(load(a), load(b), semantic=semantic)

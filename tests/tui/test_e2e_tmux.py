@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from blackbox_tui.state import ForkSettings, remember_fork
 
+from blackbox_tui.state import ForkSettings, remember_fork
 from tests.tui.conftest import HYPOTHESIS, INCIDENT, TRIAGE
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")

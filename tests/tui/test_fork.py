@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from textual.widgets import Button, Input, Log, RadioSet, Static, TextArea
+
 from blackbox_tui.screens.browse import BrowseScreen
 from blackbox_tui.screens.fork import ForkScreen, default_out, fork_argv
 from blackbox_tui.state import ForkSettings, recall_fork, state_file
 from blackbox_tui.widgets.json_editor import JsonEditor, json_problem
-from textual.widgets import Button, Input, Log, RadioSet, Static, TextArea
-
 from tests.tui.conftest import SIZE, TRIAGE, make_app, settle
 
 pytestmark = pytest.mark.anyio

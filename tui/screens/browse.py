@@ -7,13 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
-from blackbox_tui.external import open_readonly, viewer_command
-from blackbox_tui.run import Run, pretty_json
-from blackbox_tui.screens.prompts import PathPrompt, PickOne
-from blackbox_tui.widgets.line_table import LineTable
-from blackbox_tui.widgets.run_header import RunHeader
-from blackbox_tui.widgets.step_detail import StepDetail
-from blackbox_tui.widgets.step_table import StepTable
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -24,6 +17,13 @@ from textual.widgets import Footer, Input, Static
 
 from blackbox.cassette import Step, atomic_write
 from blackbox.errors import CassetteError
+from blackbox_tui.external import open_readonly, viewer_command
+from blackbox_tui.run import Run, pretty_json
+from blackbox_tui.screens.prompts import PathPrompt, PickOne
+from blackbox_tui.widgets.line_table import LineTable
+from blackbox_tui.widgets.run_header import RunHeader
+from blackbox_tui.widgets.step_detail import StepDetail
+from blackbox_tui.widgets.step_table import StepTable
 
 __all__ = ["REST_DELAY", "BrowseScreen"]
 

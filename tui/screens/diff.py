@@ -4,12 +4,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from blackbox_tui.diffing import Comparison, compare, field_changes
-from blackbox_tui.run import Run, compact_json
-from blackbox_tui.screens.browse import REST_DELAY
-from blackbox_tui.widgets.diff_table import DiffTable
-from blackbox_tui.widgets.line_table import LineTable
-from blackbox_tui.widgets.payload_view import PayloadView
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -18,6 +12,13 @@ from textual.content import Content
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Label, Static
+
+from blackbox_tui.diffing import Comparison, compare, field_changes
+from blackbox_tui.run import Run, compact_json
+from blackbox_tui.screens.browse import REST_DELAY
+from blackbox_tui.widgets.diff_table import DiffTable
+from blackbox_tui.widgets.line_table import LineTable
+from blackbox_tui.widgets.payload_view import PayloadView
 
 __all__ = ["BothValues", "DiffScreen"]
 

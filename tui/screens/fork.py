@@ -16,9 +16,6 @@ import tempfile
 from pathlib import Path
 from typing import ClassVar
 
-from blackbox_tui.run import Run, pretty_json
-from blackbox_tui.state import ForkSettings, recall_fork, remember_fork
-from blackbox_tui.widgets.json_editor import JsonEditor
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -29,6 +26,9 @@ from textual.widgets import Button, Footer, Input, Label, Log, RadioButton, Radi
 
 from blackbox.errors import CassetteError
 from blackbox.fork import same_file
+from blackbox_tui.run import Run, pretty_json
+from blackbox_tui.state import ForkSettings, recall_fork, remember_fork
+from blackbox_tui.widgets.json_editor import JsonEditor
 
 __all__ = ["ForkScreen", "default_out", "fork_argv"]
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from blackbox_tui.commands import screen_actions
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
+
+from blackbox_tui.commands import screen_actions
 
 __all__ = ["HelpScreen"]
 

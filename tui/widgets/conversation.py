@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from blackbox_tui.run import compact_json, pretty_json
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
 from blackbox.canonical import decode_json
+from blackbox_tui.run import compact_json, pretty_json
 
 __all__ = ["ConversationView", "conversation_content"]
 

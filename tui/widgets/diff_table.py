@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+
 from blackbox_tui.diffing import Comparison
 from blackbox_tui.run import Run
 from blackbox_tui.widgets.line_table import LineTable
 from blackbox_tui.widgets.step_table import TYPE_WIDTH
-from rich.cells import cell_len, set_cell_size
-from rich.segment import Segment
-from rich.style import Style
 
 __all__ = ["MARKS", "DiffTable"]
 

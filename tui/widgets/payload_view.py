@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from blackbox_tui.run import pretty_json
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.highlight import highlight
 from textual.widgets import Static
+
+from blackbox_tui.run import pretty_json
 
 __all__ = ["PayloadView"]
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from blackbox_tui.run import Run, format_time
 from textual.content import Content
 from textual.widgets import Static
+
+from blackbox_tui.run import Run, format_time
 
 __all__ = ["RunHeader", "outcome_content"]
 

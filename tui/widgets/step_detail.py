@@ -6,9 +6,6 @@ list stays quick even when payloads are large.
 
 from __future__ import annotations
 
-from blackbox_tui.run import Run, format_time
-from blackbox_tui.widgets.conversation import ConversationView
-from blackbox_tui.widgets.payload_view import PayloadView
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
@@ -16,6 +13,9 @@ from textual.content import Content
 from textual.widgets import Static, TabbedContent, TabPane
 
 from blackbox.cassette import Step
+from blackbox_tui.run import Run, format_time
+from blackbox_tui.widgets.conversation import ConversationView
+from blackbox_tui.widgets.payload_view import PayloadView
 
 __all__ = ["StepDetail", "step_facts"]
 

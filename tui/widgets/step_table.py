@@ -11,9 +11,10 @@ import bisect
 from collections.abc import Sequence
 from typing import ClassVar
 
+from rich.segment import Segment
+
 from blackbox_tui.run import Run, is_error_result
 from blackbox_tui.widgets.line_table import LineTable
-from rich.segment import Segment
 
 __all__ = ["StepTable"]
 
