@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +22,7 @@ from blackbox.cassette import Cassette, chain_break, load, pretty_json
 from blackbox.cli.app import app
 from blackbox.cli.render import EXIT_FAILURE, console, err_console, fail
 from blackbox.errors import CassetteError
+from blackbox.expectations import Expectations, check_expectations
 from blackbox.outcome import outcome, summarize_step
 from blackbox.secrets import mask_secrets
 from blackbox.verify import VerifyReport, verify
@@ -95,7 +96,7 @@ def _load_and_verify(path: Path, json_out: bool) -> tuple[VerifyReport, Cassette
     return msgspec.structs.replace(report, path=str(path)), cassette
 
 
-def _check_table(rows: list[tuple[str, str, int | None, str]]) -> Table:
+def _check_table(rows: Sequence[tuple[str, str, int | None, str]]) -> Table:
     table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
     for column in ("check", "result", "step", "detail"):
         table.add_column(column)
@@ -163,30 +164,17 @@ def assert_command(
       blackbox assert traces/err.json --expect-status error --expect-failure-reason unknown_tool
       blackbox assert traces/run.json --expect-tools ""
     """
-    if expect_status is not None and expect_status not in ("success", "error", "incomplete"):
+    try:
+        expected = Expectations.from_tool_list(expect_tools, status=expect_status,
+                                               final_answer=expect_final_answer,
+                                               failure_reason=expect_failure_reason)
+    except ValueError:
         fail(f"--expect-status must be success, error or incomplete, not {expect_status!r}; pick one of those",
              code=2)
     report, loaded = _load_and_verify(cassette, json_out)
     rows = [(c.name, c.status, c.step, c.detail) for c in report.checks]
-    expectations: list[tuple[str, str | None, Any]] = []
-    if expect_status is not None:
-        expectations.append(("status", expect_status, lambda o: o.status))
-    if expect_final_answer is not None:
-        expectations.append(("final_answer", expect_final_answer, lambda o: o.final_answer))
-    if expect_tools is not None:
-        wanted = ",".join(t.strip() for t in expect_tools.split(",") if t.strip())
-        expectations.append(("tools", wanted, lambda o: ",".join(o.tools)))
-    if expect_failure_reason is not None:
-        expectations.append(("failure_reason", expect_failure_reason, lambda o: o.failure_reason))
-    results: list[dict[str, Any]] = []
-    found_outcome = outcome(loaded) if report.ok else None
-    for name, wanted, get in expectations:
-        if found_outcome is None:
-            results.append({"name": name, "status": "skip", "expected": wanted, "found": None})
-            continue
-        found = get(found_outcome)
-        results.append({"name": name, "status": "pass" if found == wanted else "fail", "expected": wanted,
-                        "found": found})
+    results = [msgspec.structs.asdict(r) for r in
+               check_expectations(expected, outcome(loaded) if report.ok else None)]
     ok = report.ok and all(r["status"] == "pass" for r in results)
     if json_out:
         _print_json({"ok": ok, "verify": report.to_dict(), "expectations": results})
