@@ -177,7 +177,7 @@ def _history(prefix: list[Step], changed: int, value: Any) -> list[Any]:
         payload = step.payload if isinstance(step.payload, dict) else {}
         calls = [c for c in calls_of(payload) if isinstance(c, dict)] if step.type == "model_output" else []
         if calls:
-            inputs = {c.get("toolCallId"): c.get("toolInput") for c in calls}
+            inputs = {str(c.get("toolCallId")): c.get("toolInput") for c in calls}
         elif step.type == "tool_result":
             call_id, name = payload.get("toolCallId", ""), payload.get("toolName", "unknown")
             uses.append({"type": "tool_use", "toolCallId": call_id, "toolName": name,

@@ -103,8 +103,9 @@ def _latest_user_text(messages: list[Any]) -> str:
     for message in reversed(messages):
         if not isinstance(message, dict) or message.get("role") != "user":
             continue
-        if isinstance(message.get("content"), str):
-            return message["content"]
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
         text = " ".join(p["text"] for p in _parts(message)
                         if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str))
         if text:
