@@ -68,7 +68,8 @@ class ForkEngine(Replaying, Recording):
 
     mode: Mode = "fork"
 
-    def __init__(self, settings: Settings, ids: CallIds, trace_id: str, secrets: Callable[[], Iterable[str]]) -> None:
+    def __init__(self, settings: Settings, trace_id: str, created_at: int, ids: CallIds,
+                 secrets: Callable[[], Iterable[str]]) -> None:
         assert settings.fork_at is not None and settings.out is not None
         parent = load_replayable(settings.cassette or "")
         self.parent = parent

@@ -6,15 +6,12 @@
     ...
     bb.finish()
 
-Data flow (one way): SDK → `transport` → `Session.open_call` (a `calls.CallHandler`) → the provider of the
-path (`providers.route`) normalizes the request → the mode's engine (`engines`, `forking`) records it, answers
-it from the cassette, or both in turn → the answer goes back through the transport.  Wrapped tools go to the
-same engine.  The session keeps what is the same in every mode: the lock, the fatal error, the calls in
-flight, the keys seen, `finish()`, process exit and the launcher's report.
-
-Errors Blackbox raises inside an SDK call become the session's fatal error: the transport answers that
-request, and every later one, with an HTTP 400 in the provider's error shape (the SDKs do not retry a 400)
-whose message starts with `[blackbox]`; `finish()` re-raises the typed error.
+SDK → `transport` → `Session.open_call` → `providers.route(path)` normalizes the request → the mode's engine
+(`engines`, `forking`) records it or answers it from the cassette.  Wrapped tools go to the same engine.  The
+session keeps what every mode shares: the lock, the fatal error, calls in flight, keys seen, `finish()`,
+process exit, the launcher's report.  A Blackbox error inside an SDK call becomes the fatal error: that
+request and every later one get an HTTP 400 in the provider's error shape (not retried) starting `[blackbox]`;
+`finish()` re-raises it.
 """
 
 from __future__ import annotations
@@ -22,7 +19,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -39,7 +36,7 @@ from blackbox.recorder import ToolSlot
 from blackbox.replayer import ToolClaim
 from blackbox.report import SessionReport, write_report
 from blackbox.secrets import Secrets
-from blackbox.settings import UNSET, Mode, Settings, default_trace_id, resolve_settings
+from blackbox.settings import UNSET, Continue, Match, Mode, Settings, default_trace_id, resolve_settings
 from blackbox.transport import make_client
 from blackbox.wrapping import tool_input as stored_input
 from blackbox.wrapping import wrap_tool
@@ -50,13 +47,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _engine(settings: Settings, trace_id: str, created_at: int, ids: CallIds, secrets: Secrets) -> Engine:
-    if settings.mode == "record":
-        return RecordEngine(settings, trace_id, created_at, ids, secrets.values)
-    if settings.mode == "replay":
-        return ReplayEngine(settings, ids)
-    if settings.mode == "fork":
-        return ForkEngine(settings, ids, trace_id, secrets.values)
-    return OffEngine()
+    if settings.mode in ("record", "fork"):
+        cls = RecordEngine if settings.mode == "record" else ForkEngine
+        return cls(settings, trace_id, created_at, ids, secrets.values)
+    return ReplayEngine(settings, ids) if settings.mode == "replay" else OffEngine()
 
 
 class Session:
@@ -89,8 +83,6 @@ class Session:
         """`text` with every key this session has seen, and every credential pattern, redacted."""
         return self.secrets.mask(text)
 
-    # -- HTTP clients -------------------------------------------------------------------------------
-
     def http_client(self, flavor: str | None = None, **kwargs: Any) -> Any:
         """An `httpx2.Client` (or `httpx.Client` with flavor="httpx", for SDKs still on httpx) whose requests
         go through this session.  Extra keyword arguments go to the client (`transport=` is wrapped)."""
@@ -99,8 +91,6 @@ class Session:
     def async_http_client(self, flavor: str | None = None, **kwargs: Any) -> Any:
         """The async counterpart of `http_client()`, for `AsyncAnthropic` / `AsyncOpenAI`."""
         return make_client(self, flavor, asynchronous=True, **kwargs)
-
-    # -- model calls (the transport's CallHandler) --------------------------------------------------
 
     def open_call(self, path: str, headers: list[tuple[str, str]], body: bytes) -> Reply | Forward:
         """Decide what happens to one HTTP request: forward it (maybe recording) or answer it here."""
@@ -180,13 +170,9 @@ class Session:
         body = (provider or OPENAI_CHAT).error_body(self.mask(str(exc)))
         return Reply(400, canonical_text(body).encode())
 
-    # -- wrapped tools ------------------------------------------------------------------------------
-
     def tool(self, name: str, fn: Callable[..., Any] | None = None) -> Any:
         """Wrap one tool under the model's name for it; without `fn`, a decorator."""
-        if fn is None:
-            return lambda f: self._wrap(name, f)
-        return self._wrap(name, fn)
+        return (lambda f: self._wrap(name, f)) if fn is None else self._wrap(name, fn)
 
     def tools(self, mapping: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
         """Wrap several tools; keys are the model's tool names."""
@@ -195,9 +181,7 @@ class Session:
     def _wrap(self, name: str, fn: F) -> F:
         if not callable(fn):
             raise TypeError(f"tool {name!r} must be callable, not {type(fn).__name__}")
-        if self.mode == "off":
-            return fn
-        return wrap_tool(name, fn, self._tool_begin, self._tool_end)
+        return fn if self.mode == "off" else wrap_tool(name, fn, self._tool_begin, self._tool_end)
 
     def _tool_begin(self, name: str, fn: Callable[..., Any], args: tuple[Any, ...],
                     kwargs: dict[str, Any]) -> ToolSlot | ToolClaim:
@@ -225,8 +209,7 @@ class Session:
         with self._lock:
             self._running.pop(id(slot), None)
             if error is not None:
-                text = str(error) or type(error).__name__
-                self._engine.tool_finished(slot, {"error": self.mask(text)}, now_ms())
+                self._engine.tool_finished(slot, {"error": self.mask(str(error) or type(error).__name__)}, now_ms())
                 return None
             try:
                 value = json_value(result, where=lambda: f"the result of tool {slot.name!r}")
@@ -237,15 +220,11 @@ class Session:
             self._engine.tool_finished(slot, {"result": value}, now_ms())
             return result
 
-    # -- the end ------------------------------------------------------------------------------------
-
     def __enter__(self) -> Session:
         return self
 
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
-        if exc is None:
-            self.finish()
-        elif isinstance(exc, Exception):
+        if exc is None or isinstance(exc, Exception):
             self.finish(error=exc)
 
     def finish(self, result: Any = None, error: BaseException | str | None = None) -> RunSummary:
@@ -264,10 +243,7 @@ class Session:
                 raise SessionError(f"finish() was called while calls are still running ({', '.join(running)}); "
                                    "await them first")
             self._end(result=result, error=error, exit_code=None, finished=True)
-            if isinstance(self._done, BaseException):
-                raise self._done
-            assert self._done is not None
-            return self._done
+            return self.finish()  # the summary, or the error raised again
 
     def close_at_exit(self, exit_code: int) -> None:
         """The process is ending before finish(): write what was recorded."""
@@ -283,21 +259,17 @@ class Session:
                         secrets=self.secrets.values(), fatal=self._fatal)
         self._closing = True
         try:
-            summary = self._engine.close(ending)
+            self._done = self._engine.close(ending)
         except BlackboxError as exc:
             self._done = exc
-            if finished:
-                process_exit.unregister(self)
-            self._write_report(exc=exc, finished=finished)
-            return
         finally:
             self._closing = False
-        self._done = summary
         if finished:
             process_exit.unregister(self)
-        self._write_report(summary=summary, finished=finished)
-
-    # -- the report ---------------------------------------------------------------------------------
+        if isinstance(self._done, RunSummary):
+            self._write_report(summary=self._done, finished=finished)
+        else:
+            self._write_report(exc=self._done, finished=finished)
 
     def _write_report(self, status: str | None = None, *, summary: RunSummary | None = None,
                       exc: BaseException | None = None, finished: bool = False) -> None:
@@ -311,18 +283,10 @@ class Session:
         return f"Session(mode={self.mode!r}, trace_id={self.trace_id!r})"
 
 
-def session(
-    mode: Mode | None = None,
-    *,
-    out: str | os.PathLike[str] | None = None,
-    cassette: str | os.PathLike[str] | None = None,
-    trace_id: str | None = None,
-    fork_at: int | None = None,
-    fork_set: Any = UNSET,
-    continue_with: Literal["live", "script"] | None = None,
-    script: str | os.PathLike[str] | None = None,
-    match: Literal["strict", "sequence"] | None = None,
-) -> Session:
+def session(mode: Mode | None = None, *, out: str | os.PathLike[str] | None = None,
+            cassette: str | os.PathLike[str] | None = None, trace_id: str | None = None, fork_at: int | None = None,
+            fork_set: Any = UNSET, continue_with: Continue | None = None,
+            script: str | os.PathLike[str] | None = None, match: Match | None = None) -> Session:
     """Start a session; explicit arguments beat the BLACKBOX_* environment the launcher sets."""
     settings = resolve_settings(mode, out, cassette, trace_id, fork_at, fork_set, continue_with, script, match)
     return Session(settings)
