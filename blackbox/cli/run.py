@@ -7,12 +7,30 @@ from typing import Annotated, Literal, cast
 
 import typer
 
+from blackbox.cassette import atomic_write, dumps, load
 from blackbox.cli.app import app
+from blackbox.cli.cassettes import replay_summary
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, err_console, fail
+from blackbox.demo.fork import (
+    DEFAULT_FORK_INDEX,
+    DEFAULT_MUTATION_STEP,
+    DEFAULT_PAYLOAD,
+    DEFAULT_TRACE,
+    default_out,
+    demo_fork,
+    parse_payload_json,
+)
 from blackbox.errors import BlackboxError, BlackboxUnsupportedError, CassetteError, UsageError
+from blackbox.fork import check_fork_point, check_out_path, load_script, parse_set_value, same_file
+from blackbox.forking import thinking_refusal, uses_thinking
+from blackbox.launcher import run_agent
+from blackbox.outcome import outcome
+from blackbox.recorder import JOURNAL_SUFFIX, recovered_path
+from blackbox.recorder import recover as recover_journal
 from blackbox.report import SessionReport
 from blackbox.settings import Match as MatchMode
 from blackbox.settings import Settings
+from blackbox.verify import verify
 
 _RUN = "Run an agent"
 _ADD_SESSION = (
@@ -38,8 +56,6 @@ def _check_match(match: str) -> MatchMode:
 
 def _launch(command: list[str], settings: Settings, *, placeholders: bool) -> tuple[int, SessionReport]:
     """Run the agent; without a session report say how to add one and fail."""
-    from blackbox.launcher import run_agent
-
     try:
         result = run_agent(command, settings, placeholders=placeholders)
     except UsageError as exc:
@@ -121,12 +137,8 @@ def replay(
     """
     match_mode = _check_match(match)
     if not command:
-        from blackbox.cli.cassettes import replay_summary
-
         replay_summary(cassette)
         return
-    from blackbox.cassette import load
-
     try:
         load(cassette)
     except CassetteError as exc:
@@ -231,10 +243,6 @@ def fork(
 def _fork_settings(cassette: Path, at: int, set_value: str, out: Path, script: Path | None,
                    match: MatchMode) -> Settings:
     """Validate everything that can be checked before the agent starts."""
-    from blackbox.cassette import load
-    from blackbox.fork import check_fork_point, check_out_path, load_script, parse_set_value
-    from blackbox.forking import thinking_refusal, uses_thinking
-
     try:
         parent = load(cassette)
         check_fork_point(parent, at)
@@ -260,17 +268,6 @@ def _demo_fork(trace: Path | None, out: Path | None, fork_index: int | None, mut
     Defaults as in the original: --trace traces/example-trace.json, --out traces/<parent id>-fork.json,
     --fork-index 4, --mutation-step 3, --payload-json the no-hotels result, --mode tool-result.
     """
-    from blackbox.demo.fork import (
-        DEFAULT_FORK_INDEX,
-        DEFAULT_MUTATION_STEP,
-        DEFAULT_PAYLOAD,
-        DEFAULT_TRACE,
-        default_out,
-        demo_fork,
-        parse_payload_json,
-    )
-    from blackbox.outcome import outcome
-
     parent_path = trace or DEFAULT_TRACE
     try:
         payload = DEFAULT_PAYLOAD if payload_json is None else parse_payload_json(payload_json)
@@ -316,13 +313,6 @@ def recover(
 
       blackbox recover run.json.blackbox-journal
     """
-    from blackbox.cassette import atomic_write, dumps
-    from blackbox.fork import same_file
-    from blackbox.outcome import outcome
-    from blackbox.recorder import JOURNAL_SUFFIX, recovered_path
-    from blackbox.recorder import recover as recover_journal
-    from blackbox.verify import verify
-
     try:
         cassette = recover_journal(journal)
     except CassetteError as exc:
