@@ -82,8 +82,8 @@ def _recorded(http: ModuleType, handler: CallHandler, call: ModelCall, request: 
               body: bytes) -> Any:
     """Hand the response to the session; the agent gets it as it came, unless the session answers instead.
 
-    (Where a streamed response would be teed: the body read here is the whole SSE stream, and the session's
-    provider assembles it into the equivalent unstreamed body before recording.)"""
+    The seam for streaming: a streamed (SSE) response would be teed here instead of read whole, its bytes
+    passed on to the agent as they arrive and handed to `close_call` once the stream ends."""
     instead = handler.close_call(call, response.status_code, response.headers.get("content-type", ""), body)
     return response if instead is None else _reply(http, request, instead)
 
