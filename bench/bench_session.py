@@ -112,7 +112,7 @@ def run_record(provider: str, n: int, out: Path, journal: bool, profile: cProfil
     t0 = time.perf_counter()
     bb = blackbox.session("record", out=out)
     if not journal:
-        bb._recorder.discard_journal()  # no public switch: measure the recorder without its journal
+        bb._engine.recorder.discard_journal()  # no public switch: measure the recorder without its journal
     http = bb.http_client(transport=canned(provider))
     start = time.perf_counter() - t0
     per_call = timed_calls(caller(provider, http), n, profile)

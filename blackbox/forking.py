@@ -1,7 +1,8 @@
-"""Fork mode (SPEC §8): replay the parent until the agent runs the tool whose result is step N, then record a
-new branch from there, continued by the real API (`live`) or by scripted replies (`script`).
+"""Fork mode: replay the parent until the agent runs the tool whose result is step N, then record a new branch
+from there, continued by the real API (`live`) or by scripted replies (`script`).
 
-The session asks this engine what a wrapped tool run is — served from the parent (calls before the fork
+`ForkEngine` is the session's engine in fork mode and owns its switch from replaying to recording.  The
+session asks it what a wrapped tool run is — served from the parent (calls before the fork
 point), the fork point itself (the agent gets the new value), or a real run (the fork turn's later calls and
 everything after) — and, after the fork point, what a model call is answered with.  `blackbox.fork` validates
 the plan and builds the copied prefix; this module keeps the state of one run.
@@ -15,20 +16,22 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
+from blackbox.calls import ModelCall, Reply
 from blackbox.cassette import Cassette, Step
+from blackbox.engines import Ending, Recording, Replaying, RunSummary, answer, load_replayable, now_ms
 from blackbox.errors import BlackboxUnsupportedError, ReplayDivergenceError, SessionError
 from blackbox.fork import check_fork_point, check_out_path, fork_chain, load_script
+from blackbox.outcome import TOOL_STEPS, turn_end, turn_start
+from blackbox.payloads import ModelInput, ModelOutput, ToolCall
+from blackbox.providers import Provider
 from blackbox.providers.neutral import CallIds
 from blackbox.recorder import Recorder, ToolSlot
 from blackbox.replayer import Replayer, ToolClaim, divergence
-from blackbox.settings import Settings
+from blackbox.settings import Mode, Settings
 
-__all__ = ["Fork", "thinking_refusal", "uses_thinking"]
-
-_TOOL_STEPS = ("tool_call", "tool_result")
-
+__all__ = ["ForkEngine", "thinking_refusal", "uses_thinking"]
 
 def _thinks(model_input: Any) -> bool:
     params = model_input.get("params") if isinstance(model_input, dict) else None
@@ -37,7 +40,7 @@ def _thinks(model_input: Any) -> bool:
 
 
 def uses_thinking(cassette: Cassette) -> bool:
-    """Whether the run asked for extended thinking (`params.thinking` in a recorded request, SPEC §6.1)."""
+    """Whether the run asked for extended thinking (`params.thinking` in a recorded request)."""
     return any(step.type == "model_input" and _thinks(step.payload) for step in cassette.steps)
 
 
@@ -47,19 +50,9 @@ def thinking_refusal() -> BlackboxUnsupportedError:
         "blocks back and cassettes do not store them; continue the fork with --script replies.json")
 
 
-def _turn_start(steps: list[Step], at: int) -> int:
-    """The first tool step of the turn holding step `at`."""
-    start = at
-    while start > 0 and steps[start - 1].type in _TOOL_STEPS:
-        start -= 1
-    return start
-
-
 def _check_turn_order(steps: list[Step], start: int, at: int) -> None:
     """Every call whose tool_call step is copied must have its result copied too (the call order layout)."""
-    end = at
-    while end < len(steps) and steps[end].type in _TOOL_STEPS:
-        end += 1
+    end = turn_end(steps, at)
     result_at = {str(s.payload.get("toolCallId")): s.index for s in steps[start:end]
                  if s.type == "tool_result" and isinstance(s.payload, dict)}
     for step in steps[start:at]:
@@ -70,12 +63,16 @@ def _check_turn_order(steps: list[Step], start: int, at: int) -> None:
                 f"after the fork point (step {later}); fork at a tool_result whose turn is in call order")
 
 
-class Fork:
+class ForkEngine(Replaying, Recording):
     """One fork run: the parent's replayer up to the fork point, then the branch's recorder."""
 
-    def __init__(self, parent: Cassette, settings: Settings, ids: CallIds, trace_id: str,
+    mode: Mode = "fork"
+
+    def __init__(self, settings: Settings, trace_id: str, created_at: int, ids: CallIds,
                  secrets: Callable[[], Iterable[str]]) -> None:
+        """The same arguments as `RecordEngine`; `created_at` is unused (a fork keeps its parent's)."""
         assert settings.fork_at is not None and settings.out is not None
+        parent = load_replayable(settings.cassette or "")
         self.parent = parent
         self.at = settings.fork_at
         self.value = settings.fork_set
@@ -87,7 +84,7 @@ class Fork:
         self.replies = [] if self.live else load_script(settings.script or "")
         if self.live and uses_thinking(parent):
             raise thinking_refusal()
-        self._turn_start = _turn_start(parent.steps, self.at)
+        self._turn_start = turn_start(parent.steps, self.at)
         _check_turn_order(parent.steps, self._turn_start, self.at)
         self._call_id = str(point.payload.get("toolCallId")) if isinstance(point.payload, dict) else ""
         self._ids = ids
@@ -98,6 +95,35 @@ class Fork:
         self.reached = False
         self._turn_open = True  # the fork turn may still run calls served from the parent
         self._replies_used = 0
+
+    # -- the engine ---------------------------------------------------------------------------------
+
+    @property
+    def offline(self) -> bool:
+        """Before the branch the run is a replay; a scripted branch never needs the network either."""
+        return self.recorder is None or not self.live
+
+    def steps(self) -> int:
+        return self.replayer.consumed if self.recorder is None else len(self.recorder.steps)
+
+    def model_call(self, provider: Provider, request: dict[str, Any], model_input: ModelInput) -> Reply | ModelCall:
+        """Replayed before the branch; after it, checked, then sent to the network or answered from the script."""
+        if self.recorder is None:
+            return self._replayed(provider, request, model_input)
+        self._check_model_call(model_input)
+        if self.live:
+            return ModelCall(provider, model_input, now_ms())
+        started = now_ms()
+        output = self.scripted_output()
+        arrived = now_ms()
+        self.recorder.model_step(model_input, started, output, arrived)
+        self._note_output(output)
+        return answer(provider, output, len(self.recorder.steps) - 1, arrived, request)
+
+    def close(self, ending: Ending) -> RunSummary:
+        if not self.reached:
+            raise self.not_reached(ending.fatal)
+        return self._write(ending, self.out)
 
     # -- wrapped tools ------------------------------------------------------------------------------
 
@@ -130,26 +156,26 @@ class Fork:
         return recorder.tool_started(claim.name, tool_input, at, call_id=claim.call_id)
 
     def _branch(self) -> Recorder:
-        """Start the new cassette: the parent's steps 0…N-1, then the new result at N (SPEC §8)."""
+        """Start the new cassette: the parent's steps 0…N-1, then the new result at N."""
         steps = fork_chain(self.parent, self.at, self.value, self._trace_id).steps
         for step in steps:
-            if step.type in _TOOL_STEPS and isinstance(step.payload, dict):
+            if step.type in TOOL_STEPS and isinstance(step.payload, dict):
                 call_id = str(step.payload.get("toolCallId"))
                 self._ids.bind(call_id, call_id)  # fresh ids after the fork continue after the prefix's
-        self.recorder = Recorder(self.out, self._trace_id, self.parent.createdAt, self._ids, secrets=self._secrets,
-                                 prefix=steps, parent_id=self.parent.id,
-                                 forked_from_step_id=self.parent.steps[self.at].id)
+        recorder = Recorder(self.out, self._trace_id, self.parent.createdAt, self._ids, secrets=self._secrets,
+                            prefix=steps, parent_id=self.parent.id, forked_from_step_id=self.parent.steps[self.at].id)
+        self.recorder = recorder
         start = self._turn_start
         output = self.parent.steps[start - 1].payload if start and self.parent.steps[start - 1].type == \
             "model_output" else None
         copied = [s.payload for s in self.parent.steps[start:self.at]
                   if s.type == "tool_call" and isinstance(s.payload, dict)]
-        self.recorder.resume_turn(output, copied)
-        return self.recorder
+        recorder.resume_turn(output, copied)
+        return recorder
 
     # -- model calls after the branch started --------------------------------------------------------
 
-    def model_call(self, model_input: Any) -> None:
+    def _check_model_call(self, model_input: Any) -> None:
         """A model call once the branch exists: the agent must have run the fork point's tool first."""
         if not self.reached:
             call = next((s for s in self.parent.steps[self._turn_start:self.at] if s.type == "tool_call"
@@ -162,8 +188,8 @@ class Fork:
         if self.live and _thinks(model_input):
             raise thinking_refusal()
 
-    def scripted_output(self) -> dict[str, Any]:
-        """The next scripted model output, its calls given fresh `call-N` ids (SPEC §8)."""
+    def scripted_output(self) -> ModelOutput:
+        """The next scripted model output, its calls given fresh `call-N` ids."""
         if self._replies_used >= len(self.replies):
             k = self._replies_used + 1
             raise SessionError(f"the script has no reply left for model call {k} after the fork point (it holds "
@@ -172,7 +198,7 @@ class Fork:
         self._replies_used += 1
         return self._with_ids(reply)
 
-    def _fresh_call(self, call: dict[str, Any]) -> dict[str, Any]:
+    def _fresh_call(self, call: dict[str, Any]) -> ToolCall:
         call_id = self._ids.fresh()
         self._ids.bind(call_id, call_id)  # the agent sends it back as the provider's id
         self._ids.note_name(call_id, call["toolName"])
@@ -180,21 +206,21 @@ class Fork:
         return {"toolCallId": call_id, "toolName": call["toolName"], "toolInput": {} if tool_input is None
                 else copy.deepcopy(tool_input)}
 
-    def _with_ids(self, reply: dict[str, Any]) -> dict[str, Any]:
+    def _with_ids(self, reply: dict[str, Any]) -> ModelOutput:
         kind = reply["type"]
         if kind == "tool_call":
-            return {"type": "tool_call", **self._fresh_call(reply)}
+            return cast(ModelOutput, {"type": "tool_call", **self._fresh_call(reply)})
         if kind == "final_answer":
             output: dict[str, Any] = {"type": "final_answer", "text": reply["text"]}
             if reply.get("stop") in ("length", "refusal"):
                 output["stop"] = reply["stop"]
-            return output
+            return cast(ModelOutput, output)
         output = {"type": "tool_calls", "calls": [self._fresh_call(call) for call in reply["calls"]]}
         if isinstance(reply.get("text"), str) and reply["text"]:
             output["text"] = reply["text"]
         if reply.get("stop") == "length":
             output["stop"] = "length"
-        return output
+        return cast(ModelOutput, output)
 
     # -- the end ------------------------------------------------------------------------------------
 

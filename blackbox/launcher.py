@@ -1,4 +1,4 @@
-"""Run an agent command under Blackbox (SPEC §5.3): set BLACKBOX_*, run it, read the session's report.
+"""Run an agent command under Blackbox: set BLACKBOX_*, run it, read the session's report.
 
 The only module of the core that starts processes.  The child inherits stdio; the launcher survives SIGINT
 while it runs (the child gets it from the terminal and writes its cassette), then exits with the child's
@@ -13,26 +13,22 @@ import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from blackbox.errors import UsageError
+from blackbox.report import SessionReport, read_report
+from blackbox.secrets import PLACEHOLDER_KEYS
+from blackbox.settings import ENV_PREFIX, ENV_REPORT, Settings
 
 __all__ = ["PLACEHOLDER_KEYS", "LaunchResult", "agent_env", "run_agent", "shell_needed"]
-
-# Set in replay and scripted forks so SDK constructors that demand a key succeed; never sent anywhere.
-PLACEHOLDER_KEYS = {
-    "ANTHROPIC_API_KEY": "blackbox-replay-placeholder",
-    "OPENAI_API_KEY": "blackbox-replay-placeholder",
-}
 
 
 class LaunchResult(msgspec.Struct):
     """How the agent ended and what its session reported (None when it ran no session)."""
 
     exit_code: int
-    report: dict[str, Any] | None
+    report: SessionReport | None
 
 
 def shell_needed(command: Sequence[str]) -> bool:
@@ -43,7 +39,7 @@ def shell_needed(command: Sequence[str]) -> bool:
 def agent_env(settings: Mapping[str, str], *, placeholders: bool,
               base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The child's environment: stale BLACKBOX_* cleared, then `settings`, then placeholder keys if asked."""
-    env = {k: v for k, v in (os.environ if base is None else base).items() if not k.startswith("BLACKBOX_")}
+    env = {k: v for k, v in (os.environ if base is None else base).items() if not k.startswith(ENV_PREFIX)}
     env.update(settings)
     if placeholders:
         for name, value in PLACEHOLDER_KEYS.items():
@@ -54,18 +50,6 @@ def agent_env(settings: Mapping[str, str], *, placeholders: bool,
 
 def _exit_code(returncode: int) -> int:
     return 128 - returncode if returncode < 0 else returncode
-
-
-def _read_report(path: Path) -> dict[str, Any] | None:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    try:
-        report = msgspec.json.decode(data)
-    except msgspec.DecodeError:
-        return None
-    return report if isinstance(report, dict) else None
 
 
 def _ignore(signum: int, frame: object) -> None:
@@ -83,11 +67,14 @@ def _start(command: Sequence[str], env: dict[str, str]) -> subprocess.Popen[byte
         raise UsageError(f"cannot run {command[0]!r}: permission denied") from None
 
 
-def run_agent(command: Sequence[str], settings: Mapping[str, str], *, placeholders: bool = False) -> LaunchResult:
-    """Run `command` with the session settings; return its exit code and the session's report."""
+def run_agent(command: Sequence[str], settings: Settings | Mapping[str, str], *,
+              placeholders: bool = False) -> LaunchResult:
+    """Run `command` with the session settings (or their BLACKBOX_* variables); return its exit code and the
+    session's report."""
+    variables = settings.to_env() if isinstance(settings, Settings) else settings
     with tempfile.TemporaryDirectory(prefix="blackbox-") as tmp:
         report_path = Path(tmp) / "report.json"
-        env = agent_env({**settings, "BLACKBOX_REPORT": str(report_path)}, placeholders=placeholders)
+        env = agent_env({**variables, ENV_REPORT: str(report_path)}, placeholders=placeholders)
         # A handler, not SIG_IGN: exec resets handled signals to default in the child, but an ignored
         # SIGINT would be inherited, and Ctrl-C would no longer stop the agent or let it write its cassette.
         previous = signal.signal(signal.SIGINT, _ignore)
@@ -96,4 +83,4 @@ def run_agent(command: Sequence[str], settings: Mapping[str, str], *, placeholde
             returncode = proc.wait()
         finally:
             signal.signal(signal.SIGINT, previous)
-        return LaunchResult(exit_code=_exit_code(returncode), report=_read_report(report_path))
+        return LaunchResult(exit_code=_exit_code(returncode), report=read_report(report_path))

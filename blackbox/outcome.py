@@ -1,4 +1,4 @@
-"""What a run came to (SPEC §1.2) and the one-line step summaries of §9.
+"""What a run came to, the one-line step summaries, and where a turn's tool steps begin and end.
 
 Only the last step decides the outcome; the tool sequence is every `tool_call` step's tool name.
 """
@@ -11,7 +11,22 @@ import msgspec
 
 from blackbox.cassette import Cassette, Step, pretty_json
 
-__all__ = ["Outcome", "Status", "outcome", "step_label", "summarize_step", "terminal_outcome", "tool_sequence"]
+__all__ = [
+    "TOOL_STEPS",
+    "Outcome",
+    "Status",
+    "last_metadata",
+    "outcome",
+    "step_label",
+    "summarize_step",
+    "terminal_outcome",
+    "tool_sequence",
+    "turn_end",
+    "turn_start",
+]
+
+#: The step types of a turn's wrapped tool runs (the steps after a model output).
+TOOL_STEPS: tuple[str, ...] = ("tool_call", "tool_result")
 
 Status = Literal["success", "error", "incomplete"]
 
@@ -37,10 +52,30 @@ def tool_sequence(steps: list[Step]) -> tuple[str, ...]:
     return tuple(str(_get(s.payload, "toolName", "?")) for s in steps if s.type == "tool_call")
 
 
+def last_metadata(steps: list[Step]) -> Any:
+    """The payload of the terminal metadata step (the last step), or None when the run has none."""
+    last = steps[-1] if steps else None
+    return last.payload if last is not None and last.type == "metadata" else None
+
+
+def turn_start(steps: list[Step], at: int) -> int:
+    """The first step of the run of tool steps that ends just before step `at` (`at` itself if none)."""
+    start = at
+    while start > 0 and steps[start - 1].type in TOOL_STEPS:
+        start -= 1
+    return start
+
+
+def turn_end(steps: list[Step], start: int) -> int:
+    """The index after the run of tool steps that begins at step `start` (`start` itself if none)."""
+    end = start
+    while end < len(steps) and steps[end].type in TOOL_STEPS:
+        end += 1
+    return end
+
+
 def outcome(cassette: Cassette) -> Outcome:
-    last = cassette.steps[-1] if cassette.steps else None
-    payload = last.payload if last is not None and last.type == "metadata" else None
-    return terminal_outcome(payload, tool_sequence(cassette.steps))
+    return terminal_outcome(last_metadata(cassette.steps), tool_sequence(cassette.steps))
 
 
 def terminal_outcome(payload: Any, tools: tuple[str, ...] = ()) -> Outcome:
@@ -75,7 +110,7 @@ def step_label(step: Step) -> str:
 
 
 def summarize_step(step: Step, limit: int = 80) -> str:
-    """The one-line summary of §9 (`Model called with 2 message(s)`, `Tool result: search → ok` …)."""
+    """The one-line summary of a step (`Model called with 2 message(s)`, `Tool result: search → ok` …)."""
     p = step.payload
     if step.type == "model_input":
         messages = _get(p, "messages")

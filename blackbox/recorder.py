@@ -2,12 +2,12 @@
 
 The session hands the recorder neutral payloads (a model step = the normalized request and response); the
 recorder chains them (`cassette.StepChain`), puts the wrapped tool calls of a turn in the model's call order
-whatever order they finished in (SPEC §1.1), and flushes them before the next model step.
+whatever order they finished in, and flushes them before the next model step.
 
 While recording, every step is also appended to a journal beside the output (`<out>.blackbox-journal`, one
 JSON line per step, one `write()` per step or per model call's pair), so even `kill -9` leaves the run
 recoverable with `recover(journal)`. A clean write removes it.  A step holding a known API key is never
-journaled: the journal is deleted instead and the final write refuses (SPEC §5.1 "Writing").
+journaled: the journal is deleted instead and the final write refuses.
 
 Journal format: line 1 is a header `{"blackboxJournal": 1, "id", "createdAt", "out", "parentId"?,
 "forkedFromStepId"?}`; every further line is one step exactly as in the cassette.  A torn last line (the
@@ -28,12 +28,15 @@ import msgspec
 from blackbox.canonical import canonical_text, decode_json, js_number
 from blackbox.cassette import SCHEMA_VERSION, Cassette, Step, StepChain, atomic_write, chain_break, dumps
 from blackbox.errors import CassetteError, SessionError
+from blackbox.firstdiff import json_equal
+from blackbox.payloads import Metadata, ModelInput, ModelOutput, ToolCall
 from blackbox.providers.neutral import CallIds, calls_of
+from blackbox.secrets import MIN_KEY_LENGTH, holds_any, searchable
+from blackbox.verify import verify
 
 __all__ = ["JOURNAL_SUFFIX", "Recorder", "ToolSlot", "journal_path", "recover"]
 
 JOURNAL_SUFFIX = ".blackbox-journal"
-_MIN_SECRET = 8  # shorter "keys" would match ordinary text
 
 
 def journal_path(out: str | os.PathLike[str]) -> Path:
@@ -141,10 +144,6 @@ class Recorder:
     def trace_id(self) -> str:
         return self._chain.trace_id
 
-    def running(self) -> list[ToolSlot]:
-        """Wrapped tools started and not finished yet."""
-        return [slot for slot in self._slots if slot.outcome is None]
-
     # -- appending -----------------------------------------------------------------------------------
 
     def _append(self, type_: Any, timestamp: int, payload: Any) -> Step:
@@ -160,7 +159,7 @@ class Recorder:
         secrets = self._encoded_secrets()
         lines = [_LINE.encode(step) for step in steps]
         for step, line in zip(steps, lines, strict=True):
-            if any(secret in line for secret in secrets):
+            if holds_any(line, secrets):
                 self._leak_step = step.index
                 self._journal.discard()
                 self._journal = None
@@ -172,10 +171,10 @@ class Recorder:
         secrets = self._secrets()
         if secrets != self._secrets_seen:
             self._secrets_seen = secrets
-            self._secret_bytes = tuple(s.encode() for s in secrets if len(s) >= _MIN_SECRET)
+            self._secret_bytes = searchable(secrets)
         return self._secret_bytes
 
-    def model_step(self, model_input: Any, started_at: int, model_output: Any, arrived_at: int) -> None:
+    def model_step(self, model_input: ModelInput, started_at: int, model_output: ModelOutput, arrived_at: int) -> None:
         """A model call: flush the previous turn's tools, then append its input and output (one journal
         write for both: a killed process leaves both lines, neither, or a torn last one)."""
         self.flush_tools(force=True)
@@ -190,7 +189,7 @@ class Recorder:
         self._slots = []
         self._unasked = 0
 
-    def resume_turn(self, model_output: Any, written: list[dict[str, Any]]) -> None:
+    def resume_turn(self, model_output: Any, written: list[Any]) -> None:
         """Continue a turn whose first tool steps are already in the chain (a fork's copied prefix): `written`
         are their `tool_call` payloads, so the turn's other calls keep their ids and their call order."""
         self._turn_calls = calls_of(model_output) if isinstance(model_output, dict) else []
@@ -209,8 +208,6 @@ class Recorder:
     def tool_started(self, name: str, tool_input: Any, at: int, *, call_id: str | None = None) -> ToolSlot:
         """Claim the model's call this tool run answers (`call_id` when the caller already knows it, else same
         name and input, else same name), or a fresh id."""
-        from blackbox.firstdiff import json_equal
-
         claimed = {slot.order for slot in self._slots}
         open_calls = [(i, call) for i, call in enumerate(self._turn_calls)
                       if (0, i) not in claimed and call.get("toolName") == name
@@ -257,14 +254,14 @@ class Recorder:
         return n
 
     def _write_slot(self, slot: ToolSlot) -> None:
-        call = {"toolCallId": slot.call_id, "toolName": slot.name, "toolInput": slot.tool_input}
+        call: ToolCall = {"toolCallId": slot.call_id, "toolName": slot.name, "toolInput": slot.tool_input}
         self._append("tool_call", slot.started_at, call)
         if slot.outcome is not None:
             self._append("tool_result", slot.finished_at,
                          {"toolCallId": slot.call_id, "toolName": slot.name, **slot.outcome})
         slot.written = True
 
-    def terminal(self, payload: dict[str, Any], at: int) -> None:
+    def terminal(self, payload: Metadata, at: int) -> None:
         """The run's terminal metadata step, after every tool step of the last turn."""
         self.flush_tools(force=True)
         self._append("metadata", at, payload)
@@ -299,7 +296,7 @@ class Recorder:
         if self._leak_step is not None:
             raise SessionError(f"{refuse}step {self._leak_step} contains the API key sent with the requests; "
                                "keep keys out of prompts and tool results")
-        secrets = [s for s in (*self._secrets(), *extra_secrets) if len(s) >= _MIN_SECRET]
+        secrets = [s for s in (*self._secrets(), *extra_secrets) if len(s) >= MIN_KEY_LENGTH]
         for step in cassette.steps:
             text = canonical_text(step.payload)
             if any(secret in text for secret in secrets):
@@ -311,9 +308,7 @@ class Recorder:
 
 
 def _verify_failure(cassette: Cassette, secrets: list[str]) -> str | None:
-    """The first verify check (§4) that fails, as one line, or None."""
-    from blackbox.verify import verify
-
+    """The first verify check that fails, as one line, or None."""
     report = verify(cassette, extra_secrets=secrets)
     failure = report.failure
     if failure is None:

@@ -1,8 +1,8 @@
-"""Replay: a cursor over a recorded cassette that checks what the agent does against it (SPEC §7).
+"""Replay: a cursor over a recorded cassette that checks what the agent does against it.
 
 The session hands the replayer each normalized model request and each wrapped tool call; the replayer
-answers with the recorded `model_output` step or tool result, or raises `ReplayDivergenceError` with the
-report format of §7.1 (step, path, recorded and actual values masked and cut, a hint).  It never runs a tool
+answers with the recorded `model_output` step or tool result, or raises `ReplayDivergenceError` with a
+report (step, path, recorded and actual values masked and cut, a hint).  It never runs a tool
 and never touches the network.
 
 A "turn" is the run of `tool_call` / `tool_result` steps after a model output (or at the start of the run):
@@ -19,8 +19,11 @@ import msgspec
 
 from blackbox.cassette import Cassette, Step
 from blackbox.errors import ReplayDivergenceError
-from blackbox.outcome import Outcome, outcome, terminal_outcome
+from blackbox.firstdiff import first_difference, format_value, json_equal
+from blackbox.outcome import Outcome, last_metadata, outcome, terminal_outcome, turn_end
+from blackbox.payloads import ModelInput
 from blackbox.providers.neutral import CallIds, calls_of
+from blackbox.secrets import mask_secrets
 
 __all__ = ["ReplayedToolError", "Replayer", "ToolClaim", "divergence"]
 
@@ -50,23 +53,15 @@ class _TurnCall(msgspec.Struct):
 
 
 def _shown(value: Any, present: bool = True) -> str:
-    from blackbox.firstdiff import format_value
-
     return format_value(value, present)
 
 
-def _mask(text: str) -> str:
-    from blackbox.secrets import mask_secrets
-
-    return mask_secrets(text)
-
-
 def divergence(step: int, path: str, recorded: str, actual: str, hint: str | None = None) -> ReplayDivergenceError:
-    """The §7.1 report: `replay diverged at step i, path`, the two values, and a hint."""
+    """The divergence report: `replay diverged at step i, path`, the two values (masked), and a hint."""
     lines = [f"replay diverged at step {step}, {path}", f"  recorded: {recorded}", f"  actual:   {actual}"]
     if hint:
         lines.append(f"  {hint}")
-    return ReplayDivergenceError(_mask("\n".join(lines)), step=step, path=path)
+    return ReplayDivergenceError(mask_secrets("\n".join(lines)), step=step, path=path)
 
 
 class Replayer:
@@ -86,11 +81,6 @@ class Replayer:
     # -- where we are ------------------------------------------------------------------------------
 
     @property
-    def position(self) -> int:
-        """Index of the next recorded step the agent has not reached (tool steps of the turn excluded)."""
-        return self._pos
-
-    @property
     def consumed(self) -> int:
         """How many recorded steps the agent has reproduced so far."""
         return self._consumed
@@ -100,9 +90,7 @@ class Replayer:
 
     def _open_turn(self) -> None:
         """Collect the tool steps that start at the cursor (they belong to the turn just answered)."""
-        end = self._pos
-        while end < self._end and self._steps[end].type in ("tool_call", "tool_result"):
-            end += 1
+        end = turn_end(self._steps, self._pos)
         self._turn_end = end
         results = {
             str(s.payload.get("toolCallId")): s.index
@@ -120,7 +108,7 @@ class Replayer:
 
     # -- model calls -------------------------------------------------------------------------------
 
-    def model_call(self, live: Any) -> Step:
+    def model_call(self, live: ModelInput) -> Step:
         """Check a normalized request against the recording; the recorded `model_output` step to answer with."""
         unrun = self._unrun()
         if unrun is not None:
@@ -148,8 +136,6 @@ class Replayer:
         return answer
 
     def _compare(self, step: Step, live: Any) -> None:
-        from blackbox.firstdiff import first_difference
-
         diff = first_difference(step.payload, live)
         if diff is not None:
             raise divergence(step.index, diff.path, _shown(diff.recorded, diff.recorded_present),
@@ -159,8 +145,6 @@ class Replayer:
 
     def claim_tool(self, name: str, tool_input: Any) -> ToolClaim:
         """The recorded call this tool run answers: same name, then same input (in call order for duplicates)."""
-        from blackbox.firstdiff import json_equal
-
         candidates = [c for c in self._turn if not c.claimed and c.payload.get("toolName") == name]
         if not candidates:
             where = self._unrun()
@@ -195,13 +179,10 @@ class Replayer:
 
     def recorded_terminal(self) -> Any:
         """The recorded terminal metadata payload, or None for an incomplete recording."""
-        last = self._steps[-1] if self._steps else None
-        return last.payload if last is not None and last.type == "metadata" else None
+        return last_metadata(self._steps)
 
     def finish(self, terminal: Any) -> Outcome:
-        """End-of-run checks (§7.3): everything consumed, then the same terminal payload as recorded."""
-        from blackbox.firstdiff import json_equal
-
+        """End-of-run checks: everything consumed, then the same terminal payload as recorded."""
         unrun = self._unrun()
         if unrun is not None:
             raise divergence(unrun.call_index, "end of run", f"the agent runs {unrun.payload.get('toolName')}",

@@ -1,52 +1,96 @@
-"""Session settings (SPEC §5.1 arguments, §5.2 environment): explicit arguments beat BLACKBOX_*, and every
-invalid value is a `UsageError` naming where it came from (the argument or the variable)."""
+"""Session settings: explicit arguments beat the BLACKBOX_* environment, and every invalid value is a
+`UsageError` naming where it came from (the argument or the variable).
+
+This is the one place that names the BLACKBOX_* variables: the launcher sets them with `Settings.to_env()`,
+the agent's session reads them with `Settings.from_env()` / `resolve_settings`."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import msgspec
 
-from blackbox.canonical import CanonicalError, decode_json, json_value
+from blackbox.canonical import CanonicalError, canonical_text, decode_json, json_value
 from blackbox.errors import UsageError
 
-__all__ = ["UNSET", "Settings", "default_trace_id", "resolve_settings"]
+__all__ = [
+    "ENV_PREFIX",
+    "MODES",
+    "UNSET",
+    "Continue",
+    "Match",
+    "Mode",
+    "Settings",
+    "default_trace_id",
+    "resolve_settings",
+]
 
-MODES = ("off", "record", "replay", "fork")
-_MATCHES = ("strict", "sequence")
-_CONTINUES = ("live", "script")
+Mode = Literal["off", "record", "replay", "fork"]
+Match = Literal["strict", "sequence"]
+Continue = Literal["live", "script"]
+MODES: tuple[str, ...] = get_args(Mode)
+_MATCHES: tuple[str, ...] = get_args(Match)
+_CONTINUES: tuple[str, ...] = get_args(Continue)
 UNSET: Any = object()  # `fork_set` not given (None is a valid JSON value to fork with)
+
+ENV_PREFIX = "BLACKBOX_"
+ENV_MODE = "BLACKBOX_MODE"
+ENV_OUT = "BLACKBOX_OUT"
+ENV_CASSETTE = "BLACKBOX_CASSETTE"
+ENV_TRACE_ID = "BLACKBOX_TRACE_ID"
+ENV_FORK_AT = "BLACKBOX_FORK_AT"
+ENV_FORK_SET = "BLACKBOX_FORK_SET"
+ENV_CONTINUE = "BLACKBOX_CONTINUE"
+ENV_SCRIPT = "BLACKBOX_SCRIPT"
+ENV_MATCH = "BLACKBOX_MATCH"
+ENV_REPORT = "BLACKBOX_REPORT"  # where the session writes its report for the launcher
 
 
 class Settings(msgspec.Struct, omit_defaults=True):
     """What the session actually uses, after explicit arguments beat the environment."""
 
-    mode: str = "off"
+    mode: Mode = "off"
     out: str | None = None
     cassette: str | None = None
     trace_id: str | None = None
     fork_at: int | None = None
     fork_set: Any = None
     has_fork_set: bool = False
-    continue_with: str | None = None
+    continue_with: Continue | None = None
     script: str | None = None
-    match: str = "strict"
+    match: Match = "strict"
     report: str | None = None
 
-    def for_report(self) -> dict[str, Any]:
-        return {"mode": self.mode, "out": self.out, "cassette": self.cassette, "traceId": self.trace_id,
-                "forkAt": self.fork_at, "forkSet": self.fork_set if self.has_fork_set else None,
-                "continue": self.continue_with, "script": self.script, "match": self.match}
+    def to_env(self) -> dict[str, str]:
+        """The BLACKBOX_* variables that make an agent's `blackbox.session()` use these settings (unset
+        fields are left out; the match mode only where a cassette is replayed)."""
+        env: dict[str, str] = {ENV_MODE: self.mode}
+        for name, value in ((ENV_CASSETTE, self.cassette), (ENV_OUT, self.out), (ENV_TRACE_ID, self.trace_id),
+                            (ENV_FORK_AT, self.fork_at), (ENV_CONTINUE, self.continue_with),
+                            (ENV_SCRIPT, self.script), (ENV_REPORT, self.report)):
+            if value is not None:
+                env[name] = str(value)
+        if self.has_fork_set:
+            env[ENV_FORK_SET] = canonical_text(self.fork_set)
+        if self.mode in ("replay", "fork"):
+            env[ENV_MATCH] = self.match
+        return env
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """The settings BLACKBOX_* asks for (the process's environment by default), validated."""
+        return resolve_settings(env=env)
 
 
-def _env(name: str) -> str | None:
-    value = os.environ.get(name)
+def _env(env: Mapping[str, str], name: str) -> str | None:
+    value = env.get(name)
     return value if value else None
 
 
-def _choice(value: Any, allowed: tuple[str, ...], arg: str, var: str, from_env: bool) -> str:
+def _choice(value: Any, allowed: tuple[str, ...], arg: str, var: str, from_env: bool) -> Any:
     if value in allowed:
         return value
     source = f"{var}={value!r}" if from_env else f"{arg}={value!r}"
@@ -56,29 +100,32 @@ def _choice(value: Any, allowed: tuple[str, ...], arg: str, var: str, from_env: 
 def resolve_settings(
     mode: Any = None, out: Any = None, cassette: Any = None, trace_id: Any = None, fork_at: Any = None,
     fork_set: Any = UNSET, continue_with: Any = None, script: Any = None, match: Any = None,
+    *, env: Mapping[str, str] | None = None,
 ) -> Settings:
-    """Arguments first, then BLACKBOX_* (empty counts as unset); invalid values name their source."""
+    """Arguments first, then BLACKBOX_* of `env` (default the process's; empty counts as unset); invalid
+    values name their source."""
+    env = os.environ if env is None else env
     s = Settings()
-    mode_env = mode is None and _env("BLACKBOX_MODE") is not None
-    s.mode = _choice(mode if mode is not None else (_env("BLACKBOX_MODE") or "off"), MODES, "mode",
-                     "BLACKBOX_MODE", mode_env)
-    match_env = match is None and _env("BLACKBOX_MATCH") is not None
-    s.match = _choice(match if match is not None else (_env("BLACKBOX_MATCH") or "strict"), _MATCHES, "match",
-                      "BLACKBOX_MATCH", match_env)
-    cont = continue_with if continue_with is not None else _env("BLACKBOX_CONTINUE")
+    mode_env = mode is None and _env(env, ENV_MODE) is not None
+    s.mode = _choice(mode if mode is not None else (_env(env, ENV_MODE) or "off"), MODES, "mode",
+                     ENV_MODE, mode_env)
+    match_env = match is None and _env(env, ENV_MATCH) is not None
+    s.match = _choice(match if match is not None else (_env(env, ENV_MATCH) or "strict"), _MATCHES, "match",
+                      ENV_MATCH, match_env)
+    cont = continue_with if continue_with is not None else _env(env, ENV_CONTINUE)
     if cont is not None:
-        s.continue_with = _choice(cont, _CONTINUES, "continue_with", "BLACKBOX_CONTINUE", continue_with is None)
-    s.out = _path(out, "BLACKBOX_OUT")
-    s.cassette = _path(cassette, "BLACKBOX_CASSETTE")
-    s.script = _path(script, "BLACKBOX_SCRIPT")
-    s.report = _env("BLACKBOX_REPORT")
-    s.trace_id = str(trace_id) if trace_id is not None else _env("BLACKBOX_TRACE_ID")
-    s.fork_at = _fork_at(fork_at)
+        s.continue_with = _choice(cont, _CONTINUES, "continue_with", ENV_CONTINUE, continue_with is None)
+    s.out = _path(env, out, ENV_OUT)
+    s.cassette = _path(env, cassette, ENV_CASSETTE)
+    s.script = _path(env, script, ENV_SCRIPT)
+    s.report = _env(env, ENV_REPORT)
+    s.trace_id = str(trace_id) if trace_id is not None else _env(env, ENV_TRACE_ID)
+    s.fork_at = _fork_at(env, fork_at)
     if fork_set is not UNSET:
         s.fork_set, s.has_fork_set = json_value(fork_set, where=lambda: "fork_set"), True
-    elif _env("BLACKBOX_FORK_SET") is not None:
+    elif (raw_set := _env(env, ENV_FORK_SET)) is not None:
         try:
-            s.fork_set = json_value(decode_json(os.environ["BLACKBOX_FORK_SET"]), where=lambda: "BLACKBOX_FORK_SET")
+            s.fork_set = json_value(decode_json(raw_set), where=lambda: ENV_FORK_SET)
             s.has_fork_set = True
         except CanonicalError as exc:  # 1e400 parses (as Infinity) but has no JSON form
             raise UsageError(str(exc)) from None
@@ -88,18 +135,18 @@ def resolve_settings(
     return s
 
 
-def _path(value: Any, var: str) -> str | None:
+def _path(env: Mapping[str, str], value: Any, var: str) -> str | None:
     if value is not None:
-        return os.fspath(value)
-    return _env(var)
+        return str(os.fspath(value))
+    return _env(env, var)
 
 
-def _fork_at(value: Any) -> int | None:
+def _fork_at(env: Mapping[str, str], value: Any) -> int | None:
     if value is not None:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise UsageError(f"fork_at={value!r} is not valid; use a non-negative integer step index")
         return value
-    raw = _env("BLACKBOX_FORK_AT")
+    raw = _env(env, ENV_FORK_AT)
     if raw is None:
         return None
     if not raw.strip().isdecimal():  # isdigit() would pass "²", which int() refuses
@@ -124,7 +171,7 @@ def _check_mode_needs(s: Settings) -> None:
 
 
 def default_trace_id(out: str | None) -> str:
-    """The `--out` file's name without `.json`, or `run` (SPEC §1)."""
+    """The `--out` file's name without `.json`, or `run`."""
     name = Path(out).name if out else ""
     if name.endswith(".json"):
         name = name[: -len(".json")]

@@ -1,4 +1,4 @@
-"""HTTP transports that hand every request of an SDK client to a session (SPEC §5.1 "The HTTP stack").
+"""HTTP transports that hand every request of an SDK client to a session (a `calls.CallHandler`).
 
 The SDKs moved from `httpx` to its fork `httpx2`; both define the same transport interface
 (`handle_request` / `handle_async_request`) but separate classes, so the transport classes are built once
@@ -15,14 +15,13 @@ import functools
 import importlib
 import time
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from blackbox.session import Forward, Reply, Session
+from blackbox.calls import JSON, KEY_HEADERS, CallHandler, Forward, ModelCall, Reply
 
 __all__ = ["KEY_HEADERS", "make_client", "transport_classes"]
 
-_REPLY_HEADERS = [("content-type", "application/json"), ("x-should-retry", "false")]
+_REPLY_HEADERS = [("content-type", JSON), ("x-should-retry", "false")]
 
 
 def _http_module(flavor: str | None) -> ModuleType:
@@ -38,10 +37,11 @@ def _http_module(flavor: str | None) -> ModuleType:
 
 
 def _reply(http: ModuleType, request: Any, reply: Reply) -> Any:
-    return http.Response(reply.status, headers=_REPLY_HEADERS, content=reply.body, request=request)
+    headers = _REPLY_HEADERS if reply.content_type == JSON else [("content-type", reply.content_type),
+                                                                  ("x-should-retry", "false")]
+    return http.Response(reply.status, headers=headers, content=reply.body, request=request)
 
 
-KEY_HEADERS = ("x-api-key", "api-key", "authorization")
 _KEY_HEADER_BYTES = frozenset(name.encode() for name in KEY_HEADERS)
 
 
@@ -59,14 +59,16 @@ def _read(response: Any, started: float) -> bytes:
     Read here, the body's stream is closed before the client wraps it to time the call, so the response's
     `elapsed` is set here, as the client would have set it."""
     try:
-        return response.read()
+        body: bytes = response.read()
+        return body
     finally:
         _set_elapsed(response, started)
 
 
 async def _aread(response: Any, started: float) -> bytes:
     try:
-        return await response.aread()
+        body: bytes = await response.aread()
+        return body
     finally:
         _set_elapsed(response, started)
 
@@ -76,42 +78,47 @@ def _set_elapsed(response: Any, started: float) -> None:
         response.elapsed = datetime.timedelta(seconds=time.perf_counter() - started)
 
 
-def _recorded(http: ModuleType, session: Session, decision: Forward, request: Any, response: Any,
+def _recorded(http: ModuleType, handler: CallHandler, call: ModelCall, request: Any, response: Any,
               body: bytes) -> Any:
-    """Hand the response to the session; the agent gets it as it came, unless the session answers instead."""
-    instead = session.close_call(decision.call, response.status_code, response.headers.get("content-type", ""),
-                                 body)
+    """Hand the response to the session; the agent gets it as it came, unless the session answers instead.
+
+    The seam for streaming: a streamed (SSE) response would be teed here instead of read whole, its bytes
+    passed on to the agent as they arrive and handed to `close_call` once the stream ends."""
+    instead = handler.close_call(call, response.status_code, response.headers.get("content-type", ""), body)
     return response if instead is None else _reply(http, request, instead)
 
 
 @functools.cache
 def transport_classes(http: ModuleType) -> tuple[type, type]:
-    """The (sync, async) Blackbox transport classes for the `httpx` or `httpx2` module."""
+    """The (sync, async) Blackbox transport classes for the `httpx` or `httpx2` module.
+
+    Both ask `open_call` and answer through `_reply` / `_recorded`; only the network I/O differs."""
 
     class BlackboxTransport(http.BaseTransport):  # type: ignore[name-defined,misc]
         """Sync transport: asks the session, forwards through `inner`."""
 
-        def __init__(self, session: Session, inner: Any) -> None:
-            self.session = session
+        def __init__(self, handler: CallHandler, inner: Any) -> None:
+            self.session = handler
             self.inner = inner
 
         def handle_request(self, request: Any) -> Any:
             decision = self.session.open_call(request.url.path, _headers(request), request.read())
-            if not isinstance(decision, _forward_type()):
+            if isinstance(decision, Reply):
                 return _reply(http, request, decision)
             return self._forward(request, decision)
 
         def _forward(self, request: Any, decision: Forward) -> Any:
-            if decision.call is None:
+            call = decision.call
+            if call is None:
                 return self.inner.handle_request(request)
             started = time.perf_counter()
             try:
                 response = self.inner.handle_request(request)
                 body = _read(response, started)
             except BaseException:
-                self.session.abort_call(decision.call)
+                self.session.abort_call(call)
                 raise
-            return _recorded(http, self.session, decision, request, response, body)
+            return _recorded(http, self.session, call, request, response, body)
 
         def close(self) -> None:
             self.inner.close()
@@ -119,24 +126,28 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
     class AsyncBlackboxTransport(http.AsyncBaseTransport):  # type: ignore[name-defined,misc]
         """Async transport: the same decisions; overlapping calls are the session's to refuse."""
 
-        def __init__(self, session: Session, inner: Any) -> None:
-            self.session = session
+        def __init__(self, handler: CallHandler, inner: Any) -> None:
+            self.session = handler
             self.inner = inner
 
         async def handle_async_request(self, request: Any) -> Any:
             decision = self.session.open_call(request.url.path, _headers(request), await request.aread())
-            if not isinstance(decision, _forward_type()):
+            if isinstance(decision, Reply):
                 return _reply(http, request, decision)
-            if decision.call is None:
+            return await self._forward(request, decision)
+
+        async def _forward(self, request: Any, decision: Forward) -> Any:
+            call = decision.call
+            if call is None:
                 return await self.inner.handle_async_request(request)
             started = time.perf_counter()
             try:
                 response = await self.inner.handle_async_request(request)
                 body = await _aread(response, started)
             except BaseException:
-                self.session.abort_call(decision.call)
+                self.session.abort_call(call)
                 raise
-            return _recorded(http, self.session, decision, request, response, body)
+            return _recorded(http, self.session, call, request, response, body)
 
         async def aclose(self) -> None:
             await self.inner.aclose()
@@ -144,23 +155,16 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
     return BlackboxTransport, AsyncBlackboxTransport
 
 
-@functools.cache
-def _forward_type() -> type:
-    from blackbox.session import Forward
-
-    return Forward
-
-
-def make_client(session: Session, flavor: str | None, *, asynchronous: bool, **kwargs: Any) -> Any:
+def make_client(handler: CallHandler, flavor: str | None, *, asynchronous: bool, **kwargs: Any) -> Any:
     """A client of the right HTTP module, built as the module builds it (environment proxies, certificates),
-    then with every transport it would use (the default one, `mounts`, proxies) wrapped by the session."""
+    then with every transport it would use (the default one, `mounts`, proxies) wrapped by the handler."""
     http = _http_module(flavor)
     sync_cls, async_cls = transport_classes(http)
     wrap = async_cls if asynchronous else sync_cls
     kwargs.setdefault("follow_redirects", True)
     kwargs.setdefault("timeout", http.Timeout(600.0, connect=5.0))
     client = (http.AsyncClient if asynchronous else http.Client)(**kwargs)
-    client._transport = wrap(session, client._transport)
-    client._mounts = {pattern: None if mounted is None else wrap(session, mounted)
+    client._transport = wrap(handler, client._transport)
+    client._mounts = {pattern: None if mounted is None else wrap(handler, mounted)
                       for pattern, mounted in client._mounts.items()}
     return client

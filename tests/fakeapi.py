@@ -52,12 +52,8 @@ __all__ = [
     "weather_brain",
 ]
 
-# The SDK samples (request bodies the real SDKs sent, responses they accepted): the repository's copy, else
-# the shared original.
-SAMPLES = next(
-    (path for path in (Path(__file__).parent / "sdk_samples", Path("/work/shared/sdk-samples")) if path.is_dir()),
-    Path(__file__).parent / "sdk_samples",
-)
+# The SDK samples (request bodies the real SDKs sent, responses they accepted), kept in the repository.
+SAMPLES = Path(__file__).parent / "sdk_samples"
 MAX_BODY = 16 * 1024 * 1024
 
 Brain = Callable[[Any], "Reply | dict[str, Any]"]

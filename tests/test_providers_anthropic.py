@@ -460,9 +460,9 @@ def test_request_refusals(body: dict[str, Any], what: str) -> None:
 
 
 def test_is_stream_request() -> None:
-    assert A.is_stream_request(sample("anthropic/create_stream_true.request.json")["json"])
-    assert A.is_stream_request(sample("anthropic/stream_helper.request.json")["json"])
-    assert not A.is_stream_request(sample("anthropic/create_turn1.request.json")["json"])
+    assert A.PROVIDER.is_stream(sample("anthropic/create_stream_true.request.json")["json"])
+    assert A.PROVIDER.is_stream(sample("anthropic/stream_helper.request.json")["json"])
+    assert not A.PROVIDER.is_stream(sample("anthropic/create_turn1.request.json")["json"])
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -328,9 +328,9 @@ def test_request_refusals(body: dict[str, Any], what: str) -> None:
 
 
 def test_is_stream_request() -> None:
-    assert O.is_stream_request(sample("openai/chat_stream_true.request.json")["json"])
-    assert O.is_stream_request(sample("openai/chat_stream_helper.request.json")["json"])
-    assert not O.is_stream_request(sample("openai/chat_turn1.request.json")["json"])
+    assert O.PROVIDER.is_stream(sample("openai/chat_stream_true.request.json")["json"])
+    assert O.PROVIDER.is_stream(sample("openai/chat_stream_helper.request.json")["json"])
+    assert not O.PROVIDER.is_stream(sample("openai/chat_turn1.request.json")["json"])
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -1,15 +1,36 @@
-"""`blackbox record | replay | fork … -- <command…>`: run an agent under a session (SPEC §5.3, §8)."""
+"""`blackbox record | replay | fork … -- <command…>`: run an agent under a session."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Literal, cast
 
 import typer
 
+from blackbox.cassette import atomic_write, dumps, load
 from blackbox.cli.app import app
+from blackbox.cli.cassettes import replay_summary
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, err_console, fail
+from blackbox.demo.fork import (
+    DEFAULT_FORK_INDEX,
+    DEFAULT_MUTATION_STEP,
+    DEFAULT_PAYLOAD,
+    DEFAULT_TRACE,
+    default_out,
+    demo_fork,
+    parse_payload_json,
+)
 from blackbox.errors import BlackboxError, BlackboxUnsupportedError, CassetteError, UsageError
+from blackbox.fork import check_fork_point, check_out_path, load_script, parse_set_value, same_file
+from blackbox.forking import thinking_refusal, uses_thinking
+from blackbox.launcher import run_agent
+from blackbox.outcome import outcome
+from blackbox.recorder import JOURNAL_SUFFIX, recovered_path
+from blackbox.recorder import recover as recover_journal
+from blackbox.report import SessionReport
+from blackbox.settings import Match as MatchMode
+from blackbox.settings import Settings
+from blackbox.verify import verify
 
 _RUN = "Run an agent"
 _ADD_SESSION = (
@@ -26,17 +47,15 @@ Match = Annotated[
 ]
 
 
-def _check_match(match: str) -> str:
+def _check_match(match: str) -> MatchMode:
     value = match.lower()
     if value not in ("strict", "sequence"):
         fail(f"--match must be strict or sequence, not {match!r}", EXIT_USAGE)
-    return value
+    return cast(MatchMode, value)
 
 
-def _launch(command: list[str], settings: dict[str, str], *, placeholders: bool) -> tuple[int, dict[str, Any]]:
+def _launch(command: list[str], settings: Settings, *, placeholders: bool) -> tuple[int, SessionReport]:
     """Run the agent; without a session report say how to add one and fail."""
-    from blackbox.launcher import run_agent
-
     try:
         result = run_agent(command, settings, placeholders=placeholders)
     except UsageError as exc:
@@ -52,25 +71,23 @@ def _launch(command: list[str], settings: dict[str, str], *, placeholders: bool)
     return result.exit_code, result.report
 
 
-_SETTING_NAMES = {"BLACKBOX_MODE": "mode", "BLACKBOX_OUT": "out", "BLACKBOX_CASSETTE": "cassette"}
+_CHECKED: tuple[Literal["mode", "out", "cassette"], ...] = ("mode", "out", "cassette")
 
 
-def _check_settings(report: dict[str, Any], settings: dict[str, str]) -> None:
+def _check_settings(report: SessionReport, settings: Settings) -> None:
     """A session that overrode what the CLI asked would make the one-line result a lie."""
-    used = report.get("settings") or {}
-    for var, key in _SETTING_NAMES.items():
-        asked = settings.get(var)
-        if asked is None or used.get(key) is None:
+    for key in _CHECKED:
+        asked, used = getattr(settings, key), getattr(report.settings, key)
+        if asked is None or used is None:
             continue
-        same = Path(asked).resolve() == Path(used[key]).resolve() if key != "mode" else asked == used[key]
+        same = Path(asked).resolve() == Path(used).resolve() if key != "mode" else asked == used
         if not same:
-            fail(f"the agent's session used {key} {used[key]!r} but the command asked for {asked!r}; remove "
+            fail(f"the agent's session used {key} {used!r} but the command asked for {asked!r}; remove "
                  f"the explicit {key}= argument from blackbox.session(...) so the CLI can set it")
 
 
-def _report_error(report: dict[str, Any]) -> str | None:
-    error = report.get("error")
-    return str(error) if error else None
+def _report_error(report: SessionReport) -> str | None:
+    return str(report.error) if report.error else None
 
 
 @app.command(rich_help_panel=_RUN)
@@ -88,14 +105,12 @@ def record(
     if not command:
         fail("record needs the agent command after `--` (e.g. blackbox record --out run.json -- python "
              "agent.py); to see a recording without an agent, run `blackbox demo`", EXIT_USAGE)
-    settings = {"BLACKBOX_MODE": "record", "BLACKBOX_OUT": str(out)}
-    if trace_id:
-        settings["BLACKBOX_TRACE_ID"] = trace_id
+    settings = Settings(mode="record", out=str(out), trace_id=trace_id or None)
     code, report = _launch(command, settings, placeholders=False)
-    steps, status = report.get("steps", 0), report.get("status", "incomplete")
+    steps, status = report.steps, report.status
     error = _report_error(report)
-    if report.get("written"):
-        note = "" if report.get("finished") else " (finish() was not called; the run was closed at exit)"
+    if report.written:
+        note = "" if report.finished else " (finish() was not called; the run was closed at exit)"
         console().print(f"recorded {out}: {steps} steps, {status}{note}", markup=False, highlight=False)
     else:
         err_console().print(f"error: nothing was recorded: {error or 'the session wrote no cassette'}",
@@ -120,28 +135,24 @@ def replay(
 
       blackbox replay run.json     (validate and print the recorded steps)
     """
-    match = _check_match(match)
+    match_mode = _check_match(match)
     if not command:
-        from blackbox.cli.cassettes import replay_summary
-
         replay_summary(cassette)
         return
-    from blackbox.cassette import load
-
     try:
         load(cassette)
     except CassetteError as exc:
         fail(str(exc))
-    settings = {"BLACKBOX_MODE": "replay", "BLACKBOX_CASSETTE": str(cassette), "BLACKBOX_MATCH": match}
+    settings = Settings(mode="replay", cassette=str(cassette), match=match_mode)
     code, report = _launch(command, settings, placeholders=True)
     error = _report_error(report)
-    if error or report.get("status") == "diverged":
+    if error or report.status == "diverged":
         err_console().print(f"FAIL {cassette}: {error or 'the replay diverged'}", markup=False, highlight=False)
         raise typer.Exit(code or EXIT_FAILURE)
     if code != 0:
         err_console().print(f"FAIL {cassette}: the agent exited with code {code}", markup=False, highlight=False)
         raise typer.Exit(code)
-    steps = report.get("steps", 0)
+    steps = report.steps
     console().print(f"PASS {cassette}: {steps} steps replayed from the cassette, no network calls",
                     markup=False, highlight=False)
 
@@ -204,7 +215,7 @@ def fork(
 
       blackbox fork --trace traces/example-trace.json --out traces/fork.json     (the built-in demo)
     """
-    match = _check_match(match)
+    match_mode = _check_match(match)
     if not command:
         _demo_fork(trace or cassette, out, fork_index, mutation_step, payload_json, mode, prompt)
         return
@@ -212,15 +223,15 @@ def fork(
         fail("fork needs a cassette, --at N, --set VALUE and --out FILE before `--`", EXIT_USAGE)
     if live == (script is not None):
         fail("choose one continuation: --live (the real API) or --script replies.json", EXIT_USAGE)
-    settings = _fork_settings(cassette, at, set_value, out, script, match)
+    settings = _fork_settings(cassette, at, set_value, out, script, match_mode)
     code, report = _launch(command, settings, placeholders=script is not None)
     error = _report_error(report)
-    if error or not report.get("written"):
-        kept = f"; the run so far was written to {out}" if report.get("written") else ""
+    if error or not report.written:
+        kept = f"; the run so far was written to {out}" if report.written else ""
         err_console().print(f"error: the fork failed: {error or 'no cassette was written'}{kept}", markup=False,
                             highlight=False)
         raise typer.Exit(code or EXIT_FAILURE)
-    steps, status = report.get("steps", 0), report.get("status", "incomplete")
+    steps, status = report.steps, report.status
     console().print(
         f"forked {out}: {steps} steps, {status}; steps 0–{at - 1} are the parent's, step {at} is the new result",
         markup=False, highlight=False,
@@ -230,13 +241,8 @@ def fork(
 
 
 def _fork_settings(cassette: Path, at: int, set_value: str, out: Path, script: Path | None,
-                   match: str) -> dict[str, str]:
-    """Validate everything that can be checked before the agent starts (SPEC §8)."""
-    from blackbox.canonical import canonical_text
-    from blackbox.cassette import load
-    from blackbox.fork import check_fork_point, check_out_path, load_script, parse_set_value
-    from blackbox.forking import thinking_refusal, uses_thinking
-
+                   match: MatchMode) -> Settings:
+    """Validate everything that can be checked before the agent starts."""
     try:
         parent = load(cassette)
         check_fork_point(parent, at)
@@ -250,18 +256,9 @@ def _fork_settings(cassette: Path, at: int, set_value: str, out: Path, script: P
         fail(str(exc), EXIT_USAGE)
     except CassetteError as exc:
         fail(str(exc))
-    settings = {
-        "BLACKBOX_MODE": "fork",
-        "BLACKBOX_CASSETTE": str(cassette),
-        "BLACKBOX_OUT": str(out),
-        "BLACKBOX_FORK_AT": str(at),
-        "BLACKBOX_FORK_SET": canonical_text(value),
-        "BLACKBOX_CONTINUE": "script" if script is not None else "live",
-        "BLACKBOX_MATCH": match,
-    }
-    if script is not None:
-        settings["BLACKBOX_SCRIPT"] = str(script)
-    return settings
+    return Settings(mode="fork", cassette=str(cassette), out=str(out), fork_at=at, fork_set=value,
+                    has_fork_set=True, continue_with="script" if script is not None else "live",
+                    script=str(script) if script is not None else None, match=match)
 
 
 def _demo_fork(trace: Path | None, out: Path | None, fork_index: int | None, mutation_step: int | None,
@@ -271,17 +268,6 @@ def _demo_fork(trace: Path | None, out: Path | None, fork_index: int | None, mut
     Defaults as in the original: --trace traces/example-trace.json, --out traces/<parent id>-fork.json,
     --fork-index 4, --mutation-step 3, --payload-json the no-hotels result, --mode tool-result.
     """
-    from blackbox.demo.fork import (
-        DEFAULT_FORK_INDEX,
-        DEFAULT_MUTATION_STEP,
-        DEFAULT_PAYLOAD,
-        DEFAULT_TRACE,
-        default_out,
-        demo_fork,
-        parse_payload_json,
-    )
-    from blackbox.outcome import outcome
-
     parent_path = trace or DEFAULT_TRACE
     try:
         payload = DEFAULT_PAYLOAD if payload_json is None else parse_payload_json(payload_json)
@@ -327,13 +313,6 @@ def recover(
 
       blackbox recover run.json.blackbox-journal
     """
-    from blackbox.cassette import atomic_write, dumps
-    from blackbox.fork import same_file
-    from blackbox.outcome import outcome
-    from blackbox.recorder import JOURNAL_SUFFIX, recovered_path
-    from blackbox.recorder import recover as recover_journal
-    from blackbox.verify import verify
-
     try:
         cassette = recover_journal(journal)
     except CassetteError as exc:

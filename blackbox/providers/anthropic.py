@@ -1,49 +1,46 @@
-"""Anthropic Messages API ↔ neutral steps (SPEC §6.1).
+"""Anthropic Messages API ↔ neutral steps.
 
 Pure functions: `normalize_request` and `normalize_response` turn what the SDK sends and receives into the
-provider-neutral `model_input` / `model_output` payloads of §1.1 (dropping ids, usage and everything else that
+provider-neutral `model_input` / `model_output` payloads (dropping ids, usage and everything else that
 varies between runs); `synthesize_response` rebuilds a Messages response from a recorded output for replay.
 Anything that could not be recorded and replayed faithfully is refused before the request leaves the process.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, cast
 
-from blackbox.providers.neutral import CallIds, calls_of, unsupported
+from blackbox.payloads import ModelInput, ModelOutput, ToolCall
+from blackbox.providers.neutral import CallIds, calls_of, unsupported, wants_stream
 
 __all__ = [
-    "PARAMS",
+    "KEPT_PARAMS",
+    "PROVIDER",
     "error_body",
-    "is_stream_request",
     "normalize_request",
     "normalize_response",
     "synthesize_response",
 ]
 
-#: Request controls that change the model's behaviour, and their neutral names (§1.1).
-PARAMS: tuple[tuple[str, str], ...] = (
-    ("max_tokens", "maxTokens"),
-    ("temperature", "temperature"),
-    ("top_p", "topP"),
-    ("top_k", "topK"),
-    ("tool_choice", "toolChoice"),
-    ("stop_sequences", "stop"),
-    ("output_config", "outputConfig"),
-    ("thinking", "thinking"),
-)
+#: Request controls that change the model's behaviour, and their neutral `params` names.
+KEPT_PARAMS: Mapping[str, str] = {
+    "max_tokens": "maxTokens",
+    "temperature": "temperature",
+    "top_p": "topP",
+    "top_k": "topK",
+    "tool_choice": "toolChoice",
+    "stop_sequences": "stop",
+    "output_config": "outputConfig",
+    "thinking": "thinking",
+}
 
 _THINKING = ("thinking", "redacted_thinking")
 _OK_STOPS = ("end_turn", "tool_use", "max_tokens", "refusal", None)
 
 
-def is_stream_request(body: dict[str, Any]) -> bool:
-    """True when the request asks for server-sent events (`stream: true`)."""
-    return bool(body.get("stream"))
-
-
 def error_body(message: str) -> dict[str, Any]:
-    """Anthropic's 400 error shape, which the SDK raises as `BadRequestError` without retrying (§5.1)."""
+    """Anthropic's 400 error shape, which the SDK raises as `BadRequestError` without retrying."""
     if not message.startswith("[blackbox]"):
         message = f"[blackbox] {message}"
     return {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
@@ -53,7 +50,7 @@ def error_body(message: str) -> dict[str, Any]:
 # request
 
 
-def normalize_request(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+def normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
     """The neutral `model_input` payload of a Messages request; refuses what cannot be replayed faithfully.
 
     Provider tool ids in the history are mapped through `ids`; if the request is refused, `ids` is left as it
@@ -63,7 +60,7 @@ def normalize_request(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
         return _normalize_request(body, ids)
 
 
-def _normalize_request(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+def _normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
     if not isinstance(body, dict):
         raise unsupported("a request body that is not a JSON object", "send a Messages API request")
     if body.get("stream"):
@@ -84,10 +81,10 @@ def _normalize_request(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
         payload["systemPrompt"] = _system(system)
     if body.get("model") is not None:
         payload["model"] = body["model"]
-    params = {neutral: body[name] for name, neutral in PARAMS if body.get(name) is not None}
+    params = {neutral: body[name] for name, neutral in KEPT_PARAMS.items() if body.get(name) is not None}
     if params:
         payload["params"] = params
-    return payload
+    return cast(ModelInput, payload)
 
 
 def _system(system: Any) -> str:
@@ -140,7 +137,7 @@ def _message(message: dict[str, Any], ids: CallIds) -> dict[str, Any]:
     return {"role": role, "content": _user_parts(content, ids)}
 
 
-def _block_type(block: Any) -> str:
+def _block_type(block: Any) -> Any:
     return block.get("type") if isinstance(block, dict) else type(block).__name__
 
 
@@ -156,23 +153,21 @@ def _assistant_parts(blocks: list[Any], ids: CallIds) -> list[dict[str, Any]]:
             if block.get("text"):
                 texts.append(block["text"])
         elif kind == "tool_use":
-            call_id = ids.neutral(block["id"])
-            ids.note_name(call_id, block["name"])
-            tool_input = block.get("input")
-            uses.append(
-                {
-                    "type": "tool_use",
-                    "toolCallId": call_id,
-                    "toolName": block["name"],
-                    "toolInput": {} if tool_input is None else tool_input,
-                }
-            )
+            uses.append({"type": "tool_use", **_call(block, ids)})
         else:
             raise unsupported(f"{kind!r} content blocks in an assistant message", _BLOCK_ADVICE)
     parts: list[dict[str, Any]] = []
     if texts:
         parts.append({"type": "text", "text": "\n\n".join(texts)})
     return parts + uses
+
+
+def _call(block: dict[str, Any], ids: CallIds) -> ToolCall:
+    """A `tool_use` block (in a response or the history) as a neutral call: its id mapped to `call-N`."""
+    call_id = ids.neutral(block["id"])
+    ids.note_name(call_id, block["name"])
+    tool_input = block.get("input")
+    return {"toolCallId": call_id, "toolName": block["name"], "toolInput": {} if tool_input is None else tool_input}
 
 
 _BLOCK_ADVICE = "send text, tool_use and tool_result blocks only"
@@ -194,7 +189,7 @@ def _user_parts(blocks: list[Any], ids: CallIds) -> list[dict[str, Any]]:
 
 
 def _tool_result(block: dict[str, Any], ids: CallIds) -> dict[str, Any]:
-    provider_id = block.get("tool_use_id")
+    provider_id: Any = block.get("tool_use_id")
     call_id = ids.neutral(provider_id)
     name = ids.name_of(call_id)
     if name is None:
@@ -227,13 +222,13 @@ def _tool_result_text(content: Any) -> str:
 # response
 
 
-def normalize_response(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+def normalize_response(body: dict[str, Any], ids: CallIds) -> ModelOutput:
     """The neutral `model_output` payload of a Messages response (ids → `call-N`, usage and ids dropped)."""
     with ids.undo_on_error():
         return _normalize_response(body, ids)
 
 
-def _normalize_response(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+def _normalize_response(body: dict[str, Any], ids: CallIds) -> ModelOutput:
     content = body.get("content") if isinstance(body, dict) else None
     if not isinstance(content, list):
         raise unsupported("a Messages response without a content list", "check the API endpoint")
@@ -251,7 +246,7 @@ def _normalize_response(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
         raise unsupported(f"the stop reason {stop_reason!r}", advice)
 
     text: str | None = None
-    calls: list[dict[str, Any]] = []
+    calls: list[ToolCall] = []
     for block in content:
         kind = _block_type(block)
         if kind in _THINKING:
@@ -267,16 +262,7 @@ def _normalize_response(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
                 raise unsupported("more than one text block in a response", "it cannot be replayed")
             text = block["text"]
         elif kind == "tool_use":
-            call_id = ids.neutral(block["id"])
-            ids.note_name(call_id, block["name"])
-            tool_input = block.get("input")
-            calls.append(
-                {
-                    "toolCallId": call_id,
-                    "toolName": block["name"],
-                    "toolInput": {} if tool_input is None else tool_input,
-                }
-            )
+            calls.append(_call(block, ids))
         else:
             raise unsupported(f"{kind!r} content blocks in a response", "use custom tools only")
 
@@ -288,7 +274,7 @@ def _normalize_response(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
             output["text"] = text
         if stop_reason == "max_tokens":
             output["stop"] = "length"
-        return output
+        return cast(ModelOutput, output)
     if stop_reason == "tool_use":
         raise unsupported("a tool_use stop without tool_use blocks", "this response cannot be replayed")
     output = {"type": "final_answer", "text": text or ""}
@@ -296,15 +282,17 @@ def _normalize_response(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
         output["stop"] = "length"
     elif stop_reason == "refusal":
         output["stop"] = "refusal"
-    return output
+    return cast(ModelOutput, output)
 
 
 # ---------------------------------------------------------------------------------------------------------
 # replay
 
 
-def synthesize_response(output: dict[str, Any], *, step_index: int, model: str | None) -> dict[str, Any]:
-    """A Messages response carrying a recorded `model_output`, shaped as the SDK expects (§6.1 "Replayed").
+def synthesize_response(output: ModelOutput | Mapping[str, Any], *, step_index: int, timestamp_ms: int = 0,
+                        model: str | None) -> dict[str, Any]:
+    """A Messages response carrying a recorded `model_output`, shaped as the SDK expects (`timestamp_ms` is
+    unused: a Messages response carries no time).
 
     Tool uses get their `call-N` ids, which the agent will send back and which normalize identically.
     """
@@ -345,3 +333,29 @@ def synthesize_response(output: dict[str, Any], *, step_index: int, model: str |
         "stop_sequence": None,
         "usage": {"input_tokens": 0, "output_tokens": 0},
     }
+
+
+class Anthropic:
+    """The Messages API (`/v1/messages`) as a `blackbox.providers.Provider`."""
+
+    name = "anthropic"
+    kept_params = KEPT_PARAMS
+
+    def normalize_request(self, body: dict[str, Any], ids: CallIds) -> ModelInput:
+        return normalize_request(body, ids)
+
+    def normalize_response(self, body: dict[str, Any], ids: CallIds) -> ModelOutput:
+        return normalize_response(body, ids)
+
+    def synthesize_response(self, output: ModelOutput, *, step_index: int, timestamp_ms: int,
+                            model: str | None) -> dict[str, Any]:
+        return synthesize_response(output, step_index=step_index, model=model)
+
+    def error_body(self, message: str) -> dict[str, Any]:
+        return error_body(message)
+
+    def is_stream(self, body: dict[str, Any]) -> bool:
+        return wants_stream(body)
+
+
+PROVIDER = Anthropic()

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from blackbox.errors import BlackboxUnsupportedError
 
-__all__ = ["CallIds", "calls_of", "compact_json", "parse_tool_arguments", "unsupported"]
+__all__ = ["CallIds", "calls_of", "compact_json", "parse_tool_arguments", "unsupported", "wants_stream"]
 
 _NEUTRAL_RE = re.compile(r"^call-(\d+)$")
 
 
 class CallIds:
-    """Maps provider tool-call ids (`toolu_…`, `call_…`) to Blackbox's `call-0`, `call-1`… (SPEC §1.3).
+    """Maps provider tool-call ids (`toolu_…`, `call_…`) to Blackbox's `call-0`, `call-1`… .
 
     Cassettes never hold provider ids: they differ on every run, so keeping them would make every replayed
     request diverge. The same provider id always maps to the same `call-N`; a new id takes the next one. The
@@ -113,6 +114,10 @@ class _UndoOnError:
             self.outer.extend(log)
 
 
+def wants_stream(body: dict[str, Any]) -> bool:
+    """True when a request asks for server-sent events (`stream: true`); the same field in every API."""
+    return bool(body.get("stream"))
+
 
 def unsupported(what: str, advice: str) -> BlackboxUnsupportedError:
     """The one refusal message shape: `<what> is not supported yet; <advice>`."""
@@ -138,7 +143,7 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def calls_of(output: dict[str, Any]) -> list[dict[str, Any]]:
+def calls_of(output: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The calls of a `model_output` payload, in either the `tool_calls` or the single `tool_call` shape."""
     kind = output.get("type")
     if kind == "tool_calls":

@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions ↔ neutral steps (SPEC §6.2).
+"""OpenAI Chat Completions ↔ neutral steps.
 
 Pure functions like `blackbox.providers.anthropic`: a Chat Completions request becomes the neutral
 `model_input` payload, a response the `model_output` payload, and a recorded output is rebuilt as a
@@ -8,53 +8,57 @@ anything is sent. The Responses API (`/responses`) is a different endpoint and i
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, cast
 
-from blackbox.providers.neutral import CallIds, calls_of, compact_json, parse_tool_arguments, unsupported
+from blackbox.payloads import ModelInput, ModelOutput, ToolCall
+from blackbox.providers.neutral import (
+    CallIds,
+    calls_of,
+    compact_json,
+    parse_tool_arguments,
+    unsupported,
+    wants_stream,
+)
 
 __all__ = [
-    "PARAMS",
+    "KEPT_PARAMS",
+    "PROVIDER",
     "error_body",
-    "is_stream_request",
     "normalize_request",
     "normalize_response",
     "synthesize_response",
 ]
 
-#: Request controls that change the model's behaviour, and their neutral names (§1.1). `max_tokens` and
+#: Request controls that change the model's behaviour, and their neutral `params` names. `max_tokens` and
 #: `max_completion_tokens` both become `maxTokens` (sending both is refused).
-PARAMS: tuple[tuple[str, str], ...] = (
-    ("max_tokens", "maxTokens"),
-    ("max_completion_tokens", "maxTokens"),
-    ("temperature", "temperature"),
-    ("top_p", "topP"),
-    ("tool_choice", "toolChoice"),
-    ("response_format", "responseFormat"),
-    ("stop", "stop"),
-    ("parallel_tool_calls", "parallelToolCalls"),
-    ("seed", "seed"),
-    ("reasoning_effort", "reasoningEffort"),
-    ("presence_penalty", "presencePenalty"),
-    ("frequency_penalty", "frequencyPenalty"),
-    ("logit_bias", "logitBias"),
-    ("logprobs", "logprobs"),
-    ("top_logprobs", "topLogprobs"),
-    ("verbosity", "verbosity"),
-    ("prediction", "prediction"),
-    ("modalities", "modalities"),
-)
+KEPT_PARAMS: Mapping[str, str] = {
+    "max_tokens": "maxTokens",
+    "max_completion_tokens": "maxTokens",
+    "temperature": "temperature",
+    "top_p": "topP",
+    "tool_choice": "toolChoice",
+    "response_format": "responseFormat",
+    "stop": "stop",
+    "parallel_tool_calls": "parallelToolCalls",
+    "seed": "seed",
+    "reasoning_effort": "reasoningEffort",
+    "presence_penalty": "presencePenalty",
+    "frequency_penalty": "frequencyPenalty",
+    "logit_bias": "logitBias",
+    "logprobs": "logprobs",
+    "top_logprobs": "topLogprobs",
+    "verbosity": "verbosity",
+    "prediction": "prediction",
+    "modalities": "modalities",
+}
 
 _SYSTEM_ROLES = ("system", "developer")
 _REPLAY_ADVICE = "this response cannot be replayed faithfully"
 
 
-def is_stream_request(body: dict[str, Any]) -> bool:
-    """True when the request asks for server-sent events (`stream: true`)."""
-    return bool(body.get("stream"))
-
-
 def error_body(message: str) -> dict[str, Any]:
-    """OpenAI's 400 error shape, which the SDK raises as `BadRequestError` without retrying (§5.1)."""
+    """OpenAI's 400 error shape, which the SDK raises as `BadRequestError` without retrying."""
     if not message.startswith("[blackbox]"):
         message = f"[blackbox] {message}"
     return {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": "blackbox"}}
@@ -64,7 +68,7 @@ def error_body(message: str) -> dict[str, Any]:
 # request
 
 
-def normalize_request(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+def normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
     """The neutral `model_input` payload of a Chat Completions request; refuses what cannot be replayed.
 
     Provider tool-call ids in the history are mapped through `ids`; a refused request leaves `ids` unchanged.
@@ -73,7 +77,7 @@ def normalize_request(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
         return _normalize_request(body, ids)
 
 
-def _normalize_request(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+def _normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
     if not isinstance(body, dict):
         raise unsupported("a request body that is not a JSON object", "send a Chat Completions request")
     if body.get("stream"):
@@ -126,10 +130,10 @@ def _normalize_request(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
         payload["systemPrompt"] = "\n\n".join(system)
     if body.get("model") is not None:
         payload["model"] = body["model"]
-    params = {neutral: body[name] for name, neutral in PARAMS if body.get(name) is not None}
+    params = {neutral: body[name] for name, neutral in KEPT_PARAMS.items() if body.get(name) is not None}
     if params:
         payload["params"] = params
-    return payload
+    return cast(ModelInput, payload)
 
 
 _SYSTEM_ADVICE = "put every system/developer message at the start of the conversation"
@@ -169,24 +173,24 @@ def _assistant(message: dict[str, Any], ids: CallIds) -> dict[str, Any]:
     if text:
         parts.append({"type": "text", "text": text})
     for call in tool_calls:
-        if call.get("type", "function") != "function":
-            raise unsupported(f"{call.get('type')!r} tool calls", "use function tools")
-        function = call.get("function") or {}
-        call_id = ids.neutral(call["id"])
-        ids.note_name(call_id, function.get("name"))
-        parts.append(
-            {
-                "type": "tool_use",
-                "toolCallId": call_id,
-                "toolName": function.get("name"),
-                "toolInput": parse_tool_arguments(function.get("arguments")),
-            }
-        )
+        parts.append({"type": "tool_use", **_call(call, ids)})
     return {"role": "assistant", "content": parts}
 
 
+def _call(call: dict[str, Any], ids: CallIds) -> ToolCall:
+    """A `tool_calls` entry (in a response or the history) as a neutral call: its id mapped to `call-N`."""
+    if call.get("type", "function") != "function":
+        raise unsupported(f"{call.get('type')!r} tool calls", "use function tools")
+    function = call.get("function") or {}
+    call_id = ids.neutral(call["id"])
+    name: Any = function.get("name")
+    ids.note_name(call_id, name)
+    return {"toolCallId": call_id, "toolName": name,
+            "toolInput": parse_tool_arguments(function.get("arguments"))}
+
+
 def _tool_result(message: dict[str, Any], ids: CallIds) -> dict[str, Any]:
-    provider_id = message.get("tool_call_id")
+    provider_id: Any = message.get("tool_call_id")
     call_id = ids.neutral(provider_id)
     name = ids.name_of(call_id)
     if name is None:
@@ -229,7 +233,7 @@ def _tools(tools: Any) -> list[dict[str, Any]]:
 # response
 
 
-def normalize_response(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+def normalize_response(body: dict[str, Any], ids: CallIds) -> ModelOutput:
     """The neutral `model_output` payload of a `chat.completion` (ids → `call-N`, usage and ids dropped)."""
     with ids.undo_on_error():
         return _normalize_response(body, ids)
@@ -241,7 +245,7 @@ def _logprobs_present(logprobs: Any) -> bool:
     return bool(logprobs)
 
 
-def _normalize_response(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+def _normalize_response(body: dict[str, Any], ids: CallIds) -> ModelOutput:
     choices = body.get("choices") if isinstance(body, dict) else None
     if not isinstance(choices, list) or not choices:
         raise unsupported("a response with no message", _REPLAY_ADVICE)
@@ -276,26 +280,13 @@ def _normalize_response(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
             raise unsupported(f"tool calls with the finish reason {finish!r}", _REPLAY_ADVICE)
         if content == "":
             raise unsupported("tool calls with empty-string content", _REPLAY_ADVICE)
-        calls = []
-        for call in tool_calls:
-            if call.get("type", "function") != "function":
-                raise unsupported(f"{call.get('type')!r} tool calls", "use function tools")
-            function = call.get("function") or {}
-            call_id = ids.neutral(call["id"])
-            ids.note_name(call_id, function.get("name"))
-            calls.append(
-                {
-                    "toolCallId": call_id,
-                    "toolName": function.get("name"),
-                    "toolInput": parse_tool_arguments(function.get("arguments")),
-                }
-            )
+        calls = [_call(call, ids) for call in tool_calls]
         output: dict[str, Any] = {"type": "tool_calls", "calls": calls}
         if content:
             output["text"] = content
         if finish == "length":
             output["stop"] = "length"
-        return output
+        return cast(ModelOutput, output)
 
     if content is None:
         raise unsupported("a final answer whose content is null", _REPLAY_ADVICE)
@@ -304,7 +295,7 @@ def _normalize_response(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
     output = {"type": "final_answer", "text": content}
     if finish == "length":
         output["stop"] = "length"
-    return output
+    return cast(ModelOutput, output)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -319,9 +310,9 @@ def _arguments(tool_input: Any) -> str:
 
 
 def synthesize_response(
-    output: dict[str, Any], *, step_index: int, model: str | None, timestamp_ms: int
+    output: ModelOutput | Mapping[str, Any], *, step_index: int, timestamp_ms: int, model: str | None
 ) -> dict[str, Any]:
-    """A `chat.completion` carrying a recorded `model_output`, shaped as the SDK expects (§6.2).
+    """A `chat.completion` carrying a recorded `model_output`, shaped as the SDK expects.
 
     Tool calls get their `call-N` ids, which the agent sends back and which normalize identically.
     """
@@ -357,3 +348,29 @@ def synthesize_response(
         "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
         "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
     }
+
+
+class OpenAIChat:
+    """Chat Completions (`/chat/completions`) as a `blackbox.providers.Provider`."""
+
+    name = "openai"
+    kept_params = KEPT_PARAMS
+
+    def normalize_request(self, body: dict[str, Any], ids: CallIds) -> ModelInput:
+        return normalize_request(body, ids)
+
+    def normalize_response(self, body: dict[str, Any], ids: CallIds) -> ModelOutput:
+        return normalize_response(body, ids)
+
+    def synthesize_response(self, output: ModelOutput, *, step_index: int, timestamp_ms: int,
+                            model: str | None) -> dict[str, Any]:
+        return synthesize_response(output, step_index=step_index, timestamp_ms=timestamp_ms, model=model)
+
+    def error_body(self, message: str) -> dict[str, Any]:
+        return error_body(message)
+
+    def is_stream(self, body: dict[str, Any]) -> bool:
+        return wants_stream(body)
+
+
+PROVIDER = OpenAIChat()

@@ -1,0 +1,63 @@
+"""What the HTTP transport and the session say to each other about one request.
+
+The transport hands every request of an SDK client to a `CallHandler` (the session) and does what it decides:
+`Reply` (answer here, without the network: a replayed response or a Blackbox error) or `Forward` (send it to
+the network; with a `ModelCall`, hand the response back through `close_call` so it can be recorded).  This
+module is all the transport knows of the session, so the two never import each other.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+import msgspec
+
+from blackbox.secrets import KEY_HEADERS
+
+if TYPE_CHECKING:
+    from blackbox.providers import Provider
+
+__all__ = ["JSON", "KEY_HEADERS", "CallHandler", "Forward", "ModelCall", "Reply"]
+
+JSON = "application/json"
+
+
+class ModelCall(msgspec.Struct):
+    """A model request sent to the network whose response is to be recorded."""
+
+    provider: Provider
+    model_input: Any  # the neutral model_input payload (blackbox.payloads.ModelInput)
+    started_at: int
+
+
+class Reply(msgspec.Struct):
+    """Answer the request here, without the network (a replayed response or a Blackbox error).
+
+    `content_type` is the seam for streaming: a replayed streaming request is answered with the provider's
+    synthesized SSE bytes and `text/event-stream`."""
+
+    status: int
+    body: bytes
+    content_type: str = JSON
+
+
+class Forward(msgspec.Struct):
+    """Send the request to the network; `call` is set when the response must be recorded."""
+
+    call: ModelCall | None = None
+
+
+class CallHandler(Protocol):
+    """The transport's view of a session: one decision per request, then the response of a recorded call."""
+
+    def open_call(self, path: str, headers: list[tuple[str, str]], body: bytes) -> Reply | Forward:
+        """Decide what happens to one request; `headers` are only those that may carry a key."""
+        ...
+
+    def close_call(self, call: ModelCall, status: int, content_type: str, body: bytes) -> Reply | None:
+        """A forwarded model call came back (its whole body read); None hands the response over as it came."""
+        ...
+
+    def abort_call(self, call: ModelCall) -> None:
+        """The network failed before a response arrived."""
+        ...

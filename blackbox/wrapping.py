@@ -1,0 +1,74 @@
+"""Wrapped tools: the function the agent calls instead of its tool, sync or async, and the tool's stored input.
+
+The wrapper asks `begin` what the run is (a real run's `ToolSlot`, or a `ToolClaim` served from the cassette,
+whose recorded result is returned or whose recorded error is raised again) and reports a real run's result or
+exception to `end`.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from blackbox.recorder import ToolSlot
+from blackbox.replayer import ReplayedToolError, ToolClaim
+
+__all__ = ["tool_input", "wrap_tool"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+Begin = Callable[[str, Callable[..., Any], tuple[Any, ...], dict[str, Any]], ToolSlot | ToolClaim]
+End = Callable[[ToolSlot, Any, BaseException | None], Any]
+
+
+def _replayed(claim: ToolClaim) -> Any:
+    recorded = claim.outcome or {}
+    if "error" in recorded:
+        raise ReplayedToolError(str(recorded["error"]))
+    return recorded.get("result")
+
+
+def wrap_tool(name: str, fn: F, begin: Begin, end: End) -> F:
+    """`fn` wrapped: every call goes through `begin`, and a real run's outcome through `end`."""
+    if inspect.iscoroutinefunction(fn):
+        @functools.wraps(fn)
+        async def run_async(*args: Any, **kwargs: Any) -> Any:
+            ticket = begin(name, fn, args, kwargs)
+            if isinstance(ticket, ToolClaim):
+                return _replayed(ticket)
+            try:
+                result = await fn(*args, **kwargs)
+            except BaseException as exc:
+                end(ticket, None, exc)
+                raise
+            return end(ticket, result, None)
+
+        return run_async  # type: ignore[return-value]
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        ticket = begin(name, fn, args, kwargs)
+        if isinstance(ticket, ToolClaim):
+            return _replayed(ticket)
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as exc:
+            end(ticket, None, exc)
+            raise
+        return end(ticket, result, None)
+
+    return run  # type: ignore[return-value]
+
+
+def tool_input(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The stored input: `{}` for no arguments, the value for one, the list for several, the keyword
+    arguments as an object; a mix is bound to the parameter names."""
+    if not args:
+        return dict(kwargs)
+    if not kwargs:
+        return args[0] if len(args) == 1 else list(args)
+    try:
+        return dict(inspect.signature(fn).bind(*args, **kwargs).arguments)
+    except (TypeError, ValueError):
+        return {"args": list(args), "kwargs": dict(kwargs)}
