@@ -564,3 +564,53 @@ def test_error_body_reaches_the_sdk_as_a_bad_request_without_retry(fake_api) -> 
     with pytest.raises(openai.BadRequestError, match=r"\[blackbox\] previous_response_id"):
         client.responses.create(model="m", input="hi")
     assert len(fake_api.requests) == 1
+
+
+# What pydantic-ai 2.68's OpenAIResponsesModel sends (observed against the fake API) for the second turn.
+PYDANTIC_AI_TURN2 = {
+    "model": "gpt-5.1",
+    "stream": False,
+    "include": ["reasoning.encrypted_content"],
+    "input": [
+        {"role": "user", "content": "Weather in Paris?"},
+        {
+            "role": "assistant",
+            "id": "msg_RXgLXj8PKtlGWfyJjJewqz",
+            "content": [{"text": "Let me check.", "type": "output_text", "annotations": []}],
+            "type": "message",
+            "status": "completed",
+        },
+        {
+            "name": "get_weather",
+            "arguments": '{"city":"Paris"}',
+            "call_id": "call_AOvD0OHHp2G63MTG4AJxMID9",
+            "type": "function_call",
+            "id": "fc_0U4XS8XvKzcma7qpN8A2d7",
+        },
+        {"type": "function_call_output", "call_id": "call_AOvD0OHHp2G63MTG4AJxMID9", "output": "18C in Paris"},
+    ],
+    "instructions": "Be brief.",
+    "tool_choice": "auto",
+    "tools": [{**WEATHER_TOOL, "description": "Get weather."}],
+}
+
+
+def test_pydantic_ai_request() -> None:
+    payload = R.normalize_request(PYDANTIC_AI_TURN2, CallIds())
+    assert payload["systemPrompt"] == "Be brief."
+    assert payload["params"] == {"toolChoice": "auto", "strictTools": ["get_weather"]}
+    assert payload["messages"][1:] == [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Let me check."},
+                {"type": "tool_use", "toolCallId": "call-0", "toolName": "get_weather", "toolInput": {"city": "Paris"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "toolCallId": "call-0", "toolName": "get_weather", "result": "18C in Paris"}
+            ],
+        },
+    ]
