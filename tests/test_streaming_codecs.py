@@ -24,7 +24,7 @@ from blackbox.providers import openai_chat as PC
 from blackbox.providers import openai_responses as PR
 from blackbox.providers.neutral import CallIds
 from blackbox.providers.sse import encode_event
-from blackbox.providers.stream import StreamCodec, StreamResult, StreamStatus
+from blackbox.providers.stream import ContentDecoder, StreamCodec, StreamResult, StreamStatus
 from tests.fakeapi import sample
 
 OUTPUTS: list[dict[str, Any]] = [
@@ -596,3 +596,41 @@ def test_any_output_through_the_sdk_stream_helpers(out: dict[str, Any]) -> None:
         assert normalized(CHAT, chat.get_final_completion().model_dump(), out) == out
     with openai_client(RESPONSES.chunks(out)).responses.stream(model="m", input="x") as responses:
         assert normalized(RESPONSES, responses.get_final_response().model_dump(), out) == out
+
+
+@pytest.mark.parametrize("encoding", [None, "identity", "gzip", "deflate", "raw-deflate", "br", "gzip, br"])
+def test_content_decoder_feeds_an_assembler_from_encoded_bytes(encoding: str | None) -> None:
+    import gzip
+    import zlib
+
+    import brotli
+
+    raw = b"".join(ANTHROPIC.chunks(OUTPUTS[3]))
+    encoders = {
+        "gzip": gzip.compress,
+        "deflate": zlib.compress,
+        "br": brotli.compress,
+    }
+    data = raw
+    if encoding == "raw-deflate":
+        compressor = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+        data = compressor.compress(raw) + compressor.flush()
+    else:
+        for name in [n.strip() for n in (encoding or "").split(",") if n.strip() and n.strip() != "identity"]:
+            data = encoders[name](data)
+    decoder = ContentDecoder("deflate" if encoding == "raw-deflate" else encoding)
+    assembler = ANTHROPIC.codec.assembler()
+    out = b""
+    for i in range(0, len(data), 5):
+        piece = decoder.decode(data[i : i + 5])
+        out += piece
+        assembler.feed(piece)
+    tail = decoder.flush()
+    assembler.feed(tail)
+    assert out + tail == raw
+    assert assembler.finish() == assemble(ANTHROPIC.codec, [raw])
+
+
+def test_content_decoder_refuses_an_unknown_encoding() -> None:
+    with pytest.raises(ValueError, match="unknown content-encoding 'zstd'"):
+        ContentDecoder("zstd")

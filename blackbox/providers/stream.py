@@ -14,6 +14,7 @@ message.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
@@ -23,6 +24,7 @@ from blackbox.providers.sse import SSEEvent, SSEParser, encode_event
 
 __all__ = [
     "BaseAssembler",
+    "ContentDecoder",
     "StreamAssembler",
     "StreamCodec",
     "StreamResult",
@@ -146,3 +148,73 @@ def json_data(event: SSEEvent) -> dict[str, Any] | None:
 def iter_chunks(events: Iterable[tuple[str | None, dict[str, Any] | str]]) -> list[bytes]:
     """Encode `(event name, data)` pairs, one chunk per event."""
     return [encode_event(data, name) for name, data in events]
+
+
+class ContentDecoder:
+    """Undoes a response's `content-encoding` chunk by chunk, for a tee that reads the raw (still encoded) body.
+
+    An assembler wants event-stream text; a server may compress it (gzip, deflate, br, or a comma list of them,
+    applied in order). Each `decode` returns what the chunk completed (possibly b""); `flush` the rest.
+    """
+
+    def __init__(self, content_encoding: str | None) -> None:
+        names = [name.strip().lower() for name in (content_encoding or "").split(",") if name.strip()]
+        self._steps: list[Any] = [self._step(name) for name in reversed(names) if name != "identity"]
+
+    @staticmethod
+    def _step(name: str) -> Any:
+        if name in ("gzip", "x-gzip"):
+            return zlib.decompressobj(zlib.MAX_WBITS | 16)
+        if name == "deflate":
+            return _Deflate()
+        if name == "br":
+            import brotli  # only a brotli-encoded stream needs it
+
+            return _Brotli(brotli.Decompressor())
+        raise ValueError(f"unknown content-encoding {name!r}")
+
+    def decode(self, chunk: bytes) -> bytes:
+        for step in self._steps:
+            chunk = step.decompress(chunk) if chunk else b""
+        return chunk
+
+    def flush(self) -> bytes:
+        out = b""
+        for step in self._steps:
+            out = (step.decompress(out) if out else b"") + step.flush()
+        return out
+
+
+class _Deflate:
+    """`deflate` is zlib-wrapped by the standard, raw in practice from some servers: try zlib, fall back to raw."""
+
+    def __init__(self) -> None:
+        self._inner: Any = None
+        self._first = b""
+
+    def decompress(self, data: bytes) -> bytes:
+        if self._inner is None:
+            self._first += data
+            if len(self._first) < 2:
+                return b""
+            zlib_header = (self._first[0] & 0x0F) == 8 and int.from_bytes(self._first[:2], "big") % 31 == 0
+            self._inner = zlib.decompressobj(zlib.MAX_WBITS if zlib_header else -zlib.MAX_WBITS)
+            data, self._first = self._first, b""
+        return bytes(self._inner.decompress(data))
+
+    def flush(self) -> bytes:
+        if self._inner is None:
+            return b""
+        return bytes(self._inner.flush())
+
+
+class _Brotli:
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def decompress(self, data: bytes) -> bytes:
+        process = getattr(self._inner, "process", None) or self._inner.decompress
+        return bytes(process(data))
+
+    def flush(self) -> bytes:
+        return b""
