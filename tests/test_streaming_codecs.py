@@ -63,8 +63,8 @@ class Wire:
     def body(self, output: dict[str, Any]) -> dict[str, Any]:
         return self._synthesize(output)
 
-    def chunks(self, output: dict[str, Any]) -> list[bytes]:
-        return self.codec.synthesize(self.body(output))
+    def chunks(self, output: dict[str, Any], piece_size: int | None = None) -> list[bytes]:
+        return self.codec.synthesize(self.body(output), piece_size=piece_size)
 
     def __repr__(self) -> str:
         return self.name
@@ -576,9 +576,11 @@ def model_outputs(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @settings(max_examples=80, deadline=None)
-@given(st.sampled_from(WIRES), model_outputs(), st.data())
-def test_any_output_streams_and_assembles_back(wire: Wire, out: dict[str, Any], data: st.DataObject) -> None:
-    raw = b"".join(wire.chunks(out))
+@given(st.sampled_from(WIRES), model_outputs(), st.sampled_from([None, 1, 5]), st.data())
+def test_any_output_streams_and_assembles_back(
+    wire: Wire, out: dict[str, Any], piece_size: int | None, data: st.DataObject
+) -> None:
+    raw = b"".join(wire.chunks(out, piece_size))
     cuts = data.draw(st.sets(st.integers(0, len(raw)), max_size=20))
     result = assemble(wire.codec, _split(raw, cuts))
     assert result.complete and result.body is not None
@@ -586,15 +588,16 @@ def test_any_output_streams_and_assembles_back(wire: Wire, out: dict[str, Any], 
 
 
 @settings(max_examples=30, deadline=None)
-@given(model_outputs())
-def test_any_output_through_the_sdk_stream_helpers(out: dict[str, Any]) -> None:
-    with anthropic_client(ANTHROPIC.chunks(out)).messages.stream(model="m", max_tokens=5, messages=USER) as stream:
+@given(model_outputs(), st.sampled_from([None, 3]))
+def test_any_output_through_the_sdk_stream_helpers(out: dict[str, Any], size: int | None) -> None:
+    client = anthropic_client(ANTHROPIC.chunks(out, size))
+    with client.messages.stream(model="m", max_tokens=5, messages=USER) as stream:
         assert normalized(ANTHROPIC, stream.get_final_message().model_dump(), out) == out
     if out.get("stop") == "length":
         return  # the OpenAI helpers raise on a cut answer (see the tests above)
-    with openai_client(CHAT.chunks(out)).chat.completions.stream(model="m", messages=USER) as chat:
+    with openai_client(CHAT.chunks(out, size)).chat.completions.stream(model="m", messages=USER) as chat:
         assert normalized(CHAT, chat.get_final_completion().model_dump(), out) == out
-    with openai_client(RESPONSES.chunks(out)).responses.stream(model="m", input="x") as responses:
+    with openai_client(RESPONSES.chunks(out, size)).responses.stream(model="m", input="x") as responses:
         assert normalized(RESPONSES, responses.get_final_response().model_dump(), out) == out
 
 
@@ -634,3 +637,11 @@ def test_content_decoder_feeds_an_assembler_from_encoded_bytes(encoding: str | N
 def test_content_decoder_refuses_an_unknown_encoding() -> None:
     with pytest.raises(ValueError, match="unknown content-encoding 'zstd'"):
         ContentDecoder("zstd")
+
+
+@pytest.mark.parametrize("wire", WIRES, ids=repr)
+def test_piece_size_cuts_text_and_arguments_into_more_events(wire: Wire) -> None:
+    whole, cut = wire.chunks(OUTPUTS[3]), wire.chunks(OUTPUTS[3], piece_size=2)
+    # "Let me check." is 7 deltas of 2 characters instead of 1; '{"city":"Paris"}' 8 instead of 1
+    assert len(cut) - len(whole) == (7 - 1) + (8 - 1)
+    assert assemble(wire.codec, cut) == assemble(wire.codec, whole)

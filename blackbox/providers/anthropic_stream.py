@@ -15,7 +15,7 @@ from typing import Any
 
 from blackbox.providers.neutral import compact_json
 from blackbox.providers.sse import SSEEvent
-from blackbox.providers.stream import BaseAssembler, StreamResult, StreamStatus, iter_chunks, json_data
+from blackbox.providers.stream import BaseAssembler, StreamResult, StreamStatus, iter_chunks, json_data, pieces
 
 __all__ = ["CODEC", "AnthropicStreamAssembler", "AnthropicStreamCodec"]
 
@@ -120,7 +120,7 @@ def _error_message(event: SSEEvent) -> str:
     return event.data or "an error event with no data"
 
 
-def _events(body: dict[str, Any]) -> Iterator[tuple[str | None, dict[str, Any] | str]]:
+def _events(body: dict[str, Any], size: int | None) -> Iterator[tuple[str | None, dict[str, Any] | str]]:
     usage = body.get("usage") or {}
     start = {key: value for key, value in body.items() if key not in ("content", "usage")}
     start.update(
@@ -134,15 +134,17 @@ def _events(body: dict[str, Any]) -> Iterator[tuple[str | None, dict[str, Any] |
         kind = block.get("type")
         if kind == "text":
             yield _start(index, {"type": "text", "text": ""})
-            if block.get("text"):
-                yield _delta(index, {"type": "text_delta", "text": block["text"]})
+            for piece in pieces(block.get("text") or "", size):
+                yield _delta(index, {"type": "text_delta", "text": piece})
         elif kind == "tool_use":
             yield _start(index, {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}})
             tool_input = block.get("input")
-            yield _delta(index, {"type": "input_json_delta", "partial_json": compact_json(tool_input or {})})
+            for piece in pieces(compact_json(tool_input or {}), size):
+                yield _delta(index, {"type": "input_json_delta", "partial_json": piece})
         elif kind == "thinking":
             yield _start(index, {"type": "thinking", "thinking": "", "signature": ""})
-            yield _delta(index, {"type": "thinking_delta", "thinking": block.get("thinking") or ""})
+            for piece in pieces(block.get("thinking") or "", size):
+                yield _delta(index, {"type": "thinking_delta", "thinking": piece})
             yield _delta(index, {"type": "signature_delta", "signature": block.get("signature") or ""})
         else:
             yield _start(index, block)
@@ -173,9 +175,9 @@ class AnthropicStreamCodec:
     def assembler(self) -> AnthropicStreamAssembler:
         return AnthropicStreamAssembler()
 
-    def synthesize(self, body: dict[str, Any]) -> list[bytes]:
+    def synthesize(self, body: dict[str, Any], *, piece_size: int | None = None) -> list[bytes]:
         """The event stream of a Messages response: one event per chunk, every event with its `event:` line."""
-        return iter_chunks(_events(body))
+        return iter_chunks(_events(body, piece_size))
 
 
 CODEC = AnthropicStreamCodec()

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from blackbox.providers.sse import DONE, SSEEvent
-from blackbox.providers.stream import BaseAssembler, StreamResult, StreamStatus, iter_chunks, json_data
+from blackbox.providers.stream import BaseAssembler, StreamResult, StreamStatus, iter_chunks, json_data, pieces
 
 __all__ = ["CODEC", "ChatStreamAssembler", "ChatStreamCodec"]
 
@@ -131,7 +131,7 @@ class ChatStreamAssembler(BaseAssembler):
         return self._early(body, cut_mid_event)
 
 
-def _events(body: dict[str, Any]) -> Iterator[tuple[str | None, dict[str, Any] | str]]:
+def _events(body: dict[str, Any], size: int | None) -> Iterator[tuple[str | None, dict[str, Any] | str]]:
     top = {
         "id": body.get("id", ""),
         "object": "chat.completion.chunk",
@@ -152,10 +152,10 @@ def _events(body: dict[str, Any]) -> Iterator[tuple[str | None, dict[str, Any] |
         content = message.get("content")
         calls = message.get("tool_calls") or []
         yield chunk(index, {"role": "assistant", "content": "" if content is not None else None, "refusal": None})
-        if content:
-            yield chunk(index, {"content": content})
-        if message.get("refusal"):
-            yield chunk(index, {"refusal": message["refusal"]})
+        for piece in pieces(content or "", size):
+            yield chunk(index, {"content": piece})
+        for piece in pieces(message.get("refusal") or "", size):
+            yield chunk(index, {"refusal": piece})
         for position, call in enumerate(calls):
             function = call.get("function") or {}
             opening = {
@@ -165,9 +165,8 @@ def _events(body: dict[str, Any]) -> Iterator[tuple[str | None, dict[str, Any] |
                 "function": {"name": function.get("name"), "arguments": ""},
             }
             yield chunk(index, {"tool_calls": [opening]})
-            if function.get("arguments"):
-                more = {"index": position, "function": {"arguments": function["arguments"]}}
-                yield chunk(index, {"tool_calls": [more]})
+            for piece in pieces(function.get("arguments") or "", size):
+                yield chunk(index, {"tool_calls": [{"index": position, "function": {"arguments": piece}}]})
         yield chunk(index, {}, choice.get("finish_reason") or "stop")
     yield None, DONE
 
@@ -178,9 +177,9 @@ class ChatStreamCodec:
     def assembler(self) -> ChatStreamAssembler:
         return ChatStreamAssembler()
 
-    def synthesize(self, body: dict[str, Any]) -> list[bytes]:
+    def synthesize(self, body: dict[str, Any], *, piece_size: int | None = None) -> list[bytes]:
         """The chunks of a `chat.completion`, ending in `data: [DONE]` (no usage chunk: it is opt-in)."""
-        return iter_chunks(_events(body))
+        return iter_chunks(_events(body, piece_size))
 
 
 CODEC = ChatStreamCodec()

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from blackbox.providers.sse import SSEEvent
-from blackbox.providers.stream import BaseAssembler, StreamResult, StreamStatus, iter_chunks, json_data
+from blackbox.providers.stream import BaseAssembler, StreamResult, StreamStatus, iter_chunks, json_data, pieces
 
 __all__ = ["CODEC", "ResponsesStreamAssembler", "ResponsesStreamCodec"]
 
@@ -103,7 +103,7 @@ class ResponsesStreamAssembler(BaseAssembler):
         return self._early(self._body(), cut_mid_event)
 
 
-def _events(body: dict[str, Any]) -> Iterator[tuple[str | None, dict[str, Any] | str]]:
+def _events(body: dict[str, Any], size: int | None) -> Iterator[tuple[str | None, dict[str, Any] | str]]:
     sequence = 0
 
     def event(kind: str, **fields: Any) -> tuple[str, dict[str, Any]]:
@@ -131,14 +131,14 @@ def _events(body: dict[str, Any]) -> Iterator[tuple[str | None, dict[str, Any] |
                     empty = {**part, "text": ""}
                     yield event("response.content_part.added", **where, part=empty)
                     text = part.get("text") or ""
-                    if text:
-                        yield event("response.output_text.delta", **where, delta=text, logprobs=[])
+                    for piece in pieces(text, size):
+                        yield event("response.output_text.delta", **where, delta=piece, logprobs=[])
                     yield event("response.output_text.done", **where, text=text, logprobs=[])
                 elif part.get("type") == "refusal":
                     yield event("response.content_part.added", **where, part={**part, "refusal": ""})
                     refusal = part.get("refusal") or ""
-                    if refusal:
-                        yield event("response.refusal.delta", **where, delta=refusal)
+                    for piece in pieces(refusal, size):
+                        yield event("response.refusal.delta", **where, delta=piece)
                     yield event("response.refusal.done", **where, refusal=refusal)
                 else:
                     yield event("response.content_part.added", **where, part=part)
@@ -151,8 +151,8 @@ def _events(body: dict[str, Any]) -> Iterator[tuple[str | None, dict[str, Any] |
             )
             where = {"item_id": item_id, "output_index": output_index}
             arguments = item.get("arguments") or ""
-            if arguments:
-                yield event("response.function_call_arguments.delta", **where, delta=arguments)
+            for piece in pieces(arguments, size):
+                yield event("response.function_call_arguments.delta", **where, delta=piece)
             yield event("response.function_call_arguments.done", **where, name=item.get("name"), arguments=arguments)
         else:
             yield event("response.output_item.added", output_index=output_index, item=item)
@@ -167,9 +167,9 @@ class ResponsesStreamCodec:
     def assembler(self) -> ResponsesStreamAssembler:
         return ResponsesStreamAssembler()
 
-    def synthesize(self, body: dict[str, Any]) -> list[bytes]:
+    def synthesize(self, body: dict[str, Any], *, piece_size: int | None = None) -> list[bytes]:
         """The events of a Responses object, numbered from 0, ending in `response.completed`."""
-        return iter_chunks(_events(body))
+        return iter_chunks(_events(body, piece_size))
 
 
 CODEC = ResponsesStreamCodec()

@@ -31,6 +31,7 @@ __all__ = [
     "StreamStatus",
     "iter_chunks",
     "json_data",
+    "pieces",
 ]
 
 
@@ -86,8 +87,11 @@ class StreamCodec(Protocol):
         """A fresh assembler for one streamed response."""
         ...
 
-    def synthesize(self, body: dict[str, Any]) -> list[bytes]:
-        """The SSE chunks (one event each) the provider would send for the unstreamed response `body`."""
+    def synthesize(self, body: dict[str, Any], *, piece_size: int | None = None) -> list[bytes]:
+        """The SSE chunks (one event each) the provider would send for the unstreamed response `body`.
+
+        Text and tool arguments go in one delta each, unless `piece_size` cuts them into deltas of that many
+        characters (more chunks to spread over time when a replay keeps the recorded pace)."""
         ...
 
 
@@ -143,6 +147,15 @@ def json_data(event: SSEEvent) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def pieces(text: str, size: int | None) -> list[str]:
+    """`text` cut into deltas of `size` characters (one delta when `size` is None); no delta for ""."""
+    if not text:
+        return []
+    if size is None or size <= 0 or len(text) <= size:
+        return [text]
+    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 def iter_chunks(events: Iterable[tuple[str | None, dict[str, Any] | str]]) -> list[bytes]:
