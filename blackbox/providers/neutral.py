@@ -113,6 +113,7 @@ class _UndoOnError:
             self.outer.extend(log)
 
 
+
 def unsupported(what: str, advice: str) -> BlackboxUnsupportedError:
     """The one refusal message shape: `<what> is not supported yet; <advice>`."""
     return BlackboxUnsupportedError(f"{what} is not supported yet; {advice}")
