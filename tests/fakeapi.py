@@ -9,18 +9,29 @@ Usage (see `tests/conftest_fakeapi.py` for the `fake_api` fixture)::
     fake.queue(error_reply("anthropic", 429))                                        # an API error
     fake.queue(json_reply(body, encoding="br"))                                      # brotli-encoded
     fake.queue(sse_reply([...]))                                                     # an event stream
+    fake.queue(stream_reply(body, error_after=3))          # a body streamed the provider's way, with a fault
+    fake.stream_knobs = {"unknown_event": True}            # faults for every JSON body sent to a stream request
     fake.brain = weather_brain("openai")   # or any callable(body) -> reply; answers when the queue is empty
     ...
     fake.requests[-1].body, fake.requests[-1].header("x-api-key"), fake.paths()
 
-Replies are served in FIFO order across both endpoints; when the queue is empty the `brain` answers; with
+Replies are served in FIFO order across the endpoints; when the queue is empty the `brain` answers; with
 neither, the server answers a 400 in the provider's error shape (never retried) and notes the request in
 `unanswered`.
+
+Streaming: a request with `stream: true` answered with a 200 JSON body (a queued dict or `json_reply`, or what
+the brain returns) gets that body as the provider's event stream instead, built the way each API streams:
+Anthropic `message_start`, a `ping`, `content_block_*` with the text and the tool input split into several
+deltas, `message_delta`, `message_stop`; chat chunks (role chunk, content pieces, tool-call deltas keyed by
+index, the finish-reason chunk, a usage chunk when `stream_options.include_usage`, `data: [DONE]`); Responses
+`response.created` … `response.completed` with sequence numbers. `fake.stream_knobs` (the keyword arguments of
+`stream_reply`) adds faults to every such stream; `stream_reply(body, ...)` queues one explicitly.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import gzip
 import json
 import random
@@ -46,8 +57,11 @@ __all__ = [
     "json_reply",
     "last_tool_results",
     "provider_of",
+    "response_object",
     "sample",
     "sse_reply",
+    "stream_events",
+    "stream_reply",
     "turn_brain",
     "weather_brain",
 ]
@@ -74,6 +88,7 @@ class Reply:
     chunks: list[bytes] | None = None
     encoding: str | None = None  # "gzip" or "br": the body is sent content-encoded
     delay: float = 0.0  # seconds to wait before answering (or between SSE chunks)
+    drop: bool = False  # after the chunks, close the connection without ending the body (a broken stream)
 
 
 def json_reply(
@@ -120,6 +135,256 @@ def _sse_data(data: Any) -> str:
     return data if isinstance(data, str) else json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
+# ---------------------------------------------------------------------------------------------------------
+# streaming: a JSON body sent the way each API streams it (written independently of Blackbox's codecs, from
+# the APIs' documented event streams, so the tests check one against the other)
+
+Event = tuple[str | None, Any]
+
+
+def _pieces(text: str, size: int = 7) -> list[str]:
+    """Text cut the way a model streams it: a few characters at a time (never splitting nothing)."""
+    return [text[i : i + size] for i in range(0, len(text), size)] or []
+
+
+def _provider_of_body(body: Any) -> str:
+    if isinstance(body, dict):
+        if body.get("type") == "message":
+            return "anthropic"
+        if body.get("object") == "chat.completion":
+            return "openai"
+        if body.get("object") == "response":
+            return "responses"
+    raise ValueError("stream_reply: not a Messages, chat.completion or Responses body")
+
+
+def _anthropic_events(body: dict[str, Any], *, pings: bool) -> list[Event]:
+    usage = dict(body.get("usage") or {})
+    start = {key: value for key, value in body.items() if key != "content"}
+    start.update(content=[], stop_reason=None, stop_sequence=None, usage={**usage, "output_tokens": 1})
+    events: list[Event] = [("message_start", {"type": "message_start", "message": start})]
+    if pings:
+        events.append(("ping", {"type": "ping"}))
+
+    def delta(index: int, value: dict[str, Any]) -> Event:
+        return "content_block_delta", {"type": "content_block_delta", "index": index, "delta": value}
+
+    for index, block in enumerate(body.get("content") or []):
+        kind = block.get("type")
+        if kind == "text":
+            opening: dict[str, Any] = {"type": "text", "text": ""}
+            deltas = [delta(index, {"type": "text_delta", "text": piece}) for piece in _pieces(block["text"])]
+        elif kind == "tool_use":
+            opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            raw = json.dumps(block.get("input") or {}, ensure_ascii=False)  # the API's JSON has spaces
+            deltas = [delta(index, {"type": "input_json_delta", "partial_json": ""})]
+            deltas += [delta(index, {"type": "input_json_delta", "partial_json": p}) for p in _pieces(raw, 9)]
+        elif kind == "thinking":
+            opening = {"type": "thinking", "thinking": "", "signature": ""}
+            deltas = [delta(index, {"type": "thinking_delta", "thinking": p}) for p in _pieces(block["thinking"])]
+            deltas.append(delta(index, {"type": "signature_delta", "signature": block.get("signature", "")}))
+        else:
+            opening, deltas = block, []
+        events.append(
+            ("content_block_start", {"type": "content_block_start", "index": index, "content_block": opening})
+        )
+        if pings and index == 0:
+            events.append(("ping", {"type": "ping"}))
+        events += deltas
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": body.get("stop_reason"), "stop_sequence": body.get("stop_sequence")},
+                "usage": {"output_tokens": usage.get("output_tokens", 0)},
+            },
+        )
+    )
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events
+
+
+def _chat_events(body: dict[str, Any], *, include_usage: bool) -> list[Event]:
+    top = {key: body[key] for key in ("id", "created", "model", "service_tier", "system_fingerprint") if key in body}
+    top["object"] = "chat.completion.chunk"
+    events: list[Event] = []
+
+    def chunk(delta: dict[str, Any], finish: str | None = None, index: int = 0) -> Event:
+        return None, {**top, "choices": [{"index": index, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+
+    for choice in body.get("choices") or []:
+        index = choice.get("index", 0)
+        message = choice.get("message") or {}
+        calls = message.get("tool_calls") or []
+        content = message.get("content")
+        if content is None and calls:
+            first = calls[0]
+            opening = {
+                "index": 0,
+                "id": first["id"],
+                "type": "function",
+                "function": {"name": first["function"]["name"], "arguments": ""},
+            }
+            events.append(chunk({"role": "assistant", "content": None, "tool_calls": [opening], "refusal": None}))
+        else:
+            events.append(chunk({"role": "assistant", "content": "", "refusal": None}, index=index))
+        events += [chunk({"content": piece}, index=index) for piece in _pieces(content or "")]
+        events += [chunk({"refusal": piece}, index=index) for piece in _pieces(message.get("refusal") or "")]
+        for position, call in enumerate(calls):
+            if position or content is not None:
+                opening = {
+                    "index": position,
+                    "id": call["id"],
+                    "type": "function",
+                    "function": {"name": call["function"]["name"], "arguments": ""},
+                }
+                events.append(chunk({"tool_calls": [opening]}, index=index))
+            for piece in _pieces(call["function"].get("arguments") or "", 9):
+                events.append(
+                    chunk({"tool_calls": [{"index": position, "function": {"arguments": piece}}]}, index=index)
+                )
+        events.append(chunk({}, choice.get("finish_reason"), index=index))
+    if include_usage:
+        events.append((None, {**top, "choices": [], "usage": body.get("usage")}))
+    events.append((None, "[DONE]"))
+    return events
+
+
+def _responses_events(body: dict[str, Any]) -> list[Event]:
+    events: list[Event] = []
+
+    def add(kind: str, **fields: Any) -> None:
+        events.append((kind, {"type": kind, **fields, "sequence_number": len(events)}))
+
+    opening = {**body, "status": "in_progress", "output": [], "usage": None}
+    add("response.created", response=opening)
+    add("response.in_progress", response=opening)
+    for output_index, item in enumerate(body.get("output") or []):
+        if item.get("type") == "message":
+            add(
+                "response.output_item.added",
+                output_index=output_index,
+                item={**item, "status": "in_progress", "content": []},
+            )
+            for content_index, part in enumerate(item.get("content") or []):
+                where = {"item_id": item["id"], "output_index": output_index, "content_index": content_index}
+                if part.get("type") == "output_text":
+                    add("response.content_part.added", **where, part={**part, "text": ""})
+                    for piece in _pieces(part.get("text") or ""):
+                        add("response.output_text.delta", **where, delta=piece, logprobs=[])
+                    add("response.output_text.done", **where, text=part.get("text") or "", logprobs=[])
+                elif part.get("type") == "refusal":
+                    add("response.content_part.added", **where, part={**part, "refusal": ""})
+                    for piece in _pieces(part.get("refusal") or ""):
+                        add("response.refusal.delta", **where, delta=piece)
+                    add("response.refusal.done", **where, refusal=part.get("refusal") or "")
+                add("response.content_part.done", **where, part=part)
+        elif item.get("type") == "function_call":
+            add(
+                "response.output_item.added",
+                output_index=output_index,
+                item={**item, "arguments": "", "status": "in_progress"},
+            )
+            where = {"item_id": item["id"], "output_index": output_index}
+            for piece in _pieces(item.get("arguments") or "", 9):
+                add("response.function_call_arguments.delta", **where, delta=piece)
+            add(
+                "response.function_call_arguments.done",
+                **where,
+                name=item["name"],
+                arguments=item.get("arguments") or "",
+            )
+        else:
+            add("response.output_item.added", output_index=output_index, item=item)
+        add("response.output_item.done", output_index=output_index, item=item)
+    add("response.incomplete" if body.get("status") == "incomplete" else "response.completed", response=body)
+    return events
+
+
+def stream_events(body: dict[str, Any], *, include_usage: bool = False, pings: bool = True) -> list[Event]:
+    """The `(event name, data)` pairs the API would stream for the unstreamed `body`."""
+    provider = _provider_of_body(body)
+    if provider == "anthropic":
+        return _anthropic_events(body, pings=pings)
+    if provider == "openai":
+        return _chat_events(body, include_usage=include_usage)
+    return _responses_events(body)
+
+
+_STREAM_ERRORS = {
+    "anthropic": (
+        "error",
+        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}, "request_id": "req_011x"},
+    ),
+    "openai": (
+        None,
+        {"error": {"message": "The server had an error", "type": "server_error", "param": None, "code": None}},
+    ),
+    "responses": (
+        "error",
+        {"type": "error", "code": "server_error", "message": "The server had an error", "param": None},
+    ),
+}
+_UNKNOWN_EVENTS = {
+    "anthropic": ("content_block_future", {"type": "content_block_future", "index": 0}),
+    # chat streams have no event names: an unknown field in a chunk is what a newer API adds
+    "openai": None,
+    "responses": ("response.future_event", {"type": "response.future_event"}),
+}
+
+
+def stream_reply(
+    body: dict[str, Any],
+    *,
+    include_usage: bool = False,
+    pings: bool = True,
+    unknown_event: bool = False,
+    error_after: int | None = None,
+    cut_after: int | None = None,
+    drop: bool = False,
+    delay: float = 0.0,
+) -> Reply:
+    """`body` (a Messages, chat.completion or Responses body) as the provider's event stream, with faults.
+
+    `unknown_event` adds an event type no SDK knows after the first event (chat: an unknown chunk field;
+    note the anthropic SDK rejects unknown events only under `_strict_response_validation`);
+    `error_after=N` sends N events then the provider's mid-stream error event and stops; `cut_after=N` sends N
+    events and half of the next one, then ends the body (or, with `drop`, closes the connection without
+    ending it); `delay` waits before each event.
+    """
+    provider = _provider_of_body(body)
+    events = stream_events(body, include_usage=include_usage, pings=pings)
+    if unknown_event:
+        unknown = _UNKNOWN_EVENTS[provider]
+        if unknown is None:
+            name, first = events[0]
+            first = copy.deepcopy(first)
+            first["choices"][0]["delta"]["future_field"] = {"x": 1}
+            events[0] = (name, first)
+        else:
+            events.insert(1, unknown)
+    tail: list[bytes] = []
+    if error_after is not None:
+        name, data = _STREAM_ERRORS[provider]
+        if provider == "responses":
+            data = {**data, "sequence_number": error_after}
+        events = [*events[:error_after], (name, data)]
+    elif cut_after is not None:
+        following = _event_bytes(events[cut_after]) if cut_after < len(events) else b""
+        tail = [following[: len(following) // 2]] if following else []
+        events = events[:cut_after]
+    chunks = [_event_bytes(event) for event in events] + tail
+    return Reply(content_type="text/event-stream", chunks=chunks, delay=delay, drop=drop)
+
+
+def _event_bytes(event: Event) -> bytes:
+    name, data = event
+    head = f"event: {name}\n" if name is not None else ""
+    return f"{head}data: {_sse_data(data)}\n\n".encode()
+
+
 _ERROR_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -140,7 +405,7 @@ def error_reply(
     encoding: str | None = None,
     retry_after_ms: int | None = None,
 ) -> Reply:
-    """An API error in the provider's shape (`provider` is "anthropic" or "openai").
+    """An API error in the provider's shape (`provider` is "anthropic", "openai" or "responses").
 
     `retry_after_ms` adds the header both SDKs obey, so a retry test does not wait for the default backoff.
     """
@@ -153,7 +418,7 @@ def error_reply(
             "request_id": new_id("req_011"),
         }
         headers = [("request-id", body["request_id"])]
-    elif provider == "openai":
+    elif provider in ("openai", "responses"):
         code = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(status)
         body = {"error": {"message": text, "type": kind, "param": None, "code": code}}
         headers = [("x-request-id", new_id("req_"))]
@@ -297,6 +562,70 @@ def chat_completion(
     return body
 
 
+def response_object(
+    *,
+    text: str | None = None,
+    tool_calls: Sequence[Any] = (),
+    refusal: str | None = None,
+    status: str = "completed",
+    model: str = "gpt-5.1",
+    reasoning: bool = False,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A Responses API object as the API sends it: `resp_…`, `msg_…`, `fc_…` and `call_…` ids, usage.
+
+    `tool_calls` items are like `chat_completion`'s; `reasoning` puts an encrypted reasoning item first;
+    `status="incomplete"` means cut at max_output_tokens.
+    """
+    output: list[dict[str, Any]] = []
+    if reasoning:
+        output.append({"id": new_id("rs_"), "type": "reasoning", "summary": [], "encrypted_content": "gAAAAB=="})
+    if text is not None or refusal is not None:
+        part: dict[str, Any] = (
+            {"type": "refusal", "refusal": refusal}
+            if refusal is not None
+            else {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+        )
+        output.append(
+            {"id": new_id("msg_"), "type": "message", "role": "assistant", "status": "completed", "content": [part]}
+        )
+    for call in tool_calls:
+        entry = _tool_call_entry(call)
+        output.append(
+            {
+                "id": new_id("fc_"),
+                "type": "function_call",
+                "call_id": entry["id"],
+                "name": entry["function"]["name"],
+                "arguments": entry["function"]["arguments"],
+                "status": "completed",
+            }
+        )
+    body: dict[str, Any] = {
+        "id": new_id("resp_"),
+        "object": "response",
+        "created_at": int(time.time()),
+        "model": model,
+        "status": status,
+        "error": None,
+        "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "store": True,
+        "usage": {
+            "input_tokens": 40,
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "output_tokens": 12,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 52,
+        },
+    }
+    body.update(extra)
+    return body
+
+
 # ---------------------------------------------------------------------------------------------------------
 # agent brains: deterministic multi-turn replies computed from the conversation in the request
 
@@ -307,15 +636,34 @@ def provider_of(path: str) -> str | None:
         return "anthropic"
     if path.split("?", 1)[0].rstrip("/").endswith("/chat/completions"):
         return "openai"
+    if path.split("?", 1)[0].rstrip("/").endswith("/v1/responses"):
+        return "responses"
     return None
 
 
 def _assistant_turns(body: dict[str, Any]) -> int:
+    if "messages" not in body and isinstance(body.get("input"), list):
+        # Responses: a run of assistant messages and function_call items is one model turn
+        turns, inside = 0, False
+        for item in body["input"]:
+            assistant = item.get("type") == "function_call" or item.get("role") == "assistant"
+            if assistant and not inside:
+                turns += 1
+            inside = assistant or (inside and item.get("type") == "reasoning")
+        return turns
     return sum(1 for message in body.get("messages") or [] if message.get("role") == "assistant")
 
 
 def last_tool_results(body: dict[str, Any]) -> list[str]:
-    """The tool results the request sends back for the last turn, as text, for both providers."""
+    """The tool results the request sends back for the last turn, as text, for every provider."""
+    if "messages" not in body and isinstance(body.get("input"), list):
+        outputs: list[str] = []
+        for item in reversed(body["input"]):
+            if item.get("type") != "function_call_output":
+                break
+            value = item.get("output")
+            outputs.insert(0, value if isinstance(value, str) else json.dumps(value))
+        return outputs
     messages = body.get("messages") or []
     results: list[str] = []
     for message in reversed(messages):
@@ -365,12 +713,16 @@ def weather_brain(
         calls = [("get_weather", {"city": city}) for city in cities]
         if provider == "anthropic":
             return anthropic_message(text=text, tool_uses=calls, model=model or body.get("model") or "x")
+        if provider == "responses":
+            return response_object(text=text, tool_calls=calls, model=model or body.get("model") or "x")
         return chat_completion(content=text, tool_calls=calls, model=model or body.get("model") or "x")
 
     def final(body: dict[str, Any]) -> dict[str, Any]:
         answer = "Weather: " + "; ".join(last_tool_results(body))
         if provider == "anthropic":
             return anthropic_message(text=answer, model=model or body.get("model") or "x")
+        if provider == "responses":
+            return response_object(text=answer, model=model or body.get("model") or "x")
         return chat_completion(content=answer, model=model or body.get("model") or "x")
 
     return turn_brain([first, final])
@@ -408,6 +760,7 @@ class FakeAPI:
         self.unanswered: list[ReceivedRequest] = []
         self.brain_errors: list[BaseException] = []
         self.brain: Brain | None = None
+        self.stream_knobs: dict[str, Any] = {}  # `stream_reply` faults for JSON bodies sent to stream requests
         self._queue: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -516,6 +869,26 @@ class FakeAPI:
     # -- called by the handler -----------------------------------------------------------------------
 
     def _answer(self, request: ReceivedRequest) -> Reply:
+        reply = self._pick(request)
+        body = request.body
+        if isinstance(body, dict) and body.get("stream") and reply.chunks is None and reply.status == 200:
+            return self._as_stream(reply, body)
+        return reply
+
+    def _as_stream(self, reply: Reply, request_body: dict[str, Any]) -> Reply:
+        """A JSON answer to a stream request, sent as the provider streams it (with `stream_knobs` faults)."""
+        try:
+            answer = json.loads(_decode(reply.body, reply.encoding))
+            _provider_of_body(answer)
+        except ValueError:
+            return reply  # not a model response: sent as it is
+        options = request_body.get("stream_options") or {}
+        knobs = {"include_usage": bool(options.get("include_usage")), "delay": reply.delay, **self.stream_knobs}
+        streamed = stream_reply(answer, **knobs)
+        streamed.headers = list(reply.headers)
+        return streamed
+
+    def _pick(self, request: ReceivedRequest) -> Reply:
         with self._lock:
             self.requests.append(request)
             if self._queue:
@@ -549,6 +922,16 @@ def _as_reply(reply: Reply | dict[str, Any]) -> Reply:
     if isinstance(reply, dict):
         return json_reply(reply)
     raise TypeError(f"a reply must be a Reply or a dict, not {type(reply).__name__}")
+
+
+def _decode(data: bytes, encoding: str | None) -> bytes:
+    if encoding == "gzip":
+        return gzip.decompress(data)
+    if encoding == "br":
+        import brotli
+
+        return brotli.decompress(data)
+    return data
 
 
 def _encode(data: bytes, encoding: str | None) -> bytes:
@@ -637,6 +1020,11 @@ class _Handler(BaseHTTPRequestHandler):
                     time.sleep(reply.delay)
                 self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
                 self.wfile.flush()
+            if reply.drop:  # the server goes away mid-body: no terminating chunk, the connection closes
+                self.close_connection = True
+                with contextlib.suppress(OSError):
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                return
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
             return

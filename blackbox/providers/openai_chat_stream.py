@@ -1,0 +1,185 @@
+"""OpenAI Chat Completions streaming: assemble `chat.completion.chunk` events into a `chat.completion`, and back.
+
+Each event is a `data:` line holding a chunk whose choices carry deltas: `role`, `content` and `refusal` text,
+and `tool_calls` entries keyed by `index` (the first one for a call brings its `id`, `type` and function
+`name`, later ones more `arguments`), then a chunk with the `finish_reason`; a usage chunk (no choices) may
+follow, then `data: [DONE]`. A chunk holding an `error` object fails the stream (the SDK raises on it too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from blackbox.providers.sse import DONE, SSEEvent
+from blackbox.providers.stream import BaseAssembler, StreamResult, StreamStatus, iter_chunks, json_data, pieces
+
+__all__ = ["CODEC", "ChatStreamAssembler", "ChatStreamCodec"]
+
+_TOP_LEVEL = ("id", "created", "model", "system_fingerprint", "service_tier")
+
+
+class ChatStreamAssembler(BaseAssembler):
+    """Rebuilds the `chat.completion` a stream of chunks adds up to (the way the SDK's helper accumulates it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._top: dict[str, Any] = {}
+        self._choices: dict[int, dict[str, Any]] = {}
+        self._usage: Any = None
+        self._chunks = 0
+
+    def _event(self, event: SSEEvent) -> StreamResult | None:
+        if event.is_done:
+            return StreamResult(StreamStatus.COMPLETE, self._body())
+        data = json_data(event)
+        if data is None:
+            return None
+        error = data.get("error")
+        if error:
+            message = error.get("message") if isinstance(error, dict) else None
+            text = message if isinstance(message, str) and message else "an error event in the stream"
+            return StreamResult(StreamStatus.ERROR, self._body(), text)
+        if event.event is not None and event.event != "message":
+            return None  # a named event is not a chunk: skipped, as the SDK skips unknown events
+        self._chunks += 1
+        for key in _TOP_LEVEL:
+            if data.get(key) is not None and key not in self._top:
+                self._top[key] = data[key]
+        if data.get("usage") is not None:
+            self._usage = data["usage"]
+        for choice in data.get("choices") or []:
+            if isinstance(choice, dict):
+                self._choice(choice)
+        return None
+
+    def _choice(self, choice: dict[str, Any]) -> None:
+        index = choice.get("index", 0)
+        state = self._choices.setdefault(index, {"message": {}, "calls": {}, "finish_reason": None, "logprobs": None})
+        delta = choice.get("delta") or {}
+        message = state["message"]
+        for key in ("role", "content", "refusal"):
+            value = delta.get(key)
+            if value is None:
+                continue
+            message[key] = value if key == "role" else (message.get(key) or "") + value
+        for call in delta.get("tool_calls") or []:
+            entry = state["calls"].setdefault(call.get("index", 0), {"function": {}})
+            for key in ("id", "type"):
+                if call.get(key):
+                    entry[key] = call[key] if key == "type" else entry.get(key, "") + call[key]
+            function = call.get("function") or {}
+            for key in ("name", "arguments"):
+                if function.get(key) is not None:
+                    entry["function"][key] = entry["function"].get(key, "") + function[key]
+        if choice.get("finish_reason") is not None:
+            state["finish_reason"] = choice["finish_reason"]
+        logprobs = choice.get("logprobs")
+        if isinstance(logprobs, dict):
+            merged = state["logprobs"] or {}
+            for key, value in logprobs.items():
+                if isinstance(value, list):
+                    merged[key] = (merged.get(key) or []) + value
+            state["logprobs"] = merged
+
+    def _body(self) -> dict[str, Any] | None:
+        if not self._chunks:
+            return None
+        choices = []
+        for index in sorted(self._choices):
+            state = self._choices[index]
+            message: dict[str, Any] = {
+                "role": state["message"].get("role", "assistant"),
+                "content": state["message"].get("content"),
+                "refusal": state["message"].get("refusal"),
+            }
+            calls = [state["calls"][key] for key in sorted(state["calls"])]
+            if calls:
+                message["tool_calls"] = [
+                    {
+                        "id": call.get("id", ""),
+                        "type": call.get("type", "function"),
+                        "function": {
+                            "name": call["function"].get("name", ""),
+                            "arguments": call["function"].get("arguments", ""),
+                        },
+                    }
+                    for call in calls
+                ]
+                if message["content"] == "":
+                    message["content"] = None  # the opening role chunk's "": unstreamed, no text is null
+            elif message["content"] is None and message["refusal"] is None:
+                message["content"] = ""  # no content deltas at all: the answer was empty
+            choices.append(
+                {
+                    "index": index,
+                    "message": message,
+                    "finish_reason": state["finish_reason"],
+                    "logprobs": state["logprobs"],
+                }
+            )
+        body: dict[str, Any] = {"object": "chat.completion", **self._top, "choices": choices}
+        if self._usage is not None:
+            body["usage"] = self._usage
+        return body
+
+    def _ended(self, cut_mid_event: bool) -> StreamResult:
+        body = self._body()
+        finished = bool(self._choices) and all(state["finish_reason"] is not None for state in self._choices.values())
+        if finished and not cut_mid_event:
+            return StreamResult(StreamStatus.COMPLETE, body)  # `[DONE]` is optional; the finish reason is not
+        return self._early(body, cut_mid_event)
+
+
+def _events(body: dict[str, Any], size: int | None) -> Iterator[tuple[str | None, dict[str, Any] | str]]:
+    top = {
+        "id": body.get("id", ""),
+        "object": "chat.completion.chunk",
+        "created": body.get("created", 0),
+        "model": body.get("model", ""),
+    }
+    for key in ("system_fingerprint", "service_tier"):
+        if body.get(key) is not None:
+            top[key] = body[key]
+
+    def chunk(index: int, delta: dict[str, Any], finish: str | None = None) -> tuple[None, dict[str, Any]]:
+        choice = {"index": index, "delta": delta, "finish_reason": finish, "logprobs": None}
+        return None, {**top, "choices": [choice]}
+
+    for choice in body.get("choices") or []:
+        index = choice.get("index", 0)
+        message = choice.get("message") or {}
+        content = message.get("content")
+        calls = message.get("tool_calls") or []
+        yield chunk(index, {"role": "assistant", "content": "" if content is not None else None, "refusal": None})
+        for piece in pieces(content or "", size):
+            yield chunk(index, {"content": piece})
+        for piece in pieces(message.get("refusal") or "", size):
+            yield chunk(index, {"refusal": piece})
+        for position, call in enumerate(calls):
+            function = call.get("function") or {}
+            opening = {
+                "index": position,
+                "id": call.get("id"),
+                "type": "function",
+                "function": {"name": function.get("name"), "arguments": ""},
+            }
+            yield chunk(index, {"tool_calls": [opening]})
+            for piece in pieces(function.get("arguments") or "", size):
+                yield chunk(index, {"tool_calls": [{"index": position, "function": {"arguments": piece}}]})
+        yield chunk(index, {}, choice.get("finish_reason") or "stop")
+    yield None, DONE
+
+
+class ChatStreamCodec:
+    """The Chat Completions chunk stream."""
+
+    def assembler(self) -> ChatStreamAssembler:
+        return ChatStreamAssembler()
+
+    def synthesize(self, body: dict[str, Any], *, piece_size: int | None = None) -> list[bytes]:
+        """The chunks of a `chat.completion`, ending in `data: [DONE]` (no usage chunk: it is opt-in)."""
+        return iter_chunks(_events(body, piece_size))
+
+
+CODEC = ChatStreamCodec()

@@ -1,0 +1,233 @@
+"""What every streaming wire format offers the transport: an assembler and a synthesizer.
+
+Recording tees a streamed response: each chunk goes on to the agent the moment it arrives and is also fed to
+an assembler, which rebuilds the response the API would have sent unstreamed. That body goes through the
+provider's ordinary `normalize_response`, so a streamed and an unstreamed call record the same steps. The
+assembler reports its result as soon as the terminal event arrives (an agent that stops reading early or never
+closes the stream still has its call recorded), and tells a complete stream from one that ended early or
+carried an `error` event (recorded like a failed call, never as a model output).
+
+Replay goes the other way: the synthesizer turns the unstreamed body that `synthesize_response` rebuilt into
+the event stream the provider would have sent, which the SDK's own stream helpers assemble to the recorded
+message.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Protocol
+
+from blackbox.providers.sse import SSEEvent, SSEParser, encode_event
+
+__all__ = [
+    "BaseAssembler",
+    "ContentDecoder",
+    "StreamAssembler",
+    "StreamCodec",
+    "StreamResult",
+    "StreamStatus",
+    "iter_chunks",
+    "json_data",
+    "pieces",
+]
+
+
+class StreamStatus(Enum):
+    """How a stream ended."""
+
+    COMPLETE = "complete"  #: the terminal event arrived; `body` is the assembled response
+    ENDED_EARLY = "ended_early"  #: the bytes stopped before the terminal event (a broken or abandoned stream)
+    ERROR = "error"  #: the stream carried an error event; `error` is its message
+
+
+@dataclass(frozen=True, slots=True)
+class StreamResult:
+    """The outcome of one stream.
+
+    `body` is the equivalent unstreamed response body when `status` is COMPLETE; for ENDED_EARLY and ERROR it is
+    what had been assembled so far (for diagnostics only: it must not be recorded as a model output). `error`
+    is the error event's message (ERROR) or a description of where the stream stopped (ENDED_EARLY).
+    """
+
+    status: StreamStatus
+    body: dict[str, Any] | None
+    error: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.status is StreamStatus.COMPLETE
+
+
+class StreamAssembler(Protocol):
+    """Fed a response's raw bytes as they arrive; rebuilds the unstreamed body."""
+
+    def feed(self, chunk: bytes) -> StreamResult | None:
+        """Take the next bytes; returns the result once, when they complete the stream (terminal or error
+        event), else None. Bytes fed after that are ignored."""
+        ...
+
+    def finish(self) -> StreamResult:
+        """The stream's end (the body was exhausted or closed): the result, ENDED_EARLY if no terminal event
+        came. Safe to call more than once and after `feed` returned a result."""
+        ...
+
+    @property
+    def result(self) -> StreamResult | None:
+        """The result once the stream is complete or failed, else None."""
+        ...
+
+
+class StreamCodec(Protocol):
+    """A provider's streaming wire format."""
+
+    def assembler(self) -> StreamAssembler:
+        """A fresh assembler for one streamed response."""
+        ...
+
+    def synthesize(self, body: dict[str, Any], *, piece_size: int | None = None) -> list[bytes]:
+        """The SSE chunks (one event each) the provider would send for the unstreamed response `body`.
+
+        Text and tool arguments go in one delta each, unless `piece_size` cuts them into deltas of that many
+        characters (more chunks to spread over time when a replay keeps the recorded pace)."""
+        ...
+
+
+class BaseAssembler:
+    """The shared half of the assemblers: SSE parsing, the once-only result, the end-of-stream rule.
+
+    A subclass implements `_event` (return a result when the event ends the stream) and `_ended` (the result
+    when the bytes stop with no terminal event, e.g. a chat stream whose `[DONE]` was never sent).
+    """
+
+    def __init__(self) -> None:
+        self._parser = SSEParser()
+        self._result: StreamResult | None = None
+        self.events = 0  #: events seen (pings and unknown types included)
+
+    @property
+    def result(self) -> StreamResult | None:
+        return self._result
+
+    def feed(self, chunk: bytes) -> StreamResult | None:
+        if self._result is not None:
+            return None
+        for event in self._parser.feed(chunk):
+            self.events += 1
+            result = self._event(event)
+            if result is not None:
+                self._result = result
+                return result
+        return None
+
+    def finish(self) -> StreamResult:
+        if self._result is None:
+            cut = self._parser.pending
+            self._parser.close()
+            self._result = self._ended(cut)
+        return self._result
+
+    def _event(self, event: SSEEvent) -> StreamResult | None:
+        raise NotImplementedError
+
+    def _ended(self, cut_mid_event: bool) -> StreamResult:
+        raise NotImplementedError
+
+    def _early(self, body: dict[str, Any] | None, cut_mid_event: bool) -> StreamResult:
+        where = "in the middle of an event" if cut_mid_event else "before its final event"
+        return StreamResult(StreamStatus.ENDED_EARLY, body, f"the stream ended {where} ({self.events} events)")
+
+
+def json_data(event: SSEEvent) -> dict[str, Any] | None:
+    """The event's data as a JSON object, or None when it is not one (such an event is skipped)."""
+    try:
+        value = event.json()
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def pieces(text: str, size: int | None) -> list[str]:
+    """`text` cut into deltas of `size` characters (one delta when `size` is None); no delta for ""."""
+    if not text:
+        return []
+    if size is None or size <= 0 or len(text) <= size:
+        return [text]
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def iter_chunks(events: Iterable[tuple[str | None, dict[str, Any] | str]]) -> list[bytes]:
+    """Encode `(event name, data)` pairs, one chunk per event."""
+    return [encode_event(data, name) for name, data in events]
+
+
+class ContentDecoder:
+    """Undoes a response's `content-encoding` chunk by chunk, for a tee that reads the raw (still encoded) body.
+
+    An assembler wants event-stream text; a server may compress it (gzip, deflate, br, or a comma list of them,
+    applied in order). Each `decode` returns what the chunk completed (possibly b""); `flush` the rest.
+    """
+
+    def __init__(self, content_encoding: str | None) -> None:
+        names = [name.strip().lower() for name in (content_encoding or "").split(",") if name.strip()]
+        self._steps: list[Any] = [self._step(name) for name in reversed(names) if name != "identity"]
+
+    @staticmethod
+    def _step(name: str) -> Any:
+        if name in ("gzip", "x-gzip"):
+            return zlib.decompressobj(zlib.MAX_WBITS | 16)
+        if name == "deflate":
+            return _Deflate()
+        if name == "br":
+            import brotli  # only a brotli-encoded stream needs it
+
+            return _Brotli(brotli.Decompressor())
+        raise ValueError(f"unknown content-encoding {name!r}")
+
+    def decode(self, chunk: bytes) -> bytes:
+        for step in self._steps:
+            chunk = step.decompress(chunk) if chunk else b""
+        return chunk
+
+    def flush(self) -> bytes:
+        out = b""
+        for step in self._steps:
+            out = (step.decompress(out) if out else b"") + step.flush()
+        return out
+
+
+class _Deflate:
+    """`deflate` is zlib-wrapped by the standard, raw in practice from some servers: try zlib, fall back to raw."""
+
+    def __init__(self) -> None:
+        self._inner: Any = None
+        self._first = b""
+
+    def decompress(self, data: bytes) -> bytes:
+        if self._inner is None:
+            self._first += data
+            if len(self._first) < 2:
+                return b""
+            zlib_header = (self._first[0] & 0x0F) == 8 and int.from_bytes(self._first[:2], "big") % 31 == 0
+            self._inner = zlib.decompressobj(zlib.MAX_WBITS if zlib_header else -zlib.MAX_WBITS)
+            data, self._first = self._first, b""
+        return bytes(self._inner.decompress(data))
+
+    def flush(self) -> bytes:
+        if self._inner is None:
+            return b""
+        return bytes(self._inner.flush())
+
+
+class _Brotli:
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def decompress(self, data: bytes) -> bytes:
+        process = getattr(self._inner, "process", None) or self._inner.decompress
+        return bytes(process(data))
+
+    def flush(self) -> bytes:
+        return b""
