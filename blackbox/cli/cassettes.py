@@ -50,7 +50,7 @@ FormatOption = Annotated[OutputFormat, typer.Option(
 def _format(json_out: bool, fmt: OutputFormat) -> reports.Format:
     if json_out and fmt not in (OutputFormat.text, OutputFormat.json):
         fail(f"--json and --format {fmt.value} disagree; pass one of them", code=EXIT_USAGE)
-    return "json" if json_out else fmt.value  # type: ignore[return-value]
+    return "json" if json_out else fmt.value
 
 
 def _show(text: str) -> str:

@@ -9,6 +9,7 @@ a cassette or a path goes through `inert()` before it is printed.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -36,6 +37,7 @@ __all__ = [
     "diff_markdown",
     "diff_text",
     "md",
+    "md_code",
     "missing_file",
     "run_assert",
     "run_verify",
@@ -191,6 +193,15 @@ def md(text: str) -> str:
     return _show(text).translate(_MD_SPECIAL)
 
 
+def md_code(text: str) -> str:
+    """Cassette text as a Markdown code span (shown as is; pipes escaped for tables): masked, inert."""
+    shown = _show(text).replace("|", "\\|")
+    longest = max((len(run) for run in re.findall("`+", shown)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if longest or shown.startswith(" ") or shown.endswith(" ") else ""
+    return f"{fence}{pad}{shown}{pad}{fence}" if shown else ""
+
+
 def _md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers),
             *("| " + " | ".join(cell or " " for cell in row) + " |" for row in rows)]
@@ -206,8 +217,8 @@ def verify_markdown(report: VerifyReport) -> str:
     failure = report.failure
     verdict = "✅ verified" if failure is None else f"❌ failed: {failure.name}"
     lines = [f"### blackbox verify: {verdict}", "",
-             f"**{md(report.path or report.id or '')}** — id {md(report.id or '?')}, {report.steps} step(s)", "",
-             *_md_checks(_verify_rows(report))]
+             f"{md_code(report.path or report.id or '')} — id {md_code(report.id or '?')}, {report.steps} step(s)",
+             "", *_md_checks(_verify_rows(report))]
     if failure is not None:
         where = f"step {failure.step}" if failure.step is not None else "the cassette"
         lines += ["", f"**{failure.name} failed at {where}:** {md(failure.detail)}", "",
@@ -225,14 +236,15 @@ def assert_markdown(path: str, report: VerifyReport, results: Sequence[Expectati
     else:
         verdict = "✅ all assertions pass"
     lines = [f"### blackbox assert: {verdict}", "",
-             f"**{md(path)}** — id {md(report.id or '?')}, {report.steps} step(s)", "",
+             f"{md_code(path)} — id {md_code(report.id or '?')}, {report.steps} step(s)", "",
              *_md_checks(_verify_rows(report) + _expectation_rows(results))]
     if failure is not None:
         lines += ["", f"**Verify failed** ({failure.name}): {md(failure.detail)}; expectations skipped.", "",
                   f"**Do:** {md(report.advice)}"]
     elif failed:
         lines += ["", *_md_table(("expectation", "expected", "found"),
-                                 [(r.name, md(_value(r.expected)), md(_value(r.found))) for r in failed]),
+                                 [(r.name, md_code(_value(r.expected)), md_code(_value(r.found)))
+                                  for r in failed]),
                   "", "**Do:** if the new behaviour is right, update the expectation; otherwise fix the agent "
                   "and re-record."]
     return "\n".join(lines)
@@ -243,7 +255,7 @@ def diff_markdown(report: DiffReport, lengths: tuple[int, int]) -> str:
     head = "no divergence" if first is None else f"first divergence at step {first}"
     mode = "payload" if report.semantic else "hash"
     lines = [f"### blackbox diff: {head} — {md(report.verdict.text)}", "",
-             f"**A** {md(report.a_id)} ({lengths[0]} steps) · **B** {md(report.b_id)} ({lengths[1]} steps) · "
+             f"**A** {md_code(report.a_id)} ({lengths[0]} steps) · **B** {md_code(report.b_id)} ({lengths[1]} steps) · "
              f"compared by {mode} · shared prefix {report.shared_prefix} step(s)"]
     if first is not None:
         rows = []
@@ -251,18 +263,21 @@ def diff_markdown(report: DiffReport, lengths: tuple[int, int]) -> str:
             if step is None:
                 rows.append((name, "", "", "", f"(ended after {first} step(s))"))
             else:
-                rows.append((name, str(step.index), step.type, _short(step.hash), md(summarize_step(step))))
+                rows.append((name, str(step.index), step.type, md_code(_short(step.hash)),
+                             md_code(summarize_step(step))))
         lines += ["", *_md_table(("", "step", "type", "hash", "summary"), rows)]
         cv = report.changed_value
         if cv is not None:
-            lines += ["", f"**Changed {cv.key}:** {md(format_value(cv.old))} → {md(format_value(cv.new))}"]
+            lines += ["", f"**Changed {cv.key}:** {md_code(format_value(cv.old))} → {md_code(format_value(cv.new))}"]
         if report.changed_fields:
             lines += ["", *_md_table(("field", "A", "B"), [
-                (md(f.path), md(format_value(f.old, f.old_present)), md(format_value(f.new, f.new_present)))
+                (md_code(f.path), md_code(format_value(f.old, f.old_present)),
+                 md_code(format_value(f.new, f.new_present)))
                 for f in report.changed_fields])]
         if report.a_is_prefix or report.b_is_prefix:
             lines += ["", "A is a strict prefix of B." if report.a_is_prefix else "B is a strict prefix of A."]
-    lines += ["", f"**Outcome:** A {md(report.outcome_a.describe())}; B {md(report.outcome_b.describe())}", "",
+    lines += ["", f"**Outcome:** A {md_code(report.outcome_a.describe())}; B {md_code(report.outcome_b.describe())}",
+              "",
               f"**Verdict:** {md(report.verdict.text)}"]
     return "\n".join(lines)
 
