@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
+from blackbox.canonical import nesting_headroom
 from blackbox.cassette import LazyCassette, LazyStep, chain_break, load, load_lazy, pretty_json
 from blackbox.cli import reports
 from blackbox.cli.app import app
@@ -150,7 +151,8 @@ def diff_command(
         if broken is not None:
             fail(f"{_show(str(path))}: hash chain broken at step {broken.index}: {broken.reason}; run blackbox "
                  "verify on it")
-    report = diff_lazy(ca, cb, semantic=semantic)
+    with nesting_headroom():  # the field changes walk the diverging payloads, which may be deeply nested
+        report = diff_lazy(ca, cb, semantic=semantic)
     lengths = (len(ca.steps), len(cb.steps))
     if out_format == "json":
         doc = report.to_dict()
