@@ -316,11 +316,15 @@ def _check_utf8(data: bytes, chunk: int = 1 << 20) -> None:
         decoder.decode(view[start:start + chunk], final=start + chunk >= len(data))
 
 
-def loads_lazy(data: bytes, *, name: str = "cassette") -> LazyCassette:
+def loads_lazy(data: bytes, *, name: str = "cassette", check_utf8: bool = True) -> LazyCassette:
     """Like `loads`, with the same checks and errors, but every payload stays a `msgspec.Raw` view of `data`
-    (zero-copy: the cassette costs about `data` plus its steps' small fields)."""
+    (zero-copy: the cassette costs about `data` plus its steps' small fields).
+
+    `check_utf8=False` skips the check of the payloads' text, for a caller that decodes every payload anyway
+    (msgspec refuses bytes that are not UTF-8 there) and so finds any such payload itself."""
     try:
-        _check_utf8(data)
+        if check_utf8:
+            _check_utf8(data)
         with paused_gc():
             lazy = _LAZY_DECODER.decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError, UnicodeDecodeError):
@@ -344,9 +348,9 @@ def _read(path: str | os.PathLike[str]) -> bytes:
         raise CassetteError(f"{p}: cannot read: {exc.strerror}") from None
 
 
-def load_lazy(path: str | os.PathLike[str]) -> LazyCassette:
+def load_lazy(path: str | os.PathLike[str], *, check_utf8: bool = True) -> LazyCassette:
     """Read a cassette file keeping payloads undecoded (`decode_payload`); the errors of `load`."""
-    return loads_lazy(_read(path), name=str(Path(path)))
+    return loads_lazy(_read(path), name=str(Path(path)), check_utf8=check_utf8)
 
 
 def chain_break(

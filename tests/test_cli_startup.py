@@ -75,6 +75,12 @@ CASES = [
      "unknown_tool", "--format", "markdown"],
     ["assert", TRACES / "success-tool-use.v2.json", "--expect-status", "bogus"],
     ["assert", "BROKEN", "--expect-final-answer", "x"],
+    ["diff", TRACES / "fork-parent.v2.json", TRACES / "fork-child.v2.json"],
+    ["diff", TRACES / "fork-parent.v2.json", TRACES / "fork-child.v2.json", "--json"],
+    ["diff", TRACES / "fork-parent.v2.json", TRACES / "success-tool-use.v2.json", "--semantic", "--format",
+     "markdown"],
+    ["diff", TRACES / "fork-parent.v2.json", "BROKEN"],
+    ["diff", "NOT-UTF8", TRACES / "fork-child.v2.json", "--json"],
 ]
 
 
@@ -82,12 +88,16 @@ CASES = [
 def test_the_light_path_prints_exactly_what_the_typer_path_prints(case: list[str | Path], tmp_path: Path) -> None:
     broken = tmp_path / "broken.json"
     broken.write_text('{"version": 1}')
-    args = [str(broken) if a == "BROKEN" else str(tmp_path / "missing.json") if a == "MISSING" else str(a)
-            for a in case]
+    not_utf8 = tmp_path / "not-utf8.json"  # a payload string that is not UTF-8: the loader's precise error
+    not_utf8.write_bytes((TRACES / "fork-child.v2.json").read_bytes().replace(b"search", b"se\xffrch", 1))
+    names = {"BROKEN": broken, "MISSING": tmp_path / "missing.json", "NOT-UTF8": not_utf8}
+    args = [str(names.get(str(a), a)) for a in case]
     env = {"NO_COLOR": "1", "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "PATH": ""}
     light = subprocess.run([sys.executable, "-m", "blackbox", *args], capture_output=True, text=True, timeout=60,
                            env=env)
     typed = CliRunner().invoke(app, args, env=env)
     assert (light.returncode, light.stdout, light.stderr) == (typed.exit_code, typed.stdout, typed.stderr)
-    if "--json" in args or "--format=json" in args:
+    if ("--json" in args or "--format=json" in args) and light.returncode == 0:
         json.loads(light.stdout)
+    if "NOT-UTF8" in case:
+        assert light.returncode == 1 and "not UTF-8 text at line" in light.stderr

@@ -16,14 +16,13 @@ from typing import Annotated, Any
 
 import typer
 
-from blackbox.canonical import nesting_headroom
 from blackbox.cassette import LazyCassette, LazyStep, chain_break, load, load_lazy, pretty_json
 from blackbox.cli import reports
 from blackbox.cli.app import app
 from blackbox.cli.jsonout import print_json
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, fail
 from blackbox.cli.term import colour, paint
-from blackbox.diff import diff_lazy, lazy_chain_breaks, lazy_outcome
+from blackbox.diff import lazy_outcome
 from blackbox.errors import CassetteError
 from blackbox.inert import inert, inert_lines
 from blackbox.outcome import outcome, summarize_step
@@ -65,12 +64,13 @@ def _created(ms: float) -> str:
         return str(ms)
 
 
-def _load_lazy(path: Path) -> LazyCassette:
+def _load_lazy(path: Path, *, check_utf8: bool = True) -> LazyCassette:
+    """The cassette with undecoded payloads, or the one-line error."""
     problem = reports.missing_file(path)
     if problem is not None:
         fail(problem)
     try:
-        return load_lazy(path)
+        return load_lazy(path, check_utf8=check_utf8)
     except CassetteError as exc:
         fail(_show(str(exc)))
 
@@ -145,26 +145,7 @@ def diff_command(
       blackbox diff a.json b.json --json
       blackbox diff a.json b.json --format markdown
     """
-    out_format = _format(json_out, fmt)
-    ca, cb = _load_lazy(a), _load_lazy(b)
-    for path, broken in zip((a, b), lazy_chain_breaks(ca, cb), strict=True):
-        if broken is not None:
-            fail(f"{_show(str(path))}: hash chain broken at step {broken.index}: {broken.reason}; run blackbox "
-                 "verify on it")
-    with nesting_headroom():  # the field changes walk the diverging payloads, which may be deeply nested
-        report = diff_lazy(ca, cb, semantic=semantic)
-    lengths = (len(ca.steps), len(cb.steps))
-    if out_format == "json":
-        doc = report.to_dict()
-        for side in ("stepA", "stepB"):
-            if doc[side] is not None:
-                doc[side]["summary"] = mask_secrets(doc[side]["summary"])
-        doc["lengths"] = {"a": lengths[0], "b": lengths[1]}
-        print_json(doc)
-    elif out_format == "markdown":
-        sys.stdout.write(reports.diff_markdown(report, lengths) + "\n")
-    else:
-        sys.stdout.write(reports.diff_text(report, lengths, colour()) + "\n")
+    raise typer.Exit(reports.run_diff(a, b, semantic, _format(json_out, fmt)))
 
 
 # ---------------------------------------------------------------------------------------------------------

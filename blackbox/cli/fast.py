@@ -1,4 +1,4 @@
-"""The light dispatcher: `blackbox --help`, `--version`, and simple `verify` / `assert` calls without typer.
+"""The light dispatcher: `blackbox --help`, `--version`, and simple verify, assert and diff calls without typer.
 
 CI runs verify and assert on many small cassettes, where start-up is nearly all of the time: typer, click and
 rich cost ~0.15 s to import before a command runs.  `dispatch` handles the calls whose arguments it fully
@@ -120,8 +120,8 @@ _VALUE_OPTIONS = {"--expect-status": "status", "--expect-final-answer": "final_a
                   "--expect-tools": "tools", "--expect-failure-reason": "failure_reason", "--format": "format"}
 
 
-def _parse(args: Sequence[str], allowed: set[str]) -> tuple[str, dict[str, str], bool] | None:
-    """(the one positional, option values, --json) when `args` are plainly understood; else None."""
+def _parse(args: Sequence[str], allowed: set[str], count: int) -> tuple[list[str], dict[str, str], bool] | None:
+    """(the `count` positionals, option values, --json) when `args` are plainly understood; else None."""
     positional: list[str] = []
     values: dict[str, str] = {}
     json_out = False
@@ -145,9 +145,9 @@ def _parse(args: Sequence[str], allowed: set[str]) -> tuple[str, dict[str, str],
         else:
             positional.append(arg)
         i += 1
-    if len(positional) != 1:
+    if len(positional) != count:
         return None
-    return positional[0], values, json_out
+    return positional, values, json_out
 
 
 def _format(values: dict[str, str], json_out: bool) -> Format | None:
@@ -165,23 +165,29 @@ def dispatch(args: Sequence[str]) -> int | None:
     if list(args) == ["--version"]:
         sys.stdout.write(f"blackbox {VERSION}\n")
         return 0
-    if not args or args[0] not in ("verify", "assert"):
+    if not args or args[0] not in ("verify", "assert", "diff"):
         return None
-    allowed = {"--format"} if args[0] == "verify" else set(_VALUE_OPTIONS)
-    parsed = _parse(args[1:], allowed)
+    rest = list(args[1:])
+    semantic = args[0] == "diff" and "--semantic" in rest
+    if semantic:
+        rest.remove("--semantic")
+    allowed = set(_VALUE_OPTIONS) if args[0] == "assert" else {"--format"}
+    parsed = _parse(rest, allowed, 2 if args[0] == "diff" else 1)
     if parsed is None:
         return None
-    path, values, json_out = parsed
+    paths, values, json_out = parsed
     fmt = _format(values, json_out)
     if fmt is None:
         return None
     # Deferred so that `--help` and `--version` do not load the cassette core.
     from blackbox.cli import reports
 
+    if args[0] == "diff":
+        return reports.run_diff(Path(paths[0]), Path(paths[1]), semantic, fmt)
     if args[0] == "verify":
-        return reports.run_verify(Path(path), fmt)
+        return reports.run_verify(Path(paths[0]), fmt)
     expected = reports.expectations(values.get("tools"), values.get("status"), values.get("final_answer"),
                                     values.get("failure_reason"))
     if expected is None:
         return 2
-    return reports.run_assert(Path(path), expected, fmt)
+    return reports.run_assert(Path(paths[0]), expected, fmt)

@@ -17,10 +17,11 @@ from typing import Any, Literal
 
 import msgspec
 
-from blackbox.cassette import Cassette, load
+from blackbox.canonical import nesting_headroom
+from blackbox.cassette import Cassette, LazyCassette, load, load_lazy
 from blackbox.cli.jsonout import print_json
-from blackbox.cli.term import EXIT_FAILURE, EXIT_USAGE, colour, error_line, paint
-from blackbox.diff import DiffReport
+from blackbox.cli.term import EXIT_FAILURE, colour, error_line, paint
+from blackbox.diff import DiffReport, diff_lazy, lazy_chain_breaks
 from blackbox.errors import CassetteError
 from blackbox.expectations import ExpectationResult, Expectations, check_expectations
 from blackbox.firstdiff import format_value
@@ -40,6 +41,7 @@ __all__ = [
     "md_code",
     "missing_file",
     "run_assert",
+    "run_diff",
     "run_verify",
     "table",
     "verify_markdown",
@@ -371,6 +373,58 @@ def run_assert(path: Path, expected: Expectations, fmt: Format) -> int:
     return 0 if ok else EXIT_FAILURE
 
 
-def usage_error(message: str) -> int:
-    error_line(message)
-    return EXIT_USAGE
+# ---------------------------------------------------------------------------------------------------------
+# diff
+
+
+class _Refused(Exception):
+    """A cassette diff cannot compare; the message is the one line to print."""
+
+
+def _lazy(path: Path, check_utf8: bool) -> LazyCassette:
+    problem = missing_file(path)
+    if problem is not None:
+        raise _Refused(problem)
+    try:
+        return load_lazy(path, check_utf8=check_utf8)
+    except CassetteError as exc:
+        raise _Refused(_show(str(exc))) from None
+
+
+def _diffed(a: Path, b: Path, semantic: bool) -> tuple[DiffReport, tuple[int, int]]:
+    """Load both lazily, check both chains together, compare; `_Refused` when either cannot be compared."""
+    ca, cb = _lazy(a, False), _lazy(b, False)  # the chain check decodes every payload: it checks the UTF-8
+    try:
+        breaks = lazy_chain_breaks(ca, cb)
+    except (UnicodeDecodeError, msgspec.DecodeError):  # a payload that is not UTF-8: the precise error
+        _lazy(a, True), _lazy(b, True)
+        raise _Refused(f"{_show(str(a))} or {_show(str(b))}: a payload is not valid JSON text; re-record "
+                       "it") from None
+    for path, broken in zip((a, b), breaks, strict=True):
+        if broken is not None:
+            raise _Refused(f"{_show(str(path))}: hash chain broken at step {broken.index}: {broken.reason}; "
+                           "run blackbox verify on it")
+    with nesting_headroom():  # the field changes walk the diverging payloads, which may be deeply nested
+        return diff_lazy(ca, cb, semantic=semantic), (len(ca.steps), len(cb.steps))
+
+
+def run_diff(a: Path, b: Path, semantic: bool, fmt: Format) -> int:
+    """`blackbox diff`: exit 0 whether or not the runs diverge; 1 when either cannot be loaded or its chain
+    is broken (one error line, no report)."""
+    try:
+        report, lengths = _diffed(a, b, semantic)
+    except _Refused as exc:
+        error_line(str(exc))
+        return EXIT_FAILURE
+    if fmt == "json":
+        doc = report.to_dict()
+        for side in ("stepA", "stepB"):
+            if doc[side] is not None:
+                doc[side]["summary"] = mask_secrets(doc[side]["summary"])
+        doc["lengths"] = {"a": lengths[0], "b": lengths[1]}
+        print_json(doc)
+    elif fmt == "markdown":
+        _write(diff_markdown(report, lengths))
+    else:
+        _write(diff_text(report, lengths, colour()))
+    return 0
