@@ -64,6 +64,7 @@ def _typer_main(args: list[str]) -> None:
     import typer
 
     from blackbox.cli.render import EXIT_USAGE, err_console, plain
+    from blackbox.inert import inert
 
     app = _application()
     if plain():  # typer prints help with its own console, which honours NO_COLOR but not CI
@@ -82,7 +83,7 @@ def _typer_main(args: list[str]) -> None:
         ctx = getattr(exc, "ctx", None)
         where = f"; see `{ctx.command_path} --help`" if ctx is not None else ""
         message = exc.format_message().rstrip(".")  # type: ignore[attr-defined]
-        err_console().print(f"error: {message}{where}", markup=False, highlight=False)
+        err_console().print(f"error: {inert(message)}{where}", markup=False, highlight=False)
         sys.exit(getattr(exc, "exit_code", EXIT_USAGE))
     except typer.Abort:
         err_console().print("error: aborted", markup=False, highlight=False)
