@@ -39,10 +39,14 @@ ORIGINAL = {"help": "0.088 s", "inspect": "2.16 s", "diff": "Blackbox before: 65
 
 
 def run(argv: list[str]) -> tuple[float, int]:
-    """(seconds, peak RSS bytes) of one process; its output goes to /dev/null."""
-    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
+    """(seconds, peak RSS bytes) of one process; its output goes to /dev/null.  An argv starting with
+    `@DIR` runs with DIR's blackbox (an older checkout) instead of this one."""
+    root = ROOT
+    if argv[0].startswith("@"):
+        root, argv = Path(argv[0][1:]), argv[1:]
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(root)}
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=root)
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -73,7 +77,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--before", type=Path, help="a checkout of an earlier commit: its commands run too, "
+                        "interleaved, labelled 'before'")
     args = parser.parse_args()
+    before = [f"@{args.before.resolve()}"] if args.before else None
     small = {
         "python": [sys.executable, "-c", "pass"],
         "floor": [sys.executable, "-c", FLOOR, str(SMALL)],
@@ -82,6 +89,8 @@ def main() -> None:
         "assert": [*BLACKBOX, "assert", str(SMALL), "--expect-status", "success", "--expect-tools",
                    "search,calendar,booking"],
     }
+    if before:
+        small.update({"--help before": [*before, *small["--help"]], "verify before": [*before, *small["verify"]]})
     report(f"start-up: the {SMALL.name} fixture (15 steps); median of {args.repeat}", medians(small, args.repeat),
            "floor", {"--help": f"(original {ORIGINAL['help']})"})
     with tempfile.TemporaryDirectory() as tmp:
@@ -98,6 +107,8 @@ def main() -> None:
             "inspect": [*BLACKBOX, "inspect", str(a)],
             "diff": [*BLACKBOX, "diff", str(a), str(b)],
         }
+        if before:
+            big.update({f"{name} before": [*before, *big[name]] for name in ("inspect", "diff")})
         results = medians(big, args.repeat)
         diff_mem = results["diff"][1] / sizes
         report(f"{args.steps} steps; median of {args.repeat}", results, "floor",

@@ -101,3 +101,17 @@ def test_the_light_path_prints_exactly_what_the_typer_path_prints(case: list[str
         json.loads(light.stdout)
     if "NOT-UTF8" in case:
         assert light.returncode == 1 and "not UTF-8 text at line" in light.stderr
+
+
+def test_the_package_loads_its_names_on_first_use_and_keeps_them_the_functions() -> None:
+    code = ("import sys, blackbox\nassert 'blackbox.cassette' not in sys.modules\n"
+            "import blackbox.verify, blackbox.diff, blackbox.outcome, blackbox.session\n"
+            "from blackbox.verify import VerifyReport\n"
+            "assert all(callable(f) and not isinstance(f, type(sys)) for f in "
+            "(blackbox.verify, blackbox.diff, blackbox.outcome, blackbox.session))\n"
+            "from blackbox import load, verify\nassert verify(load(sys.argv[1])).ok\n"
+            "import blackbox.cli, blackbox.cli.app\nassert type(blackbox.cli.app).__name__ == 'Typer'\n"
+            "print(sorted(set(blackbox.__all__) - set(dir(blackbox))))\n")
+    done = subprocess.run([sys.executable, "-c", code, str(TRACES / "fork-child.v2.json")], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr
