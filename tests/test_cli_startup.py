@@ -81,6 +81,12 @@ CASES = [
      "markdown"],
     ["diff", TRACES / "fork-parent.v2.json", "BROKEN"],
     ["diff", "NOT-UTF8", TRACES / "fork-child.v2.json", "--json"],
+    ["inspect", TRACES / "fork-child.v2.json"],
+    ["inspect", TRACES / "fork-child.v2.json", "--json"],
+    ["inspect", TRACES / "fork-child.v2.json", "--step", "3"],
+    ["inspect", TRACES / "fork-child.v2.json", "--step=5", "--json"],
+    ["inspect", TRACES / "fork-child.v2.json", "--step", "7"],
+    ["inspect", "BROKEN"],
 ]
 
 

@@ -8,24 +8,23 @@ machine output.  Strings from a cassette are masked and made inert before they a
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
-from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from blackbox.cassette import LazyCassette, LazyStep, chain_break, load, load_lazy, pretty_json
+from blackbox.cassette import chain_break, load, load_lazy
 from blackbox.cli import reports
 from blackbox.cli.app import app
+from blackbox.cli.inspecting import created, json_rows, run_inspect, write_rows
 from blackbox.cli.jsonout import print_json
-from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, fail
+from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, fail
 from blackbox.cli.term import colour, paint
 from blackbox.diff import lazy_outcome
 from blackbox.errors import CassetteError
-from blackbox.inert import inert, inert_lines
-from blackbox.outcome import outcome, summarize_step
+from blackbox.inert import inert
+from blackbox.outcome import outcome
 from blackbox.secrets import mask_secrets
 
 __all__ = ["replay_summary"]
@@ -55,24 +54,6 @@ def _format(json_out: bool, fmt: OutputFormat) -> reports.Format:
 
 def _show(text: str) -> str:
     return inert(mask_secrets(text))
-
-
-def _created(ms: float) -> str:
-    try:
-        return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    except (OverflowError, OSError, ValueError):
-        return str(ms)
-
-
-def _load_lazy(path: Path, *, check_utf8: bool = True) -> LazyCassette:
-    """The cassette with undecoded payloads, or the one-line error."""
-    problem = reports.missing_file(path)
-    if problem is not None:
-        fail(problem)
-    try:
-        return load_lazy(path, check_utf8=check_utf8)
-    except CassetteError as exc:
-        fail(_show(str(exc)))
 
 
 @app.command("verify", rich_help_panel="Cassettes")
@@ -148,46 +129,6 @@ def diff_command(
     raise typer.Exit(reports.run_diff(a, b, semantic, _format(json_out, fmt)))
 
 
-# ---------------------------------------------------------------------------------------------------------
-# inspect: rows are written as they are made, one payload decoded at a time (10,000 steps in well under a
-# second); never one big table in memory.
-
-
-def _rows(steps: Iterable[LazyStep]) -> Iterable[tuple[int, str, str, str]]:
-    for lazy in steps:
-        step = lazy.decoded()
-        yield step.index, step.type, step.hash[:12], _show(summarize_step(step))
-
-
-def _write_rows(c: LazyCassette) -> None:
-    """One line per step (index, type, short hash, summary), aligned, streamed to stdout in blocks."""
-    on = colour()
-    index_width = max(1, len(str(len(c.steps) - 1)))
-    type_width = max([4, *(len(s.type) for s in c.steps)])
-    out = sys.stdout
-    out.write(paint(f"{'#':<{index_width}}  {'type':<{type_width}}  {'hash':<12}  summary", "bold", on) + "\n")
-    block: list[str] = []
-    for index, kind, short, summary in _rows(c.steps):
-        block.append(f"{index:<{index_width}}  {kind:<{type_width}}  {short:<12}  {summary}\n")
-        if len(block) >= 512:
-            out.write("".join(block))
-            block.clear()
-    out.write("".join(block))
-    out.flush()
-
-
-def _json_rows(c: LazyCassette) -> list[dict[str, Any]]:
-    return [{"index": d.index, "type": d.type, "hash": d.hash, "summary": mask_secrets(summarize_step(d))}
-            for d in (s.decoded() for s in c.steps)]
-
-
-def _step_json(step: LazyStep) -> dict[str, Any]:
-    decoded = step.decoded()
-    return {"id": decoded.id, "index": decoded.index, "type": decoded.type, "timestamp": decoded.timestamp,
-            "summary": mask_secrets(summarize_step(decoded)), "payload": decoded.payload,
-            "prevHash": decoded.prevHash, "hash": decoded.hash}
-
-
 @app.command("inspect", rich_help_panel="Cassettes")
 def inspect_command(
     cassette: Annotated[Path, typer.Argument(help="The cassette file to show.", show_default=False)],
@@ -201,46 +142,7 @@ def inspect_command(
       blackbox inspect traces/run.json --step 3
       blackbox inspect traces/run.json --json | jq '.rows[] | select(.type == "tool_result")'
     """
-    c = _load_lazy(cassette)
-    if step is not None and not 0 <= step < len(c.steps):
-        has = f"steps 0 to {len(c.steps) - 1}" if c.steps else "no steps"
-        fail(f"--step {step} is out of range; this cassette has {has}", code=EXIT_USAGE)
-    if step is not None:
-        _inspect_step(c.steps[step], json_out)
-        return
-    o = lazy_outcome(c)
-    if json_out:
-        print_json({"id": c.id, "version": c.version, "parentId": c.parentId,
-                    "forkedFromStepId": c.forkedFromStepId, "createdAt": c.createdAt, "steps": len(c.steps),
-                    "outcome": o,
-                    "rows": _json_rows(c)})
-        return
-    on = colour()
-    lines = [f"{paint(_show(c.id), 'bold', on)}  version {c.version}"]
-    if c.parentId:
-        lines.append(f"parent:  {_show(c.parentId)} (forked from {_show(c.forkedFromStepId or '?')})")
-    lines.append(f"created: {_created(c.createdAt)}\nsteps:   {len(c.steps)}\noutcome: {_show(o.describe())}")
-    sys.stdout.write("\n".join(lines) + "\n")
-    _write_rows(c)
-
-
-def _inspect_step(lazy: LazyStep, json_out: bool) -> None:
-    if json_out:
-        print_json(_step_json(lazy))
-        return
-    s = lazy.decoded()
-    on = colour()
-    sys.stdout.write(f"{paint(f'step {s.index}', 'bold', on)} {s.type} — {_show(summarize_step(s))}\n"
-                     f"hash:     {s.hash}\nprevHash: {s.prevHash}\n"
-                     f"time:     {_created(s.timestamp)} ({pretty_json(s.timestamp)})\n")
-    text = inert_lines(mask_secrets(pretty_json(s.payload)))
-    out = console()
-    if out.is_terminal and on:
-        from rich.syntax import Syntax
-
-        out.print(Syntax(text, "json", word_wrap=True, background_color="default"), soft_wrap=False)
-    else:
-        sys.stdout.write(text + "\n")
+    raise typer.Exit(run_inspect(cassette, step, json_out))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -290,7 +192,7 @@ def list_command(
                     "invalid": len(entries) - valid})
         return
     on = colour()
-    rows = [(_show(e["file"]), _show(e["id"]), str(e["steps"]), e["status"], _created(e["createdAt"]),
+    rows = [(_show(e["file"]), _show(e["id"]), str(e["steps"]), e["status"], created(e["createdAt"]),
              _show(e["parentId"] or "")) for e in entries if e["valid"]]
     lines = []
     if rows:
@@ -319,7 +221,7 @@ def replay_summary(path: Path, json_out: bool = False) -> None:
         doc: dict[str, Any] = {"ok": report.ok, "verify": report.to_dict()}
         if report.ok:
             c = load_lazy(path)
-            doc.update(id=c.id, steps=len(c.steps), outcome=lazy_outcome(c), rows=_json_rows(c))
+            doc.update(id=c.id, steps=len(c.steps), outcome=lazy_outcome(c), rows=json_rows(c))
         print_json(doc)
         if not report.ok:
             raise typer.Exit(EXIT_FAILURE)
@@ -332,5 +234,5 @@ def replay_summary(path: Path, json_out: bool = False) -> None:
     c = load_lazy(path)
     on = colour()
     sys.stdout.write(f"{paint(_show(c.id), 'bold', on)} — {len(c.steps)} recorded step(s), valid\n")
-    _write_rows(c)
+    write_rows(c)
     sys.stdout.write(f"outcome: {_show(lazy_outcome(c).describe())}\n")

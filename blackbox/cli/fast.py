@@ -1,4 +1,5 @@
-"""The light dispatcher: `blackbox --help`, `--version`, and simple verify, assert and diff calls without typer.
+"""The light dispatcher: `blackbox --help`, `--version`, and simple verify, assert, diff and inspect calls
+without typer.
 
 CI runs verify and assert on many small cassettes, where start-up is nearly all of the time: typer, click and
 rich cost ~0.15 s to import before a command runs.  `dispatch` handles the calls whose arguments it fully
@@ -117,7 +118,8 @@ def root_help() -> str:
 
 
 _VALUE_OPTIONS = {"--expect-status": "status", "--expect-final-answer": "final_answer",
-                  "--expect-tools": "tools", "--expect-failure-reason": "failure_reason", "--format": "format"}
+                  "--expect-tools": "tools", "--expect-failure-reason": "failure_reason", "--format": "format",
+                  "--step": "step"}
 
 
 def _parse(args: Sequence[str], allowed: set[str], count: int) -> tuple[list[str], dict[str, str], bool] | None:
@@ -157,6 +159,20 @@ def _format(values: dict[str, str], json_out: bool) -> Format | None:
     return cast("Format", fmt)
 
 
+def _inspect(args: Sequence[str]) -> int | None:
+    """`inspect PATH [--step N] [--json]`, N a non-negative integer; anything else goes to typer."""
+    parsed = _parse(args, {"--step"}, 1)
+    if parsed is None:
+        return None
+    paths, values, json_out = parsed
+    step = values.get("step")
+    if step is not None and not (step.isascii() and step.isdigit()):
+        return None
+    from blackbox.cli.inspecting import run_inspect  # deferred, as in `dispatch`
+
+    return run_inspect(Path(paths[0]), None if step is None else int(step), json_out)
+
+
 def dispatch(args: Sequence[str]) -> int | None:
     """Run the call here and return its exit code, or None to hand it to the typer application."""
     if list(args) in (["--help"], ["-h"]):
@@ -165,13 +181,15 @@ def dispatch(args: Sequence[str]) -> int | None:
     if list(args) == ["--version"]:
         sys.stdout.write(f"blackbox {VERSION}\n")
         return 0
-    if not args or args[0] not in ("verify", "assert", "diff"):
+    if not args or args[0] not in ("verify", "assert", "diff", "inspect"):
         return None
+    if args[0] == "inspect":
+        return _inspect(args[1:])
     rest = list(args[1:])
     semantic = args[0] == "diff" and "--semantic" in rest
     if semantic:
         rest.remove("--semantic")
-    allowed = set(_VALUE_OPTIONS) if args[0] == "assert" else {"--format"}
+    allowed = set(_VALUE_OPTIONS) - {"--step"} if args[0] == "assert" else {"--format"}
     parsed = _parse(rest, allowed, 2 if args[0] == "diff" else 1)
     if parsed is None:
         return None
