@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib
+import importlib.util
 import itertools
 import os
 import re
@@ -267,12 +269,12 @@ class CassetteRun:
     def http_client(self, flavor: str | None = None, **kwargs: Any) -> Any:
         """`Session.http_client()`: the client to give the SDK (`anthropic.Anthropic(http_client=...)`)."""
         session = self.start()
-        return session.http_client(flavor, **self._hooked(kwargs, asynchronous=False))
+        return session.http_client(flavor, **self._hooked(kwargs, asynchronous=False, flavor=flavor))
 
     def async_http_client(self, flavor: str | None = None, **kwargs: Any) -> Any:
         """`Session.async_http_client()`: for `AsyncAnthropic` / `AsyncOpenAI`."""
         session = self.start()
-        return session.async_http_client(flavor, **self._hooked(kwargs, asynchronous=True))
+        return session.async_http_client(flavor, **self._hooked(kwargs, asynchronous=True, flavor=flavor))
 
     def tools(self, mapping: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
         """Wrap tools (keys are the model's tool names): replayed from the cassette, never run in replay."""
@@ -319,7 +321,13 @@ class CassetteRun:
 
     # -- the request the agent sent (for the nearest recorded request) ------------------------------
 
-    def _hooked(self, kwargs: dict[str, Any], *, asynchronous: bool) -> dict[str, Any]:
+    def _hooked(self, kwargs: dict[str, Any], *, asynchronous: bool, flavor: str | None) -> dict[str, Any]:
+        if self.mode == "replay":
+            # Replay answers every request itself and never reaches the client's own transport; an offline one
+            # costs nothing to build (a default transport loads the system's certificates: ~40 ms a client) and
+            # could not reach the network if it were ever asked.
+            kwargs.setdefault("transport", _offline_transport(flavor, asynchronous))
+            kwargs.setdefault("trust_env", False)  # no proxy transports from the environment either
         hooks = {key: list(value) for key, value in (kwargs.pop("event_hooks", None) or {}).items()}
 
         def note(request: Any) -> None:
@@ -390,6 +398,28 @@ class CassetteRun:
                     leftover.unlink()
 
 
+def _offline_transport(flavor: str | None, asynchronous: bool) -> Any:
+    """A transport of the client's HTTP module that refuses every request (replay never hands it one)."""
+    http = importlib.import_module(flavor or ("httpx2" if importlib.util.find_spec("httpx2") else "httpx"))
+
+    def refuse(request: Any) -> NoReturn:
+        _fail(f"[blackbox] replay tried to send {request.method} {request.url} to the network; replay never "
+              "does: this is a bug in Blackbox, please report it")
+
+    if asynchronous:
+        class AsyncOffline(http.AsyncBaseTransport):  # type: ignore[name-defined,misc]
+            async def handle_async_request(self, request: Any) -> Any:
+                refuse(request)
+
+        return AsyncOffline()
+
+    class Offline(http.BaseTransport):  # type: ignore[name-defined,misc]
+        def handle_request(self, request: Any) -> Any:
+            refuse(request)
+
+    return Offline()
+
+
 def _leaves(value: Any) -> Counter[str]:
     """The strings and numbers of a JSON value: what a provider request and its neutral form share."""
     found: Counter[str] = Counter()
@@ -421,13 +451,16 @@ def _fail(message: str) -> NoReturn:
     pytest.fail(message, pytrace=False)
 
 
+# What `blackbox record|replay|fork -- cmd` sets for the agent's session.
+_SESSION_VARS = ("BLACKBOX_MODE", "BLACKBOX_CASSETTE", "BLACKBOX_OUT", "BLACKBOX_TRACE_ID", "BLACKBOX_FORK_AT",
+                 "BLACKBOX_FORK_SET", "BLACKBOX_CONTINUE", "BLACKBOX_SCRIPT", "BLACKBOX_MATCH", "BLACKBOX_REPORT")
+
+
 @contextlib.contextmanager
 def _clean_blackbox_env() -> Iterator[None]:
     """The session reads BLACKBOX_* (set by `blackbox record|replay -- cmd`); under the plugin the plugin
     decides, and no launcher report is written."""
-    saved = {name: value for name, value in os.environ.items() if name.startswith("BLACKBOX_")}
-    for name in saved:
-        del os.environ[name]
+    saved = {name: os.environ.pop(name) for name in _SESSION_VARS if name in os.environ}
     try:
         yield
     finally:
@@ -459,6 +492,7 @@ class _TestRun:
                   "blackbox.session(name) in the test for more cassettes")
         self.default_path = self._resolve(path) if path is not None else default_cassette(item)
         self.cassettes: dict[Path, CassetteRun] = {}
+        self._default: CassetteRun | None = None
         self.guard = NetGuard(state.allow | parse_hosts(allow), _fail, "this test replays its cassettes")
         self.guard_on = False
         self._env_saved: dict[str, str | None] = {}
@@ -468,6 +502,8 @@ class _TestRun:
         return given if given.is_absolute() else Path(str(self.item.path)).parent / given
 
     def cassette(self, name: str | os.PathLike[str] | None = None, *, match: str | None = None) -> CassetteRun:
+        if name is None and match is None and self._default is not None:
+            return self._default
         if name is None:
             path = self.default_path
         else:
@@ -482,6 +518,8 @@ class _TestRun:
             if match is not None and match not in MATCHES:
                 raise ValueError(f"match must be strict or sequence, not {match!r}")
             run = self.cassettes[path] = CassetteRun(self, path, match=match or self.match)
+        if name is None and self._default is None:
+            self._default = run
         return run
 
     # -- keys, the guard ---------------------------------------------------------------------------

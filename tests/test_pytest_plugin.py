@@ -51,10 +51,8 @@ CASSETTE = Path("cassettes/test_agent/test_weather.json")
 
 
 def brain(body: dict[str, Any]) -> Any:
-    """The weather agent for both SDKs: the OpenAI loop sends its system prompt as the first message."""
-    messages = body.get("messages") or []
-    provider = "openai" if messages and messages[0].get("role") == "system" else "anthropic"
-    return weather_brain(provider)(body)
+    """The weather agent for both SDKs (an Anthropic request always has max_tokens; these OpenAI ones do not)."""
+    return weather_brain("anthropic" if "max_tokens" in body else "openai")(body)
 
 
 @pytest.fixture
@@ -503,12 +501,14 @@ def test_city(blackbox, city):
 '''
 
 
-def test_xdist_workers_record_and_replay_their_own_cassettes(pytester: pytest.Pytester, api: FakeAPI,
+def test_xdist_workers_record_their_own_cassettes(pytester: pytest.Pytester, api: FakeAPI,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     pytester.makepyfile(test_many=XDIST_TEST)
-    result = pytester.runpytest_subprocess(*NO_PLUGINS, "-n", "2", "--blackbox-record")
+    result = pytester.runpytest_subprocess(*NO_PLUGINS, "-n", "2", "-v", "--blackbox-record")
     result.assert_outcomes(passed=4)
+    says(result, "[gw0]", "PASSED")
+    says(result, "[gw1]", "PASSED")  # both workers recorded
     says(result, "cassettes: 0 replayed, 4 recorded, 0 missing, 0 diverged")
     folder = pytester.path / "cassettes" / "test_many"
     files = sorted(folder.iterdir())
@@ -518,9 +518,41 @@ def test_xdist_workers_record_and_replay_their_own_cassettes(pytester: pytest.Py
         assert verify(cassette).ok and cassette.id == path.stem
         assert cassette.steps[0].payload["messages"][0]["content"] == f"Weather in {city}?"
     offline(api, monkeypatch)
-    result = pytester.runpytest_subprocess(*NO_PLUGINS, "-n", "2")
+    result = run(pytester)  # (in this process: a second xdist run would add seconds and show nothing new)
     result.assert_outcomes(passed=4)
     says(result, "cassettes: 4 replayed, 0 recorded, 0 missing, 0 diverged")
+    assert api.requests == []
+
+
+def readme_tests() -> dict[str, str]:
+    """The README's example test files: python blocks that start with `# tests/<name>.py`."""
+    text = (ROOT / "README.md").read_text()
+    found = {}
+    for block in text.split("```python\n")[1:]:
+        code = block.split("```", 1)[0]
+        first = code.splitlines()[0]
+        if first.startswith("# tests/test_"):
+            found[first.removeprefix("# ")] = code
+    return found
+
+
+def test_the_readme_examples_record_and_replay(pytester: pytest.Pytester, api: FakeAPI,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    examples = readme_tests()
+    assert sorted(examples) == ["tests/test_travel_agent.py", "tests/test_travel_agent_openai.py"]
+    for name, code in examples.items():
+        pytester.path.joinpath(name).parent.mkdir(exist_ok=True)
+        pytester.path.joinpath(name).write_text(code)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+    monkeypatch.setenv("OPENAI_BASE_URL", api.openai_url)
+    result = run(pytester, "tests", "--blackbox-record")
+    result.assert_outcomes(passed=2)
+    assert (pytester.path / "tests/cassettes/test_travel_agent/test_weather_agent.json").is_file()
+    offline(api, monkeypatch)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL")
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    result = run(pytester, "tests")
+    result.assert_outcomes(passed=2)
     assert api.requests == []
 
 
