@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import importlib
-import ipaddress
 import socket
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn
@@ -79,10 +78,10 @@ class NetGuard:
         """The addresses an allowed name stands for (a raw socket only knows the address it connects to)."""
         if name in self._allowed_addresses:
             return self._allowed_addresses[name]
-        try:
-            ipaddress.ip_address(name)
-            found: tuple[str, ...] = (name,)
-        except ValueError:
+        found: tuple[str, ...]
+        if _is_address(name):
+            found = (name,)
+        else:
             found = _LOOPBACK_NAMES.get(name, ())
             if not found:
                 with contextlib.suppress(OSError, UnicodeError):
@@ -199,13 +198,26 @@ class NetGuard:
             guard.check_address(sock.family, address)
             return original_connect_ex(sock, address)
 
+        original_socketpair = socket.socketpair
+
+        def socketpair(*args: Any, **kwargs: Any) -> Any:
+            """Where the platform has no socketpair (Windows), Python connects two loopback sockets; an event
+            loop's wake-up pair is not a request."""
+            token = _ALLOWED.set(True)
+            try:
+                return original_socketpair(*args, **kwargs)
+            finally:
+                _ALLOWED.reset(token)
+
         cls.connect = connect  # type: ignore[method-assign,assignment]
         cls.connect_ex = connect_ex  # type: ignore[method-assign,assignment]
+        socket.socketpair = socketpair
         try:
             yield
         finally:
             cls.connect = original_connect  # type: ignore[method-assign]
             cls.connect_ex = original_connect_ex  # type: ignore[method-assign]
+            socket.socketpair = original_socketpair
 
 
 def _optional(name: str) -> Any:
@@ -214,6 +226,16 @@ def _optional(name: str) -> Any:
         return importlib.import_module(name)
     except ImportError:
         return None
+
+
+def _is_address(text: str) -> bool:
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, text)
+        except (OSError, ValueError):
+            continue
+        return True
+    return False
 
 
 def _default_port(url: str) -> int | None:

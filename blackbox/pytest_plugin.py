@@ -48,6 +48,7 @@ from blackbox.expectations import Expectations, check_expectations
 from blackbox.inert import inert, inert_lines
 from blackbox.netguard import NetGuard, parse_hosts
 from blackbox.outcome import Outcome
+from blackbox.secrets import KEY_VARIABLES
 from blackbox.session import RunSummary
 
 __all__ = ["BlackboxFixture", "CassetteRun"]
@@ -55,7 +56,6 @@ __all__ = ["BlackboxFixture", "CassetteRun"]
 RECORD_MODES = ("none", "new", "all")
 MATCHES = ("strict", "sequence")
 _PLACEHOLDER = "blackbox-replay-placeholder"  # what `blackbox replay` sets; never sent anywhere
-_KEY_VARS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off", "")
 _temp_counter = itertools.count()
@@ -242,7 +242,9 @@ class CassetteRun:
     def _check_before_replay(self) -> None:
         """A cassette that does not verify (tampered, truncated, a leaked provider field) is not replayed."""
         try:
-            report = bb_api.verify(self.path)
+            # The environment's keys are looked for in the file; the replay placeholder is not a key.
+            env = {name: value for name in KEY_VARIABLES if (value := os.environ.get(name, "")) != _PLACEHOLDER}
+            report = bb_api.verify(self.path, env=env)
         except CassetteError as exc:
             self.fate = "broken"
             _fail(f"[blackbox] {self.shown}: {inert(str(exc))}\n  re-record it: "
@@ -526,7 +528,7 @@ class _TestRun:
 
     def placeholders(self) -> None:
         """Replay needs no key, but SDK clients refuse to be built without one: set a placeholder if unset."""
-        for name in _KEY_VARS:
+        for name in KEY_VARIABLES:
             if not os.environ.get(name) and name not in self._env_saved:
                 self._env_saved[name] = os.environ.get(name)
                 os.environ[name] = _PLACEHOLDER

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,10 +13,10 @@ from typing import Any
 
 import anthropic  # noqa: F401  (imported here: an in-process run drops the modules it imported itself)
 import httpx  # noqa: F401
-import httpx2  # noqa: F401
+import httpx2
 import openai  # noqa: F401
 import pytest
-import requests  # noqa: F401
+import requests.adapters
 
 import tests.agents.loops  # noqa: F401
 from blackbox.cassette import load
@@ -351,6 +352,7 @@ def test_requests_around_blackbox_fail_naming_the_url(pytester: pytest.Pytester,
     record(pytester, api)
     offline(api, monkeypatch)
     pytester.makepyfile(test_bypass=BYPASS_TEST)
+    originals = (socket.socket.connect, httpx2.HTTPTransport.handle_request, requests.adapters.HTTPAdapter.send)
     result = run(pytester, "test_bypass.py")
     result.assert_outcomes(failed=4, passed=1)
     url = api.url
@@ -366,6 +368,8 @@ def test_requests_around_blackbox_fail_naming_the_url(pytester: pytest.Pytester,
     assert f"around Blackbox: a socket connection to {url.removeprefix('http://')}" in text
     assert "4 bypassed Blackbox" in text
     assert [r.path for r in api.requests] == ["/health"], "only the allowed test reached the server"
+    assert (socket.socket.connect, httpx2.HTTPTransport.handle_request, requests.adapters.HTTPAdapter.send) == \
+        originals, "every patch is undone after the test"
 
 
 def test_the_ini_setting_allows_hosts(pytester: pytest.Pytester, api: FakeAPI, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -561,3 +565,44 @@ def test_the_plugin_is_registered_by_its_entry_point() -> None:
 
     assert [e.value for e in entry_points(group="pytest11") if e.name == "blackbox"] == ["blackbox.pytest_plugin"]
     assert sys.modules.get("blackbox.pytest_plugin") is not None
+
+
+def test_cassette_names_are_safe_and_distinct() -> None:
+    from blackbox.pytest_plugin import _safe
+
+    assert _safe("test_x") == "test_x"
+    assert _safe("test_x[anthropic-1]") == "test_x-anthropic-1"
+    slash, colon = _safe("test_x[a/b]"), _safe("test_x[a:b]")
+    assert slash.startswith("test_x-a-b-") and colon.startswith("test_x-a-b-") and slash != colon
+    assert _safe("test_é[ü]") != _safe("test_e[u]")
+    long = _safe("test_" + "x" * 300)
+    assert len(long) <= 100 and long != _safe("test_" + "x" * 301)
+    assert "/" not in _safe("test[../../etc/passwd]") and not _safe("test[../../x]").startswith(".")
+
+
+SKIP_AND_SEQUENCE_TEST = AGENT_TEST + '''
+
+@pytest.mark.blackbox("cassettes/test_agent/test_weather.json", match="sequence")
+def test_sequence(blackbox):
+    client = anthropic.Anthropic(http_client=blackbox.http_client(), base_url=URL, max_retries=0)
+    tools = blackbox.tools({"get_weather": get_weather, "book_hotel": book_hotel})
+    assert anthropic_agent(client, tools, PROMPT + " (asked differently)").startswith("Weather:")
+
+
+@pytest.mark.blackbox("cassettes/test_agent/test_weather.json")
+def test_skipped(blackbox):
+    blackbox.http_client()
+    pytest.skip("not today")
+'''
+
+
+def test_the_marker_s_match_and_a_skipped_test(pytester: pytest.Pytester, api: FakeAPI,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    pytester.makepyfile(test_agent=AGENT_TEST)
+    record(pytester, api)
+    offline(api, monkeypatch)
+    pytester.makepyfile(test_agent=SKIP_AND_SEQUENCE_TEST)
+    result = run(pytester)
+    result.assert_outcomes(passed=2, skipped=1)
+    says(result, "cassettes: 3 replayed, 0 recorded, 0 missing, 0 diverged")
+    assert api.requests == []
