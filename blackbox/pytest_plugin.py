@@ -701,18 +701,19 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     test = item.stash.get(_RUN, None)
     if test is None:
         return (yield)
+    error: BaseException | None = None
     with test.guard.active():
         test.guard.enabled = True
         try:
             result = yield
-        except BaseException as exc:
-            if not isinstance(exc, Exception | pytest.fail.Exception):
-                raise  # KeyboardInterrupt, SystemExit, pytest's skip/exit
-            test.ended(exc)
-            raise
+        except (Exception, pytest.fail.Exception) as exc:  # not KeyboardInterrupt, SystemExit, skip or exit
+            error = exc
         finally:
             test.guard.enabled = False
-    test.ended(None)
+    # Out of the except block, so a Blackbox failure does not show the SDK's error as its context.
+    test.ended(error)
+    if error is not None:
+        raise error
     return result
 
 
