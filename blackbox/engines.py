@@ -152,10 +152,10 @@ class Engine(Protocol):
         ...
 
 
-def answer(provider: Provider, output: ModelOutput, index: int, timestamp: int, request: dict[str, Any]) -> Reply:
+def answer(provider: Provider, output: ModelOutput, index: int, timestamp: float, request: dict[str, Any]) -> Reply:
     """The reply carrying a recorded (or scripted) output, as the provider's response body."""
     model = request.get("model")
-    body = provider.synthesize_response(output, step_index=index, timestamp_ms=timestamp,
+    body = provider.synthesize_response(output, step_index=index, timestamp_ms=int(timestamp),
                                         model=model if isinstance(model, str) else None)
     return Reply(200, canonical_text(body).encode())
 
