@@ -15,7 +15,8 @@ from blackbox.cli import run  # noqa: F401  (record, replay, fork, recover)
 # isort: split
 from blackbox.cli import cassettes, imports, tui  # noqa: F401
 from blackbox.cli.app import app
-from blackbox.cli.render import EXIT_USAGE, err_console, plain
+from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, err_console, plain
+from blackbox.errors import WriteError
 
 __all__ = ["app", "main"]
 
@@ -25,6 +26,10 @@ _CLICK_ERROR: type[Exception] = typer.BadParameter.__mro__[2]
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; a usage mistake is one `error:` line and exit 2 (SPEC §12), not click's box."""
+    for stream in (sys.stdout, sys.stderr):  # text no terminal encoding can take (a lone surrogate) is shown
+        reconfigure = getattr(stream, "reconfigure", None)  # as an escape, never a crash; printers inert() it
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     if plain():  # typer prints help with its own console, which honours NO_COLOR but not CI (SPEC §12)
         from typer import rich_utils
 
@@ -41,6 +46,9 @@ def main(argv: list[str] | None = None) -> None:
         message = exc.format_message().rstrip(".")  # type: ignore[attr-defined]
         err_console().print(f"error: {message}{where}", markup=False, highlight=False)
         sys.exit(getattr(exc, "exit_code", EXIT_USAGE))
+    except WriteError as exc:  # a write that failed where the command did not expect it: still one line
+        err_console().print(f"error: {exc}", markup=False, highlight=False)
+        sys.exit(EXIT_FAILURE)
     except typer.Abort:
         err_console().print("error: aborted", markup=False, highlight=False)
         sys.exit(1)

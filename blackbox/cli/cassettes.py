@@ -18,11 +18,12 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from blackbox.cassette import Cassette, chain_break, load, pretty_json
+from blackbox.cassette import Cassette, chain_break, escape_surrogates, load, pretty_json
 from blackbox.cli.app import app
 from blackbox.cli.render import EXIT_FAILURE, console, err_console, fail
 from blackbox.errors import CassetteError
 from blackbox.expectations import Expectations, check_expectations
+from blackbox.inert import inert
 from blackbox.outcome import outcome, summarize_step
 from blackbox.secrets import mask_secrets
 from blackbox.verify import VerifyReport, verify
@@ -39,7 +40,13 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machine
 
 
 def _print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+    """One JSON document; keys masked wherever they appear (an id too), lone surrogates as escapes."""
+    sys.stdout.write(mask_secrets(escape_surrogates(json.dumps(value, indent=2, ensure_ascii=False))) + "\n")
+
+
+def _shown(text: str) -> str:
+    """Text from a cassette (or a path) for rich markup: keys masked, controls and surrogates made inert."""
+    return escape(inert(mask_secrets(text)))
 
 
 def _created(ms: int) -> str:
@@ -107,7 +114,7 @@ def _check_table(rows: Sequence[tuple[str, str, int | None, str]]) -> Table:
 
 def _print_verify(report: VerifyReport) -> None:
     out = console()
-    out.print(f"[bold]{escape(report.path or report.id or '')}[/] — id {escape(report.id or '?')}, "
+    out.print(f"[bold]{_shown(report.path or report.id or '')}[/] — id {_shown(report.id or '?')}, "
               f"{report.steps} step(s)")
     out.print(_check_table([(c.name, c.status, c.step, c.detail) for c in report.checks]))
     failure = report.failure
@@ -185,7 +192,7 @@ def assert_command(
         if r["status"] == "fail":
             detail += f", found {json.dumps(r['found'], ensure_ascii=False)}"
         rows.append((f"expect {r['name']}", r["status"], None, mask_secrets(detail)))
-    out.print(f"[bold]{escape(str(cassette))}[/] — id {escape(report.id or '?')}, {report.steps} step(s)")
+    out.print(f"[bold]{_shown(str(cassette))}[/] — id {_shown(report.id or '?')}, {report.steps} step(s)")
     out.print(_check_table(rows))
     if ok:
         out.print("[green]all assertions pass[/]")
@@ -239,7 +246,7 @@ def diff_command(
         _print_json(msgspec.to_builtins(report.to_dict()))
         return
     out = console()
-    out.print(f"[bold]A[/] {escape(ca.id)} ({len(ca.steps)} steps)   [bold]B[/] {escape(cb.id)} "
+    out.print(f"[bold]A[/] {_shown(ca.id)} ({len(ca.steps)} steps)   [bold]B[/] {_shown(cb.id)} "
               f"({len(cb.steps)} steps)   compared by {'payload' if semantic else 'hash'}")
     out.print(f"shared prefix: {report.shared_prefix} step(s)")
     if report.first_divergence is None:
@@ -251,19 +258,19 @@ def diff_command(
                 out.print(f"  {name}: (ended after {report.first_divergence} step(s))")
             else:
                 out.print(f"  {name}: #{step.index} {step.type}  {_short(step.hash)}  "
-                          f"{escape(mask_secrets(summarize_step(step)))}")
+                          f"{_shown(summarize_step(step))}")
         if report.changed_value is not None:
             from blackbox.firstdiff import format_value
 
             cv = report.changed_value
-            out.print(f"  changed {cv.key}: {escape(format_value(cv.old))} → {escape(format_value(cv.new))}")
+            out.print(f"  changed {cv.key}: {_shown(format_value(cv.old))} → {_shown(format_value(cv.new))}")
         if report.changed_fields:
             from blackbox.firstdiff import format_value
 
             out.print("  changed fields:")
             for f in report.changed_fields:
-                out.print(f"    {escape(f.path)}: {escape(format_value(f.old, f.old_present))} → "
-                          f"{escape(format_value(f.new, f.new_present))}")
+                out.print(f"    {_shown(f.path)}: {_shown(format_value(f.old, f.old_present))} → "
+                          f"{_shown(format_value(f.new, f.new_present))}")
         if report.a_is_prefix:
             out.print("  A is a strict prefix of B")
         if report.b_is_prefix:
@@ -277,7 +284,7 @@ def _print_steps(c: Cassette) -> None:
     for column in ("#", "type", "hash", "summary"):
         table.add_column(column)
     for step in c.steps:
-        table.add_row(str(step.index), step.type, _short(step.hash), escape(mask_secrets(summarize_step(step))))
+        table.add_row(str(step.index), step.type, _short(step.hash), _shown(summarize_step(step)))
     console().print(table)
 
 
@@ -303,7 +310,7 @@ def inspect_command(
             _print_json(msgspec.to_builtins(s))
             return
         out = console()
-        out.print(f"[bold]step {s.index}[/] {s.type} — {escape(mask_secrets(summarize_step(s)))}")
+        out.print(f"[bold]step {s.index}[/] {s.type} — {_shown(summarize_step(s))}")
         out.print(f"hash:     {s.hash}\nprevHash: {s.prevHash}\ntime:     {_created(s.timestamp)} ({s.timestamp})")
         text = mask_secrets(pretty_json(s.payload))
         if out.is_terminal:
@@ -322,9 +329,9 @@ def inspect_command(
                                "summary": mask_secrets(summarize_step(s))} for s in c.steps]})
         return
     out = console()
-    out.print(f"[bold]{escape(c.id)}[/]  version {c.version}")
+    out.print(f"[bold]{_shown(c.id)}[/]  version {c.version}")
     if c.parentId:
-        out.print(f"parent:  {escape(c.parentId)} (forked from {escape(c.forkedFromStepId or '?')})")
+        out.print(f"parent:  {_shown(c.parentId)} (forked from {_shown(c.forkedFromStepId or '?')})")
     out.print(f"created: {_created(c.createdAt)}\nsteps:   {len(c.steps)}\noutcome: {escape(o.describe())}")
     _print_steps(c)
 
@@ -374,13 +381,13 @@ def list_command(
         table.add_column(column, overflow="fold")
     for e in entries:
         if e["valid"]:
-            table.add_row(escape(e["file"]), escape(e["id"]), str(e["steps"]), e["status"],
-                          _created(e["createdAt"]), escape(e["parentId"] or ""))
+            table.add_row(_shown(e["file"]), _shown(e["id"]), str(e["steps"]), e["status"],
+                          _created(e["createdAt"]), _shown(e["parentId"] or ""))
     if valid:
         out.print(table)
     for e in entries:
         if not e["valid"]:
-            out.print(f"{escape(e['file'])}: [red]invalid[/]: {escape(e['reason'])}")
+            out.print(f"{_shown(e['file'])}: [red]invalid[/]: {_shown(e['reason'])}")
     out.print(f"{len(entries)} file(s): {valid} valid, {len(entries) - valid} invalid")
 
 
@@ -393,6 +400,6 @@ def replay_summary(path: Path) -> None:
         where = f" at step {failure.step}" if failure.step is not None else ""
         fail(f"{path}: {failure.name} failed{where}: {failure.detail}; {report.advice}")
     out = console()
-    out.print(f"[bold]{escape(c.id)}[/] — {len(c.steps)} recorded step(s), valid")
+    out.print(f"[bold]{_shown(c.id)}[/] — {len(c.steps)} recorded step(s), valid")
     _print_steps(c)
     out.print(f"outcome: {escape(outcome(c).describe())}")
