@@ -268,16 +268,28 @@ def loads(data: bytes, *, name: str = "cassette", js_floats: bool = True) -> Cas
 _TEXT_FIELDS = frozenset({"id", "prevHash", "hash", "parentId", "forkedFromStepId"})
 
 
+def _scrubbed(value: Any) -> Any:
+    """`value` with every lone surrogate (in strings and keys) replaced: for values that are refused anyway."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_scrubbed(k): _scrubbed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed(v) for v in value]
+    return value
+
+
 def _frame_safe(obj: Any) -> Any:
     if not isinstance(obj, dict):
-        return obj
+        return _scrubbed(obj)  # not an object where a step belongs: refused all the same
     safe: dict[str, Any] = {}
     for key, value in obj.items():
         if _LONE_SURROGATE.search(key):
             continue  # no field has such a name: an unknown field, ignored like any other
-        if key not in _TEXT_FIELDS and key != "payload" and isinstance(value, str) and _LONE_SURROGATE.search(value):
-            value = "\ufffd"  # a string where no string (or a step type) belongs: refused all the same
-        safe[key] = value
+        if key == "payload" or (key in _TEXT_FIELDS and isinstance(value, str)):
+            safe[key] = value  # any JSON; or a string, which may hold lone surrogates
+        else:
+            safe[key] = _scrubbed(value)  # a string where no string (or no such type name) belongs: refused
     return safe
 
 
@@ -402,8 +414,9 @@ def _display_hook(obj: Any) -> Any:
     if isinstance(obj, float):
         try:
             return msgspec.Raw(js_number(obj).encode())
-        except CanonicalError:  # a file may hold 1e400: show it, it cannot be hashed anyway
-            return msgspec.Raw(b"NaN" if obj != obj else b"Infinity" if obj > 0 else b"-Infinity")
+        except CanonicalError:  # a file may hold 1e400: show it as a number that overflows, as the file
+            # does (it cannot be hashed anyway); NaN never comes from a file
+            return msgspec.Raw(b"null" if obj != obj else b"1e999" if obj > 0 else b"-1e999")
     raise TypeError(f"a {type(obj).__name__} is not a JSON value")
 
 

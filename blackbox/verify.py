@@ -22,7 +22,7 @@ from blackbox import secrets
 from blackbox.canonical import canonical_bytes
 from blackbox.cassette import SCHEMA_VERSION, Cassette, Step, chain_break, load, paused_gc
 from blackbox.firstdiff import join_path
-from blackbox.outcome import outcome, summarize_step
+from blackbox.outcome import outcome, payload_problem, summarize_step
 
 __all__ = ["CHECKS", "CheckResult", "VerifyReport", "neutrality_problem", "verify"]
 
@@ -162,6 +162,7 @@ class _Scanner:
         self.flagged: list[int] = []
         self.problem: tuple[int | None, str] | None = None
         self.summary_error: BaseException | None = None
+        self.summary_problem: tuple[int, str] | None = None
 
     def on_step(self, step: Step, data: bytes) -> None:
         """Note a step whose canonical bytes hold a credential literal or a key value."""
@@ -175,6 +176,9 @@ class _Scanner:
             self.flagged.append(step.index)
 
     def _summarize(self, step: Step) -> None:
+        if self.summary_problem is None:
+            found = payload_problem(step)
+            self.summary_problem = None if found is None else (step.index, found)
         if self.summary_error is None:
             try:
                 summarize_step(step)
@@ -270,6 +274,10 @@ def _replayability(cassette: Cassette, scanner: _Scanner) -> CheckResult:
         error = exc
     if error is not None:
         return CheckResult("replayability", "fail", None, f"the run cannot be summarized ({type(error).__name__})")
+    problem = scanner.summary_problem if scanner.release else next(
+        ((step.index, found) for step in steps if (found := payload_problem(step)) is not None), None)
+    if problem is not None:
+        return CheckResult("replayability", "fail", problem[0], problem[1])
     last = len(steps) - 1
     for step in steps:
         p = step.payload

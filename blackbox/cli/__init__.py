@@ -17,6 +17,7 @@ from blackbox.cli import cassettes, imports, tui  # noqa: F401
 from blackbox.cli.app import app
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, err_console, plain
 from blackbox.errors import WriteError
+from blackbox.inert import inert
 
 __all__ = ["app", "main"]
 
@@ -48,6 +49,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(getattr(exc, "exit_code", EXIT_USAGE))
     except WriteError as exc:  # a write that failed where the command did not expect it: still one line
         err_console().print(f"error: {exc}", markup=False, highlight=False)
+        sys.exit(EXIT_FAILURE)
+    except OSError as exc:  # the system refused a path (a name too long, a loop of links): one line too
+        where = f"{inert(str(exc.filename))}: " if exc.filename is not None else ""
+        err_console().print(f"error: {where}{exc.strerror or type(exc).__name__}; check the path",
+                            markup=False, highlight=False)
         sys.exit(EXIT_FAILURE)
     except typer.Abort:
         err_console().print("error: aborted", markup=False, highlight=False)

@@ -83,7 +83,10 @@ def _load(path: Path) -> Cassette:
 
 
 def _show_progress(path: Path, json_out: bool) -> bool:
-    return not json_out and path.is_file() and path.stat().st_size > BIG_FILE
+    try:
+        return not json_out and path.is_file() and path.stat().st_size > BIG_FILE
+    except OSError:  # a name too long, a loop of links: loading it says so in one line
+        return False
 
 
 def _verify_path(path: Path, json_out: bool) -> VerifyReport:
