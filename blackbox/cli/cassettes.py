@@ -26,7 +26,7 @@ from blackbox.expectations import Expectations, check_expectations
 from blackbox.inert import inert
 from blackbox.outcome import outcome, summarize_step
 from blackbox.secrets import mask_secrets
-from blackbox.verify import VerifyReport, verify
+from blackbox.verify import HASH_FORMAT, VerifyReport, expect_hash, verify
 
 __all__ = ["replay_summary"]
 
@@ -120,6 +120,8 @@ def _print_verify(report: VerifyReport) -> None:
     out.print(f"[bold]{_shown(report.path or report.id or '')}[/] — id {_shown(report.id or '?')}, "
               f"{report.steps} step(s)")
     out.print(_check_table([(c.name, c.status, c.step, c.detail) for c in report.checks]))
+    out.print(f"final hash: {report.final_hash}" if report.final_hash else
+              "final hash: none (" + ("no steps" if report.steps == 0 else "the chain does not hold") + ")")
     failure = report.failure
     if failure is None:
         out.print("[green]verified[/]: all checks pass")
@@ -133,16 +135,25 @@ def _print_verify(report: VerifyReport) -> None:
 def verify_command(
     cassette: Annotated[Path, typer.Argument(help="The cassette file to check.", show_default=False)],
     json_out: JsonOption = False,
+    expected_hash: Annotated[str | None, typer.Option(
+        "--expect-hash", metavar="HASH", help="Also require this final hash (the last step's, printed by "
+        "verify): pins the cassette, since an edited chain can be re-hashed.")] = None,
 ) -> None:
-    """Check a cassette: schema version, hash chain, provider neutrality, replayability.
+    """Check a cassette: schema version, hash chain, provider neutrality, replayability; print its final hash.
 
-    The first failing check stops the rest. Exit 0 when all pass, 1 otherwise.
+    The first failing check stops the rest. Exit 0 when all pass, 1 otherwise. What verify does not cover
+    (step ids, the top-level fields, truncation at a step boundary) is listed in SECURITY.md.
 
     [bold]Examples[/]
       blackbox verify traces/run.json
       blackbox verify traces/run.json --json | jq .failure
+      blackbox verify traces/run.json --expect-hash 29f766634dff…  (all 64 hex digits)
     """
+    if expected_hash is not None and not HASH_FORMAT.fullmatch(expected_hash.lower()):
+        fail("--expect-hash must be the 64 hex digits of a final hash, as `blackbox verify` prints it", code=2)
     report = _verify_path(cassette, json_out)
+    if expected_hash is not None:
+        report = expect_hash(report, expected_hash)
     if json_out:
         _print_json(report.to_dict())
     else:
