@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -264,5 +263,3 @@ def seeds(target: str) -> list[bytes]:
 def scratch_dir() -> Path:
     return _scratch
 
-
-os.environ.setdefault("NO_COLOR", "1")

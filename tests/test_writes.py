@@ -351,3 +351,13 @@ def test_newlines_in_out_are_printed_inert(tmp_path: Path, capsys: pytest.Captur
     assert out.exists()
     assert "a\nb.json" not in stdout
     assert "a␊b.json" in stdout
+
+
+@pytest.mark.parametrize("command", ["demo", "check"])
+def test_newlines_and_markup_in_out_dir_are_printed_inert(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          command: str) -> None:
+    folder = tmp_path / "a\nb [red]x[/]"
+    code, stdout, _ = run_cli(capsys, command, "--out-dir", str(folder))
+    assert code == 0
+    assert "a\nb" not in stdout
+    assert "a␊b [red]x[/]" in stdout

@@ -62,11 +62,12 @@ def demo(
         cassette = load(path)
         verdict = "passed" if chain_break(cassette) is None else "FAILED"
         result = outcome(cassette)
-        out.print(f"[bold]{path}[/]  id {cassette.id}, {len(cassette.steps)} steps, chain {verdict}")
+        out.print(f"[bold]{escape(inert(str(path)))}[/]  id {escape(inert(cassette.id))}, {len(cassette.steps)} "
+                  f"steps, chain {verdict}")
         out.print(f"  outcome: {result.describe()}; tools: {', '.join(result.tools) or '(none)'}",
                   markup=False, highlight=False)
-    out.print(f"next: blackbox inspect {paths[0]}   ·   blackbox fork --trace {out_dir / 'example-trace.json'}",
-              markup=False, highlight=False)
+    out.print(f"next: blackbox inspect {inert(str(paths[0]))}   ·   blackbox fork --trace "
+              f"{inert(str(out_dir / 'example-trace.json'))}", markup=False, highlight=False)
 
 
 @app.command(rich_help_panel=_TRY)
