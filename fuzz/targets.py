@@ -8,9 +8,11 @@ The same functions serve the coverage-guided fuzzer (atheris, `scripts/fuzz.py`)
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
 import json
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -39,6 +41,7 @@ class Crash(AssertionError):
 
 
 _scratch = Path(tempfile.mkdtemp(prefix="blackbox-fuzz-"))
+atexit.register(shutil.rmtree, _scratch, ignore_errors=True)
 
 
 def _file(data: bytes, name: str) -> Path:
