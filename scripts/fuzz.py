@@ -15,6 +15,7 @@ import argparse
 import hashlib
 import importlib.util
 import json
+import os
 import re
 import subprocess
 import sys
@@ -52,7 +53,10 @@ def _atheris(target: str, seconds: float, max_len: int) -> tuple[int, list[Path]
         cmd = [sys.executable, "-m", "fuzz.atheris_main", target, str(corpus), f"-max_total_time={int(left)}",
                "-print_final_stats=1", f"-artifact_prefix={crashes_dir}/", "-rss_limit_mb=3072", "-timeout=20",
                f"-max_len={max_len}", "-close_fd_mask=3"]
-        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, errors="replace")
+        scratch = WORK / "tmp"  # libFuzzer exits without running atexit: the targets' scratch files go here
+        scratch.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, errors="replace",
+                              env={**os.environ, "TMPDIR": str(scratch)})
         log = done.stdout + done.stderr
         counts = [int(n) for n in _EXECUTED.findall(log)] or [int(n) for n in _DONE.findall(log)][-1:]
         executed += counts[-1] if counts else 0

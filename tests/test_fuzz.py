@@ -6,6 +6,7 @@ runs, so the pass is reproducible).  The long runs are `python scripts/fuzz.py -
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -50,6 +51,7 @@ def test_coverage_guided_short_run(name: str, tmp_path: Path) -> None:
         [sys.executable, "-m", "fuzz.atheris_main", name, str(corpus), "-seed=7",
          f"-runs={ATHERIS_RUNS.get(name, 4000)}", f"-artifact_prefix={tmp_path}/", "-max_len=8192",
          "-timeout=30", "-close_fd_mask=3"],
-        cwd=ROOT, capture_output=True, text=True, errors="replace", timeout=240)
+        cwd=ROOT, capture_output=True, text=True, errors="replace", timeout=240,
+        env={**os.environ, "TMPDIR": str(tmp_path)})  # libFuzzer exits without atexit: scratch stays in tmp_path
     crashes = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(("crash-", "timeout-", "oom-")))
     assert done.returncode == 0 and not crashes, f"{name}: {crashes}\n{(done.stdout + done.stderr)[-4000:]}"
