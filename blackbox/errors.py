@@ -9,6 +9,7 @@ __all__ = [
     "ReplayDivergenceError",
     "SessionError",
     "UsageError",
+    "WriteError",
     "is_blackbox_error",
 ]
 
@@ -19,6 +20,23 @@ class BlackboxError(Exception):
 
 class CassetteError(BlackboxError):
     """A cassette file cannot be read: not JSON, wrong version, bad structure or a broken chain."""
+
+
+class WriteError(BlackboxError, OSError):
+    """A file could not be written (full disk, read-only folder, a device or a folder at the path).
+
+    Nothing was written and whatever was at the path is unchanged.  An `OSError` too, so callers that
+    handle a failed write keep handling this one; `str()` is the whole one-line message."""
+
+    def __init__(self, message: str, errno_: int | None = None, strerror: str | None = None) -> None:
+        if errno_ is not None:
+            OSError.__init__(self, errno_, strerror)
+        else:
+            OSError.__init__(self, message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class UsageError(BlackboxError):

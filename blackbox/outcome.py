@@ -109,6 +109,15 @@ def step_label(step: Step) -> str:
     return f"#{step.index} {step.type}"
 
 
+def payload_problem(step: Step) -> str | None:
+    """What makes a step's payload unreadable for replay and the summaries (verify's replayability check
+    reports it), or None."""
+    p = step.payload
+    if step.type == "model_output" and _get(p, "type") == "tool_calls" and not isinstance(_get(p, "calls"), list):
+        return f"step {step.index} is a tool_calls output whose `calls` is not a list"
+    return None
+
+
 def summarize_step(step: Step, limit: int = 80) -> str:
     """The one-line summary of a step (`Model called with 2 message(s)`, `Tool result: search → ok` …)."""
     p = step.payload
@@ -118,7 +127,9 @@ def summarize_step(step: Step, limit: int = 80) -> str:
     if step.type == "model_output":
         kind = _get(p, "type")
         if kind == "tool_calls":
-            calls = _get(p, "calls") or []
+            calls = _get(p, "calls")
+            if not isinstance(calls, list):  # verify reports it; the summary still shows the step
+                return "Model → tool_calls: (calls is not a list)"
             names = ", ".join(str(_get(c, "toolName", "?")) for c in calls if isinstance(c, dict))
             return f"Model → tool_calls: {names}" + (" (with text)" if _get(p, "text") else "")
         if kind == "tool_call":

@@ -29,6 +29,7 @@ from blackbox.canonical import canonical_text, decode_json, js_number
 from blackbox.cassette import SCHEMA_VERSION, Cassette, Step, StepChain, atomic_write, chain_break, dumps
 from blackbox.errors import CassetteError, SessionError
 from blackbox.firstdiff import json_equal
+from blackbox.inert import inert
 from blackbox.payloads import Metadata, ModelInput, ModelOutput, ToolCall
 from blackbox.providers.neutral import CallIds, calls_of
 from blackbox.secrets import MIN_KEY_LENGTH, holds_any, searchable
@@ -321,9 +322,39 @@ def _verify_failure(cassette: Cassette, secrets: list[str]) -> str | None:
 # recovery
 
 
+class JournalError(CassetteError):
+    """The file is a Blackbox journal, but one whose header or content cannot make a valid cassette."""
+
+
+def _header_fields(header: dict[str, Any], p: Path) -> tuple[str, int, str | None, str | None]:
+    """The journal header's id, createdAt, parentId and forkedFromStepId, checked: a cassette made of wrong
+    types would be written, reported as recovered, and then refused by every command."""
+    trace_id = header.get("id")
+    if trace_id is None or trace_id == "":
+        trace_id = "run"
+    if not isinstance(trace_id, str):
+        raise JournalError(f"{p}: the journal header's `id` is not a string; the journal is damaged")
+    created = header.get("createdAt", 0)
+    if created is None:
+        created = 0
+    if isinstance(created, bool) or not isinstance(created, int | float) or created != created \
+            or created in (float("inf"), float("-inf")) or created != int(created):
+        raise JournalError(f"{p}: the journal header's `createdAt` is not a whole number of milliseconds; the "
+                           "journal is damaged")
+    links: list[str | None] = []
+    for field in ("parentId", "forkedFromStepId"):
+        value = header.get(field)
+        if value is not None and not isinstance(value, str):
+            raise JournalError(f"{p}: the journal header's `{field}` is not a string; the journal is damaged")
+        links.append(value)
+    return trace_id, int(created), links[0], links[1]
+
+
 def recover(path: str | os.PathLike[str]) -> Cassette:
     """Turn a journal left by a killed recording into a cassette (incomplete: it has no terminal step
-    unless the run got that far).  A torn last line is dropped; a broken chain is cut where it breaks."""
+    unless the run got that far).  A torn last line is dropped; a broken chain is cut where it breaks.
+
+    `CassetteError` when it is not a journal; `JournalError` when it is one whose header is damaged."""
     p = Path(path)
     try:
         data = p.read_bytes()
@@ -336,21 +367,23 @@ def recover(path: str | os.PathLike[str]) -> Cassette:
         header = None
     if not isinstance(header, dict) or header.get("blackboxJournal") != 1:
         raise CassetteError(f"{p}: not a Blackbox journal (no header line)")
+    trace_id, created_at, parent_id, forked_from = _header_fields(header, p)
     steps: list[Step] = []
     for line in lines[1:]:
         if not line.strip():
             continue
         try:
             steps.append(msgspec.convert(decode_json(line), Step))
-        except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
-            break  # the line being written when the process died
+        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
+            break  # the line being written when the process died (ValueError covers a lone surrogate in a
+            # field msgspec checks, UnicodeEncodeError)
     cassette = Cassette(
         version=SCHEMA_VERSION,
-        id=str(header.get("id") or "run"),
-        createdAt=int(header.get("createdAt") or 0),
+        id=trace_id,
+        createdAt=created_at,
         steps=steps,
-        parentId=header.get("parentId"),
-        forkedFromStepId=header.get("forkedFromStepId"),
+        parentId=parent_id,
+        forkedFromStepId=forked_from,
     )
     broken = chain_break(cassette)
     if broken is not None:
@@ -359,12 +392,13 @@ def recover(path: str | os.PathLike[str]) -> Cassette:
 
 
 def recovered_path(out: str | os.PathLike[str]) -> Path:
-    """Where a rescued run of `out` goes: beside it, `<name>.recovered.json` (then `.recovered-2.json`, …)."""
+    """Where a rescued run of `out` goes: beside it, `<name>.recovered.json` (then `.recovered-2.json`, …).
+    A name taken by anything, a dangling symlink included, is skipped."""
     out = Path(out)
     stem = out.name.removesuffix(".json")
     candidate = out.with_name(f"{stem}.recovered.json")
     n = 2
-    while candidate.exists():
+    while os.path.lexists(candidate):
         candidate = out.with_name(f"{stem}.recovered-{n}.json")
         n += 1
     return candidate
@@ -374,21 +408,37 @@ def rescue_journal(out: str | os.PathLike[str]) -> Path | None:
     """Before a new recording to `out` starts its journal, save the run a killed process left there.
 
     The old journal would be truncated; instead it becomes a verified, incomplete cassette beside `out`
-    (see `recovered_path`) and is removed.  Returns that cassette's path, or None when there was nothing.
+    (see `recovered_path`) and is removed only once that is written.  A journal that cannot make a cassette
+    that verifies is kept, renamed `<journal>.unrecoverable` (nothing is deleted; the new recording can
+    start).  A failed write (full disk) raises `WriteError` and leaves the journal where it was.  Returns the
+    cassette's path, or None when there was nothing.
     """
     journal = journal_path(out)
     if not journal.exists():
         return None
     try:
         cassette = recover(journal)
+        failure = _verify_failure(cassette, []) if cassette.steps else None
+    except JournalError as exc:
+        failure = str(exc).removeprefix(f"{journal}: ")
     except CassetteError:
         return None  # not a journal of ours: _Journal replaces it, as before
+    if failure is not None:
+        aside = journal.with_name(journal.name + ".unrecoverable")
+        n = 2
+        while os.path.lexists(aside):
+            aside = journal.with_name(f"{journal.name}.unrecoverable-{n}")
+            n += 1
+        os.replace(journal, aside)
+        print(f"[blackbox] the journal of an interrupted recording of {inert(str(out))} cannot be recovered "
+              f"({inert(failure)}); it was kept as {inert(str(aside))}", file=sys.stderr)
+        return None
     target = recovered_path(out)
     if cassette.steps:
         atomic_write(target, dumps(cassette))
     journal.unlink(missing_ok=True)
     if not cassette.steps:
         return None
-    print(f"[blackbox] an interrupted recording of {out} was recovered into {target} "
+    print(f"[blackbox] an interrupted recording of {inert(str(out))} was recovered into {inert(str(target))} "
           f"({len(cassette.steps)} steps)", file=sys.stderr)
     return target

@@ -12,6 +12,7 @@ payload's small non-user-data skeleton, and walks a payload precisely only when 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -23,7 +24,7 @@ from blackbox.canonical import canonical_bytes, nesting_headroom
 from blackbox.cassette import SCHEMA_VERSION, Cassette, Step, chain_break, load, paused_gc
 from blackbox.errors import CassetteError
 from blackbox.firstdiff import join_path
-from blackbox.outcome import outcome, summarize_step
+from blackbox.outcome import outcome, payload_problem, summarize_step
 
 __all__ = ["CHECKS", "CheckResult", "VerifyReport", "neutrality_problem", "unloadable_report", "verify"]
 
@@ -37,6 +38,8 @@ ADVICE: dict[str, str] = {
     "provider_neutrality": "remove the leaked field at its source (the recorder, importer or tool that wrote "
                            "it) and re-record; never hand-edit a cassette",
     "replayability": "re-record the run; a completed run must end with its run_completed step",
+    "expected_hash": "this is not the cassette that was pinned: restore the pinned file, or, if this recording "
+                     "is the new reference, update the expected hash",
 }
 
 
@@ -56,6 +59,9 @@ class VerifyReport(msgspec.Struct):
     path: str | None
     steps: int
     checks: list[CheckResult]
+    # The last step's hash when the chain holds: it commits to every step before it, so CI can pin a cassette
+    # with `verify --expect-hash`.  None for an empty cassette or a broken chain.
+    final_hash: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -77,6 +83,7 @@ class VerifyReport(msgspec.Struct):
             "id": self.id,
             "path": self.path,
             "steps": self.steps,
+            "finalHash": self.final_hash,
             "checks": [msgspec.structs.asdict(c) for c in self.checks],
             "failure": None if failure is None else {**msgspec.structs.asdict(failure), "advice": self.advice},
         }
@@ -163,6 +170,7 @@ class _Scanner:
         self.flagged: list[int] = []
         self.problem: tuple[int | None, str] | None = None
         self.summary_error: BaseException | None = None
+        self.summary_problem: tuple[int, str] | None = None
 
     def on_step(self, step: Step, data: bytes) -> None:
         """Note a step whose canonical bytes hold a credential literal or a key value."""
@@ -176,6 +184,9 @@ class _Scanner:
             self.flagged.append(step.index)
 
     def _summarize(self, step: Step) -> None:
+        if self.summary_problem is None:
+            found = payload_problem(step)
+            self.summary_problem = None if found is None else (step.index, found)
         if self.summary_error is None:
             try:
                 summarize_step(step)
@@ -271,6 +282,10 @@ def _replayability(cassette: Cassette, scanner: _Scanner) -> CheckResult:
         error = exc
     if error is not None:
         return CheckResult("replayability", "fail", None, f"the run cannot be summarized ({type(error).__name__})")
+    problem = scanner.summary_problem if scanner.release else next(
+        ((step.index, found) for step in steps if (found := payload_problem(step)) is not None), None)
+    if problem is not None:
+        return CheckResult("replayability", "fail", problem[0], problem[1])
     last = len(steps) - 1
     for step in steps:
         p = step.payload
@@ -358,4 +373,27 @@ def _verify(
                 checks.append(_replayability(cassette, scanner))
     for name in CHECKS[len(checks):]:
         checks.append(CheckResult(name, "skip", None, "skipped after an earlier failure"))
-    return VerifyReport(id=cassette.id, path=path, steps=total, checks=checks)
+    intact = len(checks) > 1 and checks[1].status == "pass"
+    final = cassette.steps[-1].hash if intact and cassette.steps else None
+    return VerifyReport(id=cassette.id, path=path, steps=total, checks=checks, final_hash=final)
+
+
+HASH_FORMAT = re.compile(r"[0-9a-f]{64}")
+
+
+def expect_hash(report: VerifyReport, expected: str) -> VerifyReport:
+    """The report with one more row, `expected_hash`: does the cassette end in the pinned final hash?
+
+    The chain check proves the steps agree with each other; only a pinned final hash proves they are the
+    steps that were recorded (anyone can re-hash an edited chain).  `expected` is 64 hex digits."""
+    expected = expected.lower()
+    if report.failure is not None:
+        row = CheckResult("expected_hash", "skip", None, "skipped after an earlier failure")
+    elif report.final_hash is None:
+        row = CheckResult("expected_hash", "fail", None, "the cassette has no steps, so no final hash to compare")
+    elif report.final_hash != expected:
+        row = CheckResult("expected_hash", "fail", report.steps - 1,
+                          f"final hash {report.final_hash[:12]}… is not the expected {expected[:12]}…")
+    else:
+        row = CheckResult("expected_hash", "pass", None, f"final hash {expected[:12]}… as pinned")
+    return msgspec.structs.replace(report, checks=[*report.checks, row])

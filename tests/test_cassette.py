@@ -97,8 +97,11 @@ def test_fixture_hashes_hold_with_plain_floats(path: Path) -> None:
     """verify loads with plain floats (no float hook); the chain must hold exactly as with `JSFloat`s."""
     try:
         typed = load(path)
-    except CassetteError:
-        return  # a fixture that is broken on purpose: the plain-float load must refuse it too
+    except CassetteError as exc:  # a fixture that is broken on purpose: the plain-float load refuses it too
+        with pytest.raises(CassetteError) as plain_error:
+            load(path, js_floats=False)
+        assert str(plain_error.value) == str(exc)
+        return
     plain = load(path, js_floats=False)
     assert [s.payload for s in plain.steps] == [s.payload for s in typed.steps]
     assert chain_break(plain) == chain_break(typed)

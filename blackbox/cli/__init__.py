@@ -53,6 +53,10 @@ sys.modules[__name__].__class__ = _Package
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; a usage mistake is one `error:` line and exit 2, not click's box."""
+    for stream in (sys.stdout, sys.stderr):  # text no terminal encoding can take (a lone surrogate) is shown
+        reconfigure = getattr(stream, "reconfigure", None)  # as an escape, never a crash; printers inert() it
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     args = sys.argv[1:] if argv is None else argv
     code = dispatch(args)
     if code is not None:
@@ -63,7 +67,8 @@ def main(argv: list[str] | None = None) -> None:
 def _typer_main(args: list[str]) -> None:
     import typer
 
-    from blackbox.cli.render import EXIT_USAGE, err_console, plain
+    from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, err_console, plain
+    from blackbox.errors import WriteError
     from blackbox.inert import inert
 
     app = _application()
@@ -85,6 +90,14 @@ def _typer_main(args: list[str]) -> None:
         message = exc.format_message().rstrip(".")  # type: ignore[attr-defined]
         err_console().print(f"error: {inert(message)}{where}", markup=False, highlight=False)
         sys.exit(getattr(exc, "exit_code", EXIT_USAGE))
+    except WriteError as exc:  # a write that failed where the command did not expect it: still one line
+        err_console().print(f"error: {exc}", markup=False, highlight=False)
+        sys.exit(EXIT_FAILURE)
+    except OSError as exc:  # the system refused a path (a name too long, a loop of links): one line too
+        where = f"{inert(str(exc.filename))}: " if exc.filename is not None else ""
+        err_console().print(f"error: {where}{exc.strerror or type(exc).__name__}; check the path",
+                            markup=False, highlight=False)
+        sys.exit(EXIT_FAILURE)
     except typer.Abort:
         err_console().print("error: aborted", markup=False, highlight=False)
         sys.exit(1)

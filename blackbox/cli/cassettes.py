@@ -26,6 +26,7 @@ from blackbox.errors import CassetteError
 from blackbox.inert import inert
 from blackbox.outcome import outcome
 from blackbox.secrets import mask_secrets
+from blackbox.verify import HASH_FORMAT
 
 __all__ = ["replay_summary"]
 
@@ -61,18 +62,27 @@ def verify_command(
     cassette: Annotated[Path, typer.Argument(help="The cassette file to check.", show_default=False)],
     json_out: JsonOption = False,
     fmt: FormatOption = OutputFormat.text,
+    expected_hash: Annotated[str | None, typer.Option(
+        "--expect-hash", metavar="HASH", help="Also require this final hash (the last step's, printed by "
+        "verify): pins the cassette, since an edited chain can be re-hashed.")] = None,
 ) -> None:
-    """Check a cassette: schema version, hash chain, provider neutrality, replayability.
+    """Check a cassette: schema version, hash chain, provider neutrality, replayability; print its final hash.
 
     The first failing check stops the rest; a file that cannot be loaded fails schema_version. Exit 0 when
-    all pass, 1 otherwise.
+    all pass, 1 otherwise. What verify does not cover (step ids, the top-level fields, truncation at a step
+    boundary) is listed in SECURITY.md.
 
     [bold]Examples[/]
       blackbox verify traces/run.json
       blackbox verify traces/run.json --json | jq .failure
       blackbox verify traces/run.json --format markdown >> "$GITHUB_STEP_SUMMARY"
+      blackbox verify traces/run.json --expect-hash 29f766634dff…  (all 64 hex digits)
     """
-    raise typer.Exit(reports.run_verify(cassette, _format(json_out, fmt)))
+    if expected_hash is not None and not HASH_FORMAT.fullmatch(expected_hash.lower()):
+        fail("--expect-hash must be the 64 hex digits of a final hash, as `blackbox verify` prints it",
+             code=EXIT_USAGE)
+    raise typer.Exit(reports.run_verify(cassette, _format(json_out, fmt),
+                                        None if expected_hash is None else expected_hash.lower()))
 
 
 @app.command("assert", rich_help_panel="Cassettes")

@@ -8,9 +8,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from blackbox.cli.app import app
 from blackbox.cli.render import EXIT_FAILURE, console, fail
+from blackbox.errors import WriteError
+from blackbox.inert import inert
 
 _TRY = "Try it offline"
 
@@ -52,17 +55,19 @@ def demo(
     try:
         paths = write_scenarios(out_dir, scenario.value)
     except OSError as exc:
-        fail(f"cannot write to {out_dir}: {exc.strerror or exc}; choose another --out-dir")
+        fail(f"{exc}; choose another --out-dir" if isinstance(exc, WriteError)
+             else f"cannot write to {inert(str(out_dir))}: {exc.strerror or exc}; choose another --out-dir")
     out = console()
     for path in paths:
         cassette = load(path)
         verdict = "passed" if chain_break(cassette) is None else "FAILED"
         result = outcome(cassette)
-        out.print(f"[bold]{path}[/]  id {cassette.id}, {len(cassette.steps)} steps, chain {verdict}")
+        out.print(f"[bold]{escape(inert(str(path)))}[/]  id {escape(inert(cassette.id))}, {len(cassette.steps)} "
+                  f"steps, chain {verdict}")
         out.print(f"  outcome: {result.describe()}; tools: {', '.join(result.tools) or '(none)'}",
                   markup=False, highlight=False)
-    out.print(f"next: blackbox inspect {paths[0]}   ·   blackbox fork --trace {out_dir / 'example-trace.json'}",
-              markup=False, highlight=False)
+    out.print(f"next: blackbox inspect {inert(str(paths[0]))}   ·   blackbox fork --trace "
+              f"{inert(str(out_dir / 'example-trace.json'))}", markup=False, highlight=False)
 
 
 @app.command(rich_help_panel=_TRY)
@@ -98,11 +103,16 @@ def check(
     table.add_column("detail", overflow="fold")
     styles = {"pass": "green", "FAIL": "bold red", "skip": "dim"}
     for stage in report.stages:
-        table.add_row(stage.name, f"[{styles[stage.status]}]{stage.status}[/]", stage.detail)
+        table.add_row(stage.name, f"[{styles[stage.status]}]{stage.status}[/]", escape(inert(stage.detail)))
     out = console()
     out.print(table)
     if out_dir is not None:
-        out.print(f"cassettes kept: {report.parent}  {report.child}", markup=False, highlight=False)
+        # Only what a passing stage wrote: a failed stage (read-only folder, full disk) wrote nothing.
+        passed = {stage.name for stage in report.stages if stage.status == "pass"}
+        kept = [inert(str(path)) for stage, path in (("record", report.parent), ("fork", report.child))
+                if stage in passed]
+        out.print(f"cassettes kept: {'  '.join(kept)}" if kept else f"no cassette was written to "
+                  f"{inert(str(out_dir))}", markup=False, highlight=False)
     out.print(("[bold green]" if report.ok else "[bold red]") + report.verdict.replace("[", r"\[") + "[/]")
     if not report.ok:
         raise typer.Exit(EXIT_FAILURE)

@@ -18,6 +18,8 @@ from rich.markup import escape
 from blackbox.cli.app import app
 from blackbox.cli.jsonout import print_json
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, err_console, fail
+from blackbox.errors import WriteError
+from blackbox.fork import same_file
 from blackbox.inert import inert
 
 if TYPE_CHECKING:
@@ -119,6 +121,8 @@ def _failure(exc: Exception) -> str:
     if isinstance(exc, TranscriptError):
         message = str(exc)
         return f"{message}{'' if message.endswith(('.', '?')) else '.'} {NOTHING_WRITTEN}"
+    if isinstance(exc, WriteError):
+        return str(exc)
     if isinstance(exc, FileNotFoundError):
         return f"no such file; check the path. {NOTHING_WRITTEN}"
     return f"cannot read or write: {getattr(exc, 'strerror', None) or type(exc).__name__}. {NOTHING_WRITTEN}"
@@ -151,7 +155,7 @@ def _import_file(source: str, path: Path, out: Path, trace_id: str, json_out: bo
     out_console = console()
     out_console.print(f"Imported {inert(str(path))} → {inert(str(out))}", markup=False)
     for label, value in (
-        ("source", f"{source} ({path})"),
+        ("source", f"{source} ({inert(str(path))})"),
         ("steps", str(len(cassette.steps))),
         ("status", outcome(cassette).status),
         ("tools", _tools_path(cassette)),
@@ -235,7 +239,10 @@ def import_command(
         _import_folder(in_path, out, json_out)
         return
     if not in_path.exists():
-        fail(f"--in {in_path}: no such file; check the path")
+        fail(f"--in {inert(str(in_path))}: no such file; check the path")
+    if same_file(out, in_path):
+        fail("--out must differ from --in (the same file, through a link or not); the transcript is never "
+             "overwritten", EXIT_USAGE)
     from blackbox.importers.common import DEFAULT_TRACE_ID
 
     _import_file(source, in_path, out, trace_id or DEFAULT_TRACE_ID, json_out)

@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from blackbox.canonical import JSFloat, js_number, nesting_headroom
+from blackbox.secrets import mask_secrets
 
 __all__ = ["json_document", "print_json"]
 
@@ -121,5 +122,5 @@ def _keep(obj: Any) -> Any:
 
 def print_json(value: Any) -> None:
     """Print `value` as the command's one JSON document (and nothing else) on stdout."""
-    sys.stdout.write(json_document(value) + "\n")
+    sys.stdout.write(mask_secrets(json_document(value)) + "\n")  # a key in a trace id or parentId too
     sys.stdout.flush()

@@ -28,7 +28,7 @@ from blackbox.firstdiff import format_value
 from blackbox.inert import inert
 from blackbox.outcome import outcome, summarize_step
 from blackbox.secrets import mask_secrets
-from blackbox.verify import VerifyReport, unloadable_report, verify
+from blackbox.verify import VerifyReport, expect_hash, unloadable_report, verify
 
 __all__ = [
     "FORMATS",
@@ -101,7 +101,8 @@ def _heading(path: str | None, report: VerifyReport) -> str:
 
 
 def verify_text(report: VerifyReport, on: bool = False) -> str:
-    lines = [paint(_heading(report.path, report), "bold", on), _check_rows(_verify_rows(report), on)]
+    lines = [paint(_heading(report.path, report), "bold", on), _check_rows(_verify_rows(report), on),
+             _final_hash_line(report)]
     failure = report.failure
     if failure is None:
         lines.append(f"{paint('verified', 'green', on)}: all checks pass")
@@ -215,12 +216,19 @@ def _md_checks(rows: Sequence[Row]) -> list[str]:
                       for name, status, step, detail in rows])
 
 
+def _final_hash_line(report: VerifyReport) -> str:
+    """The hash CI can pin with --expect-hash (an edited chain can be re-hashed; a pinned one cannot)."""
+    if report.final_hash:
+        return f"final hash: {report.final_hash}"
+    return "final hash: none (" + ("no steps" if report.steps == 0 else "the chain does not hold") + ")"
+
+
 def verify_markdown(report: VerifyReport) -> str:
     failure = report.failure
     verdict = "✅ verified" if failure is None else f"❌ failed: {failure.name}"
     lines = [f"### blackbox verify: {verdict}", "",
              f"{md_code(report.path or report.id or '')} — id {md_code(report.id or '?')}, {report.steps} step(s)",
-             "", *_md_checks(_verify_rows(report))]
+             "", *_md_checks(_verify_rows(report)), "", md(_final_hash_line(report))]
     if failure is not None:
         where = f"step {failure.step}" if failure.step is not None else "the cassette"
         lines += ["", f"**{failure.name} failed at {where}:** {md(failure.detail)}", "",
@@ -290,9 +298,12 @@ def diff_markdown(report: DiffReport, lengths: tuple[int, int]) -> str:
 
 def missing_file(path: Path) -> str | None:
     """Why `path` is not a file to read (one line, with what to do), or None."""
-    if path.is_file():
-        return None
-    what = "is a directory, not a cassette file" if path.is_dir() else "no such file"
+    try:
+        if path.is_file():
+            return None
+        what = "is a directory, not a cassette file" if path.is_dir() else "no such file"
+    except OSError as exc:  # a name too long, a loop of links: the system's own words
+        return f"{_show(str(path))}: {exc.strerror or type(exc).__name__}; check the path"
     return f"{_show(str(path))}: {what}; pass the path of a cassette (.json)"
 
 
@@ -302,7 +313,10 @@ def _write(text: str) -> None:
 
 
 def _progress_wanted(path: Path, fmt: Format) -> bool:
-    return fmt == "text" and colour(sys.stderr) and path.stat().st_size > BIG_FILE
+    try:
+        return fmt == "text" and colour(sys.stderr) and path.stat().st_size > BIG_FILE
+    except OSError:  # loading it says what is wrong, in one line
+        return False
 
 
 def _verify_file(path: Path, fmt: Format) -> VerifyReport:
@@ -314,13 +328,16 @@ def _verify_file(path: Path, fmt: Format) -> VerifyReport:
         return verify(path, on_step=update)
 
 
-def run_verify(path: Path, fmt: Format) -> int:
-    """`blackbox verify`: the report in `fmt`; exit 0 when every check passes, else 1."""
+def run_verify(path: Path, fmt: Format, expected_hash: str | None = None) -> int:
+    """`blackbox verify`: the report in `fmt`; exit 0 when every check passes (and the final hash is
+    `expected_hash`, when given), else 1."""
     problem = missing_file(path)
     if problem is not None:
         error_line(problem)
         return EXIT_FAILURE
     report = _verify_file(path, fmt)
+    if expected_hash is not None:
+        report = expect_hash(report, expected_hash)
     if fmt == "json":
         print_json(report.to_dict())
     elif fmt == "markdown":

@@ -221,6 +221,9 @@ def _decode_line(number: int, raw: bytes) -> tuple[_Line, Any]:
         pass  # not JSON, or JSON that msgspec refuses (lone surrogates): JSON.parse decides
     try:
         value = decode_json(raw)
+    except UnicodeDecodeError:
+        raise TranscriptError(f"line {number}: not UTF-8 text, so the file is damaged or not a Claude Code "
+                              "session") from None
     except (msgspec.DecodeError, ValueError, RecursionError):
         raise TranscriptError(f"line {number}: not valid JSON") from None
     if not isinstance(value, dict):
@@ -238,7 +241,11 @@ def _message(number: int, raw: Any) -> _Message:
         except msgspec.ValidationError:
             raise TranscriptError(f"line {number}: `message` must be an object") from None
         except msgspec.DecodeError:
-            raw = decode_json(raw)  # lone surrogates: the line already parsed as JSON
+            try:
+                raw = decode_json(bytes(raw))  # lone surrogates: the line already parsed as JSON
+            except (msgspec.DecodeError, ValueError):  # bytes that are not UTF-8 inside the message
+                raise TranscriptError(f"line {number}: `message` holds bytes that are not UTF-8 text, so the "
+                                      "file is damaged or not a Claude Code session") from None
     if not isinstance(raw, dict):
         raise TranscriptError(f"line {number}: `message` must be an object")
     return _Message(raw.get("id"), raw.get("role"), raw.get("content"))

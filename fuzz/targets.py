@@ -1,0 +1,268 @@
+"""One fuzz target per reader of untrusted input: bytes in, and either a result or one of Blackbox's own
+errors out.  Anything else escaping a target (a `KeyError`, a `UnicodeEncodeError`, a traceback printed by
+the CLI) is a crash: the input is a bug.
+
+The same functions serve the coverage-guided fuzzer (atheris, `scripts/fuzz.py`), the short pass in CI
+(`tests/test_fuzz.py`) and the property-based tests.  The seed corpus is built from `tests/fixtures`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import io
+import json
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import msgspec
+
+from blackbox.canonical import CanonicalError, canonical_bytes, decode_json
+from blackbox.cassette import Cassette, chain_break, dumps, loads, loads_lazy, pretty_json
+from blackbox.diff import diff
+from blackbox.errors import BlackboxError, CassetteError
+from blackbox.importers.common import TranscriptError, check_writable
+from blackbox.outcome import outcome, step_label, summarize_step
+from blackbox.recorder import recover
+from blackbox.verify import verify
+
+__all__ = ["FIXTURES", "TARGETS", "Crash", "seeds"]
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+_BASE = FIXTURES / "traces" / "fork-parent.v2.json"
+
+
+class Crash(AssertionError):
+    """The target did something other than succeed or raise one of Blackbox's errors (e.g. printed a
+    traceback)."""
+
+
+_scratch = Path(tempfile.mkdtemp(prefix="blackbox-fuzz-"))
+atexit.register(shutil.rmtree, _scratch, ignore_errors=True)
+
+
+def _file(data: bytes, name: str) -> Path:
+    path = _scratch / name
+    path.write_bytes(data)
+    return path
+
+
+def _exercise(cassette: Cassette) -> None:
+    """What every printer does with a loaded cassette: summaries, labels, the outcome, its JSON forms."""
+    o = outcome(cassette)
+    o.describe()
+    for step in cassette.steps:
+        summarize_step(step)
+        step_label(step)
+        pretty_json(step.payload)
+    with contextlib.suppress(CanonicalError):  # 1e400 overflowed: such a cassette fails verify, none writes it
+        dumps(cassette).decode("utf-8")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# targets
+
+
+def loader_eager(data: bytes) -> None:
+    try:
+        cassette = loads(data)
+    except CassetteError:
+        return
+    chain_break(cassette)
+    _exercise(cassette)
+
+
+def loader_lazy(data: bytes) -> None:
+    try:
+        lazy = loads_lazy(data)
+    except CassetteError:
+        return
+    chain_break(lazy)
+    cassette = lazy.decoded()
+    assert msgspec.structs.asdict(cassette) == msgspec.structs.asdict(loads(data)), "lazy and eager disagree"
+
+
+def verify_target(data: bytes) -> None:
+    try:
+        cassette = loads(data, js_floats=False)
+    except CassetteError:
+        return
+    report = verify(cassette, env={"ANTHROPIC_API_KEY": "sk-ant-fuzz-0123456789abcdefghij"})
+    json.dumps(report.to_dict(), ensure_ascii=False)
+    if report.ok:
+        _exercise(loads(data))
+
+
+_PARENT: Cassette | None = None
+
+
+def _parent() -> Cassette:
+    global _PARENT
+    if _PARENT is None:
+        _PARENT = loads(_BASE.read_bytes())
+    return _PARENT
+
+
+def diff_target(data: bytes) -> None:
+    try:
+        other = loads(data)
+    except CassetteError:
+        return
+    for semantic in (False, True):
+        for a, b in ((_parent(), other), (other, _parent())):
+            report = diff(a, b, semantic=semantic)
+            report.verdict.text.encode("utf-8", "surrogatepass")
+            for change in report.changed_fields:
+                change.path.encode("utf-8", "surrogatepass")
+
+
+def canonical_target(data: bytes) -> None:
+    try:
+        value = decode_json(data)
+    except (msgspec.DecodeError, ValueError):
+        return
+    try:
+        text = canonical_bytes(value)
+    except CanonicalError:
+        return
+    again = canonical_bytes(decode_json(text))
+    assert again == text, "canonical JSON is not a fixed point"
+
+
+def claude_code_target(data: bytes) -> None:
+    from blackbox.importers.claude_code import import_claude_code
+
+    path = _file(data, "session.jsonl")
+    try:
+        cassette = import_claude_code(path, "fuzz")
+        check_writable(cassette, env={})
+    except TranscriptError:
+        return
+
+
+def chat_json_target(data: bytes) -> None:
+    from blackbox.importers.chat_json import import_chat_json
+
+    path = _file(data, "chat.json")
+    try:
+        cassette = import_chat_json(path, "fuzz")
+        check_writable(cassette, env={})
+    except TranscriptError:
+        return
+
+
+def recover_target(data: bytes) -> None:
+    path = _file(data, "run.json.blackbox-journal")
+    try:
+        cassette = recover(path)
+    except CassetteError:
+        return
+    verify(cassette, env={})
+    _exercise(cassette)
+
+
+_READERS = ("verify", "inspect", "diff", "list", "assert", "replay")
+
+
+@contextlib.contextmanager
+def _captured() -> Iterator[tuple[io.StringIO, io.StringIO]]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        yield out, err
+
+
+def cli_target(data: bytes) -> None:
+    """The CLI's argument handling: a read-only command (the first byte), fuzzed arguments (NUL-separated,
+    up to a double NUL), and the rest as the cassette file that an argument `@` names."""
+    from blackbox.cli import main
+
+    if not data:
+        return
+    command = _READERS[data[0] % len(_READERS)]
+    head, _, body = data[1:].partition(b"\0\0")
+    cassette = _file(body, "arg.json")
+    args = [a.decode("utf-8", "surrogateescape") for a in head.split(b"\0")[:8]]
+    # Never a command to run ("--" starts one in replay), never the terminal UI.
+    argv = [command, *(str(cassette) if a == "@" else a for a in args if a != "--")]
+    with _captured() as (out, err), contextlib.suppress(SystemExit):
+        main(argv)
+    text = out.getvalue() + err.getvalue()
+    if "Traceback" in text:
+        raise Crash(text[-2000:])
+
+
+def _guarded(target: Callable[[bytes], None]) -> Callable[[bytes], None]:
+    """Blackbox's own errors that a reader must turn into one line are fine at the CLI, not inside a reader:
+    a reader target lets only the errors it names through; RecursionError on absurd nesting is a crash too."""
+    def run(data: bytes) -> None:
+        try:
+            target(data)
+        except BlackboxError as exc:
+            if isinstance(exc, CassetteError | TranscriptError):
+                return
+            raise
+    run.__name__ = target.__name__
+    return run
+
+
+TARGETS: dict[str, Callable[[bytes], None]] = {
+    "loader_eager": _guarded(loader_eager),
+    "loader_lazy": _guarded(loader_lazy),
+    "verify": _guarded(verify_target),
+    "diff": _guarded(diff_target),
+    "canonical": canonical_target,
+    "claude_code": _guarded(claude_code_target),
+    "chat_json": _guarded(chat_json_target),
+    "recover": _guarded(recover_target),
+    "cli": cli_target,
+}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# seeds
+
+
+def _journal_of(path: Path) -> bytes:
+    cassette = loads(path.read_bytes(), js_floats=False)
+    lines = [json.dumps({"blackboxJournal": 1, "id": cassette.id, "createdAt": cassette.createdAt}).encode()]
+    lines += [msgspec.json.encode(step) for step in cassette.steps]
+    return b"\n".join(lines) + b"\n"
+
+
+def seeds(target: str) -> list[bytes]:
+    """The seed corpus of a target, from the fixtures (and the regressions found so far)."""
+    traces = [*sorted((FIXTURES / "traces").glob("*.json")), FIXTURES / "external/chat-tool-use.converted.v2.json",
+              FIXTURES / "import/claude-code-session.expected.json"]
+    out: list[bytes]
+    if target in ("loader_eager", "loader_lazy", "verify", "diff"):
+        out = [p.read_bytes() for p in traces]
+    elif target == "canonical":
+        lines = (FIXTURES / "canonical/vectors.jsonl").read_text().splitlines()
+        out = [json.loads(line)["input"].encode("utf-8", "surrogatepass") for line in lines[::16]]
+        out += [p.read_bytes() for p in traces[:2]]
+    elif target == "claude_code":
+        out = [(FIXTURES / "import/claude-code-session.jsonl").read_bytes()]
+    elif target == "chat_json":
+        out = [(FIXTURES / "external/chat-tool-use.foreign.json").read_bytes()]
+    elif target == "recover":
+        out = [_journal_of(p) for p in traces]
+    elif target == "cli":
+        small = (FIXTURES / "traces/success-final-answer.v2.json").read_bytes()
+        out = [bytes([i]) + b"@\0\0" + small for i in range(len(_READERS))]
+        out += [bytes([i]) + b"@\0--json\0\0" + small for i in range(len(_READERS))]
+        out += [b"\x01@\0--step\x003\0\0" + small, b"\x02@\0@\0--semantic\0\0" + small,
+                b"\x04@\0--expect-tools\0a,b\0--expect-status\0x\0\0" + small, b"\x03" + str(FIXTURES).encode()]
+    else:
+        raise KeyError(target)
+    regressions = ROOT / "fuzz" / "regressions" / target
+    if regressions.is_dir():
+        out += [p.read_bytes() for p in sorted(regressions.iterdir()) if p.is_file()]
+    return out
+
+
+def scratch_dir() -> Path:
+    return _scratch
+

@@ -1,0 +1,57 @@
+"""The short fuzz pass CI runs: every target of fuzz/targets.py over its seed corpus (the fixtures and every
+input a fuzzer once crashed on, kept in fuzz/regressions/) and a few hundred deterministic mutants of it;
+then, where atheris is installed, a short coverage-guided run of each (a fixed seed and a fixed number of
+runs, so the pass is reproducible).  The long runs are `python scripts/fuzz.py --minutes N`."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fuzz.mutate import run
+from fuzz.targets import TARGETS, seeds
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Inputs per target in the short pass; the CLI target starts a whole command per input.
+MUTANTS = {"cli": 60, "claude_code": 250, "chat_json": 250, "recover": 250}
+ATHERIS_RUNS = {"cli": 100, "claude_code": 1500, "chat_json": 1500, "recover": 1500}
+
+pytestmark = pytest.mark.fuzz
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_seed_corpus_and_mutants(name: str) -> None:
+    corpus = seeds(name)
+    assert corpus, f"{name} has no seeds"
+    tried = run(TARGETS[name], corpus, MUTANTS.get(name, 600), seed=12)
+    assert tried >= len(corpus)
+
+
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_regressions_replay(name: str) -> None:
+    folder = ROOT / "fuzz" / "regressions" / name
+    for path in sorted(folder.iterdir()) if folder.is_dir() else []:
+        TARGETS[name](path.read_bytes())
+
+
+@pytest.mark.skipif(importlib.util.find_spec("atheris") is None, reason="atheris is not installed here")
+@pytest.mark.parametrize("name", sorted(TARGETS))
+def test_coverage_guided_short_run(name: str, tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i, data in enumerate(seeds(name)):
+        (corpus / f"seed-{i}").write_bytes(data)
+    done = subprocess.run(
+        [sys.executable, "-m", "fuzz.atheris_main", name, str(corpus), "-seed=7",
+         f"-runs={ATHERIS_RUNS.get(name, 4000)}", f"-artifact_prefix={tmp_path}/", "-max_len=8192",
+         "-timeout=30", "-close_fd_mask=3"],
+        cwd=ROOT, capture_output=True, text=True, errors="replace", timeout=240,
+        env={**os.environ, "TMPDIR": str(tmp_path)})  # libFuzzer exits without atexit: scratch stays in tmp_path
+    crashes = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(("crash-", "timeout-", "oom-")))
+    assert done.returncode == 0 and not crashes, f"{name}: {crashes}\n{(done.stdout + done.stderr)[-4000:]}"
