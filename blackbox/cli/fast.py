@@ -43,7 +43,8 @@ COMMANDS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
                     "incomplete cassette."),
     )),
     ("Cassettes", (
-        ("verify", "Check a cassette: schema version, hash chain, provider neutrality, replayability; print its final hash."),
+        ("verify", "Check a cassette: schema version, hash chain, provider neutrality, replayability; print its "
+                   "final hash."),
         ("assert", "Verify a cassette, then check what the run did. For CI: exit 1 on any failure."),
         ("diff", "Show where two runs diverge, what changed there, and what it did to the outcome."),
         ("inspect", "Show a cassette: id, parent, created, outcome and one row per step; or one step in full."),
