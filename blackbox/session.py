@@ -7,11 +7,11 @@
     bb.finish()
 
 SDK → `transport` → `Session.open_call` → `providers.route(path)` normalizes the request → the mode's engine
-(`engines`, `forking`) records it or answers it from the cassette.  Wrapped tools go to the same engine.  The
-session keeps what every mode shares: the lock, the fatal error, calls in flight, keys seen, `finish()`,
-process exit, the launcher's report.  A Blackbox error inside an SDK call becomes the fatal error: that
-request and every later one get an HTTP 400 in the provider's error shape (not retried) starting `[blackbox]`;
-`finish()` re-raises it.
+(`engines`, `forking`) records it or answers it from the cassette; a recorded stream is teed (`tee`).  Wrapped
+tools go to the same engine.  The session keeps what every mode shares: the lock, the fatal error, calls in
+flight, keys seen, `finish()`, process exit, the report.  A Blackbox error inside an SDK call becomes the fatal
+error: that request and every later one get an HTTP 400 in the provider's error shape (not retried) starting
+`[blackbox]`; `finish()` re-raises it.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from blackbox.replayer import ToolClaim
 from blackbox.report import SessionReport, write_report
 from blackbox.secrets import Secrets
 from blackbox.settings import UNSET, Continue, Match, Mode, Pace, Settings, default_trace_id, resolve_settings
-from blackbox.tee import StreamRecording
+from blackbox.tee import OpenStreams
 from blackbox.transport import make_client
 from blackbox.wrapping import RESULT_ADVICE, json_input, json_result, wrap_tool
 
@@ -66,6 +66,7 @@ class Session:
         self._lock = threading.RLock()
         self._ids = CallIds()
         self._model_calls = 0  # in flight
+        self._streams = OpenStreams()  # recorded streams not yet ended (counted in `_model_calls`)
         self._running: dict[int, str] = {}  # id(slot) → tool name
         self._fatal: BlackboxError | None = None
         self._done: RunSummary | BaseException | None = None
@@ -149,15 +150,14 @@ class Session:
 
     def stream_call(self, call: ModelCall, content_encoding: str | None) -> StreamSink:
         """A forwarded model call came back as a 2xx event stream: teed into the provider's assembler."""
-        return StreamRecording(call, call.provider.stream, content_encoding, self._stream_ended)
+        return self._streams.open(call, call.provider.stream, content_encoding, self._stream_ended)
 
     def _stream_ended(self, call: ModelCall, result: StreamResult) -> None:
         """Complete: recorded like its unstreamed response (a Blackbox error becomes fatal); else, not at all."""
         with self._lock:
             self._model_calls -= 1
-            failed = self._returned(call, result.body) if result.complete and result.body is not None else None
-            if failed is not None and self._fatal is None:
-                self._fatal = failed
+            if result.complete and result.body is not None:
+                self._fatal = self._fatal or self._returned(call, result.body)
 
     def _returned(self, call: ModelCall, body: bytes | dict[str, Any]) -> BlackboxError | None:
         """Record a 2xx response body; the Blackbox error it raised, if any."""
@@ -177,8 +177,7 @@ class Session:
             self._model_calls -= 1
 
     def _error_reply(self, provider: Provider | None, exc: BlackboxError, *, fatal: bool) -> Reply:
-        if fatal and self._fatal is None:
-            self._fatal = exc
+        self._fatal = self._fatal or (exc if fatal else None)
         body = (provider or OPENAI_CHAT).error_body(self.mask(str(exc)))
         return Reply(400, canonical_text(body).encode())
 
@@ -244,6 +243,7 @@ class Session:
                 return self._done
             if isinstance(self._done, BaseException):
                 raise self._done
+            self._streams.abandon_all()
             if self._model_calls or self._running:
                 running = sorted(set(self._running.values())) or ["a model call"]
                 raise SessionError(f"finish() was called while calls are still running ({', '.join(running)}); "

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from blackbox.calls import ModelCall
 from blackbox.providers.stream import ContentDecoder, StreamCodec, StreamResult, StreamStatus
 
-__all__ = ["StreamRecording"]
+__all__ = ["OpenStreams", "StreamRecording"]
 
 Done = Callable[[ModelCall, StreamResult], None]
 
@@ -30,8 +30,10 @@ Done = Callable[[ModelCall, StreamResult], None]
 class StreamRecording:
     """One recorded stream (a `calls.StreamSink`): assembles the bytes, reports the outcome once to `done`."""
 
-    def __init__(self, call: ModelCall, codec: StreamCodec, content_encoding: str | None, done: Done) -> None:
+    def __init__(self, call: ModelCall, codec: StreamCodec, content_encoding: str | None, done: Done,
+                 streams: OpenStreams | None = None) -> None:
         self._call = call
+        self._streams = streams
         self._assembler = codec.assembler()
         self._done = done
         self._lock = threading.Lock()
@@ -74,4 +76,33 @@ class StreamRecording:
             if self._over:
                 return
             self._over = True
+        if self._streams is not None:
+            self._streams.closed(self)
         self._done(self._call, result)
+
+
+class OpenStreams:
+    """The session's recorded streams still open, so `finish()` can end those the agent abandoned."""
+
+    def __init__(self) -> None:
+        self._open: set[StreamRecording] = set()
+        self._lock = threading.Lock()
+
+    def open(self, call: ModelCall, codec: StreamCodec, content_encoding: str | None, done: Done) -> StreamRecording:
+        """A new recorded stream, open until its outcome is reported."""
+        stream = StreamRecording(call, codec, content_encoding, done, self)
+        with self._lock:
+            if not stream._over:
+                self._open.add(stream)
+        return stream
+
+    def closed(self, stream: StreamRecording) -> None:
+        with self._lock:
+            self._open.discard(stream)
+
+    def abandon_all(self) -> None:
+        """The run is over: a stream still open was abandoned by the agent and is not recorded."""
+        with self._lock:
+            streams = list(self._open)
+        for stream in streams:
+            stream.fail("the run finished before the agent read the stream to its end")
