@@ -27,7 +27,7 @@ from tests.agents import weather
 from tests.fakeapi import FakeAPI, anthropic_message, chat_completion, stream_reply, weather_brain
 
 CITIES = ("Paris", "Rome")
-HI = [{"role": "user", "content": "hi"}]
+HI: Any = [{"role": "user", "content": "hi"}]
 
 
 def steps_of(path: Path) -> list[tuple[str, Any]]:
@@ -105,7 +105,7 @@ def test_fork_over_streamed_calls_scripted_and_live(fake_api: FakeAPI, tmp_path:
     live = load(tmp_path / "live.json")
     assert verify(live).ok
     assert live.steps[-2].payload == {"type": "final_answer", "text": "Weather: snowy; sunny in Rome"}
-    assert steps_of(tmp_path / "live.json")[:4] == steps_of(parent)[:3] + [("tool_result", live.steps[3].payload)]
+    assert steps_of(tmp_path / "live.json")[:4] == [*steps_of(parent)[:3], ("tool_result", live.steps[3].payload)]
 
 
 def test_chunks_reach_the_agent_as_they_arrive_and_the_call_is_recorded_at_its_final_event(
@@ -141,7 +141,8 @@ def test_a_client_that_stops_reading_leaves_no_half_step(fake_api: FakeAPI, tmp_
     chat = openai.OpenAI(base_url=fake_api.openai_url, api_key="k", http_client=bb.http_client(), max_retries=0)
     with sdk.messages.stream(model="m", max_tokens=50, messages=HI) as s:  # closed early
         next(iter(s.text_stream))
-    assert sdk.messages.create(model="m", max_tokens=50, messages=HI).content[0].text == "recorded"
+    reply: Any = sdk.messages.create(model="m", max_tokens=50, messages=HI)
+    assert reply.content[0].text == "recorded"
     for _ in chat.chat.completions.create(model="m", messages=HI, stream=True):  # broken out of, never closed
         break
     gc.collect()
