@@ -258,3 +258,36 @@ def test_a_replayed_stream_is_one_reply_per_provider_and_paced_chunks_split_the_
         paced = answer(provider, output, 1, 5000, {"model": "m", "stream": True}, spread_ms=900)
         assert paced.chunks is not None and len(paced.chunks) >= len(fast.chunks)
         assert paced.pause == pytest.approx(0.9 / (len(paced.chunks) - 1))
+
+
+def raw_events(provider: str, sdk: Any) -> list[str]:
+    if provider == "anthropic":
+        events = sdk.messages.create(model="m", max_tokens=50, messages=HI, stream=True)
+        return [event.type for event in events]
+    if provider == "openai":
+        chunks = list(sdk.chat.completions.create(model="m", messages=HI, stream=True))
+        return ["tool_calls" if c.choices and c.choices[0].delta.tool_calls else "chunk" for c in chunks]
+    return [event.type for event in sdk.responses.create(model="m", input="hi", stream=True)]
+
+
+@pytest.mark.parametrize("provider", weather.PROVIDERS)
+def test_raw_create_stream_true_records_and_replays_the_events_the_sdk_reads(
+        fake_api: FakeAPI, tmp_path: Path, provider: str) -> None:
+    out = tmp_path / "run.json"
+    fake_api.brain = weather_brain(provider, cities=CITIES)
+    bb = blackbox.session("record", out=out)
+    recorded = raw_events(provider, weather.client(provider, bb, fake_api))
+    bb.finish()
+    assert steps_of(out)[1][1]["type"] == "tool_calls" and len(steps_of(out)[1][1]["calls"]) == 2
+    bb = blackbox.session("replay", cassette=out)
+    fake_api.reset()
+    replayed = raw_events(provider, weather.client(provider, bb, fake_api))
+    assert fake_api.requests == []
+    expected = {"anthropic": {"message_start", "content_block_start", "content_block_delta", "content_block_stop",
+                              "message_delta", "message_stop"},
+                "openai": {"chunk", "tool_calls"},
+                "responses": {"response.created", "response.output_item.added", "response.output_text.delta",
+                              "response.function_call_arguments.delta", "response.output_item.done",
+                              "response.completed"}}[provider]
+    assert expected <= set(replayed) and expected <= set(recorded)
+    assert bb.finish().steps == len(load(out).steps)
