@@ -7,9 +7,12 @@ whose innermost transport is an in-process fake network answering with the provi
 answer (~400 characters of text, cut in 7-character deltas as the APIs stream it: ~60 events), so the figures
 are the SDK's own cost and what Blackbox adds to it:
 
-- **latency** (`--gap-ms` between events, like a model generating): time to the first event reaching the
-  agent, and to the last, for the SDK alone and while recording (`blackbox.session("record")`, crash journal
-  on). The tee hands each chunk on as it arrives, so the first-chunk ratio should be ≈ 1.0.
+- **latency** (`--gap-ms` between events, like a model generating): time from the call to the first event
+  reaching the agent (this includes the request side: Blackbox normalizes the request before sending it),
+  the time from the network handing over the first chunk to the agent holding the first event (the tee's
+  own latency), and the time to the last event, for the SDK alone and while recording
+  (`blackbox.session("record")`, crash journal on). The tee hands each chunk on as it arrives, so the
+  first-chunk ratio should be ≈ 1.0 and far below the whole stream's time.
 - **overhead** (no gap): total time per streamed call, alone and recording; the difference divided by the
   number of network chunks is the per-chunk cost of the tee (decode, SSE parse, assemble) plus, once per call,
   normalizing and recording the two steps.
@@ -44,6 +47,9 @@ BASE_URLS = {"anthropic": "http://bench.invalid", "openai": "http://bench.invali
              "responses": "http://bench.invalid/v1"}
 
 
+SENT = [0.0]  # when the network side handed over the first chunk of the current call
+
+
 class Events(httpx2.SyncByteStream):
     """The network side of one streamed response: the chunks, `gap` seconds apart."""
 
@@ -55,6 +61,8 @@ class Events(httpx2.SyncByteStream):
         for index, chunk in enumerate(self.chunks):
             if index and self.gap:
                 time.sleep(self.gap)
+            if not index:
+                SENT[0] = time.perf_counter()
             yield chunk
 
 
@@ -94,27 +102,30 @@ def sdk(provider: str, http: Any) -> Callable[[], Iterator[Any]]:
     return lambda: iter(client.responses.create(model="m", input="Plan three days in Lisbon.", stream=True))
 
 
-def timed(call: Callable[[], Iterator[Any]], calls: int) -> tuple[float, float]:
-    """(mean time to the first event, mean time to the last event) over `calls` streamed calls."""
+def timed(call: Callable[[], Iterator[Any]], calls: int) -> tuple[float, float, float]:
+    """Means over `calls` streamed calls: (time to the first event, to the last event, and from the network
+    handing over the first chunk to the agent holding the first event)."""
     for _ in call():  # warm the SDK's lazily built parsers
         pass
-    first = total = 0.0
+    first = total = passed = 0.0
     for _ in range(calls):
         started = time.perf_counter()
         events = call()
         next(events)
-        first += time.perf_counter() - started
+        now = time.perf_counter()
+        first += now - started
+        passed += now - SENT[0]
         for _ in events:
             pass
         total += time.perf_counter() - started
-    return first / calls, total / calls
+    return first / calls, total / calls, passed / calls
 
 
-def alone(provider: str, chunks: list[bytes], gap: float, calls: int) -> tuple[float, float]:
+def alone(provider: str, chunks: list[bytes], gap: float, calls: int) -> tuple[float, float, float]:
     return timed(sdk(provider, httpx2.Client(transport=Network(chunks, gap))), calls)
 
 
-def recording(provider: str, chunks: list[bytes], gap: float, calls: int, out: Path) -> tuple[float, float]:
+def recording(provider: str, chunks: list[bytes], gap: float, calls: int, out: Path) -> tuple[float, float, float]:
     bb = blackbox.session("record", out=out)
     try:
         return timed(sdk(provider, bb.http_client(transport=Network(chunks, gap))), calls)
@@ -149,12 +160,14 @@ def main() -> None:
             best[name] = min(best.get(name, value), value)
 
         for round_ in range(args.repeat):
-            first, last = alone(provider, chunks, gap, args.latency_calls)
+            first, last, passed = alone(provider, chunks, gap, args.latency_calls)
             keep("alone first", first)
             keep("alone total", last)
-            first, last = recording(provider, chunks, gap, args.latency_calls, work / f"lat-{round_}.json")
+            keep("alone passed", passed)
+            first, last, passed = recording(provider, chunks, gap, args.latency_calls, work / f"lat-{round_}.json")
             keep("record first", first)
             keep("record total", last)
+            keep("record passed", passed)
             keep("alone nogap", alone(provider, chunks, 0, args.calls)[1])
             keep("record nogap", recording(provider, chunks, 0, args.calls, cassette)[1])
             keep("replay", replaying(provider, cassette, args.calls))
@@ -162,6 +175,9 @@ def main() -> None:
         print(f"{provider}: {len(chunks)} chunks per stream, gap {args.gap_ms:g} ms")
         print(f"  first event   alone {best['alone first'] * 1e3:7.3f} ms   recording "
               f"{best['record first'] * 1e3:7.3f} ms   ratio {best['record first'] / best['alone first']:.2f}")
+        added = (best["record passed"] - best["alone passed"]) * 1e6
+        print(f"  first chunk, network → agent  alone {best['alone passed'] * 1e6:6.1f} µs   recording "
+              f"{best['record passed'] * 1e6:6.1f} µs   (+{added:.1f} µs)")
         print(f"  whole stream  alone {best['alone total'] * 1e3:7.3f} ms   recording "
               f"{best['record total'] * 1e3:7.3f} ms   ratio {best['record total'] / best['alone total']:.3f}")
         print(f"  no gap        alone {best['alone nogap'] * 1e3:7.3f} ms   recording "
