@@ -291,3 +291,56 @@ def test_raw_create_stream_true_records_and_replays_the_events_the_sdk_reads(
                               "response.completed"}}[provider]
     assert expected <= set(replayed) and expected <= set(recorded)
     assert bb.finish().steps == len(load(out).steps)
+
+
+def test_async_clients_that_stop_reading_or_meet_an_error_leave_no_half_step(
+        fake_api: FakeAPI, tmp_path: Path) -> None:
+    import anthropic
+    import openai
+
+    out = tmp_path / "run.json"
+    fake_api.queue(anthropic_message(text="a long answer, streamed in many pieces"),
+                   stream_reply(chat_completion(content="an answer cut by an error"), error_after=2),
+                   chat_completion(content="another long answer in several chunks"),
+                   anthropic_message(text="recorded"))
+
+    async def agent() -> str:
+        sdk = anthropic.AsyncAnthropic(base_url=fake_api.url, api_key="k", http_client=bb.async_http_client(),
+                                       max_retries=0)
+        chat = openai.AsyncOpenAI(base_url=fake_api.openai_url, api_key="k", http_client=bb.async_http_client(),
+                                  max_retries=0)
+        async with sdk.messages.stream(model="m", max_tokens=50, messages=HI) as s:  # closed early
+            async for _ in s.text_stream:
+                break
+        with pytest.raises(openai.APIError):
+            async for _ in await chat.chat.completions.create(model="m", messages=HI, stream=True):
+                pass
+        stream = await chat.chat.completions.create(model="m", messages=HI, stream=True)
+        async for _ in stream:
+            break
+        await stream.close()
+        async with sdk.messages.stream(model="m", max_tokens=50, messages=HI) as s:
+            return await s.get_final_text()
+
+    bb = blackbox.session("record", out=out)
+    assert asyncio.run(agent()) == "recorded"
+    assert bb.finish().steps == 3
+    assert steps_of(out)[1][1] == {"type": "final_answer", "text": "recorded"}
+
+
+def test_pace_is_a_setting_from_the_argument_the_environment_and_the_cli(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from blackbox.cli import app
+    from blackbox.errors import UsageError
+    from blackbox.settings import Settings, resolve_settings
+
+    settings = Settings(mode="replay", cassette="run.json", pace="recorded")
+    assert settings.to_env()["BLACKBOX_PACE"] == "recorded"
+    assert Settings.from_env(settings.to_env()).pace == "recorded"
+    assert "BLACKBOX_PACE" not in Settings(mode="replay", cassette="run.json").to_env()  # fast: the default
+    assert resolve_settings("replay", cassette="x.json", pace="fast", env={"BLACKBOX_PACE": "recorded"}).pace == "fast"
+    with pytest.raises(UsageError, match=r"BLACKBOX_PACE='slow' is not valid; use one of fast, recorded"):
+        Settings.from_env({"BLACKBOX_MODE": "replay", "BLACKBOX_CASSETTE": "x.json", "BLACKBOX_PACE": "slow"})
+    result = CliRunner().invoke(app, ["replay", str(tmp_path / "run.json"), "--pace", "slow", "--", "python"])
+    assert result.exit_code == 2 and "--pace must be fast or recorded" in result.stderr
