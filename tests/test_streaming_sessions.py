@@ -344,3 +344,34 @@ def test_pace_is_a_setting_from_the_argument_the_environment_and_the_cli(tmp_pat
         Settings.from_env({"BLACKBOX_MODE": "replay", "BLACKBOX_CASSETTE": "x.json", "BLACKBOX_PACE": "slow"})
     result = CliRunner().invoke(app, ["replay", str(tmp_path / "run.json"), "--pace", "slow", "--", "python"])
     assert result.exit_code == 2 and "--pace must be fast or recorded" in result.stderr
+
+
+def test_the_launcher_records_a_streaming_agent_and_replays_it_at_the_recorded_pace(
+        fake_api: FakeAPI, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "run.json"
+    fake_api.brain = weather_brain("anthropic", cities=CITIES)
+    fake_api.stream_knobs = {"delay": 0.02}
+    agent = [sys.executable, "-m", "tests.agents.stream_agent", "anthropic"]
+
+    def cli(*args: str | Path, url: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "FAKE_URL": url, "PYTHONPATH": str(root), "NO_COLOR": "1"}
+        return subprocess.run([sys.executable, "-m", "blackbox", *map(str, args), "--", *agent], cwd=root,
+                              env=env, capture_output=True, text=True, timeout=120, check=False)
+
+    recorded = cli("record", "--out", out, url=fake_api.url)
+    assert recorded.returncode == 0, recorded.stderr
+    steps = load(out).steps
+    duration = sum(steps[i + 1].timestamp - steps[i].timestamp for i in (0, 6)) / 1000
+    assert duration >= 0.3
+    fake_api.reset()
+    started = time.perf_counter()
+    replayed = cli("replay", out, "--pace", "recorded", url="http://127.0.0.1:9")
+    took = time.perf_counter() - started
+    assert replayed.returncode == 0, replayed.stderr
+    assert "PASS" in replayed.stdout and "sunny in Rome" in replayed.stdout
+    assert took >= 0.8 * duration and fake_api.requests == []
