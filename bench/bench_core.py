@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -120,14 +121,15 @@ def measure(operation: str, *files: Path) -> tuple[float, int]:
     return float(seconds), int(rss)
 
 
-def best_of(operations: list[tuple[str, tuple[Path, ...]]], repeat: int) -> dict[str, tuple[float, int]]:
-    """The fastest of `repeat` runs of each operation, interleaved round by round so that a burst of load on
-    the shared machine hits all of them alike (the minimum is the least disturbed run)."""
+def medians(operations: list[tuple[str, tuple[Path, ...]]], repeat: int) -> dict[str, tuple[float, int]]:
+    """The median of `repeat` runs of each operation (time and peak memory), interleaved round by round so
+    that a burst of load on the shared machine hits all of them alike."""
     runs: dict[str, list[tuple[float, int]]] = {op: [] for op, _ in operations}
     for _ in range(repeat):
         for op, files in operations:
             runs[op].append(measure(op, *files))
-    return {op: (min(r[0] for r in rs), min(r[1] for r in rs)) for op, rs in runs.items()}
+    return {op: (statistics.median(r[0] for r in rs), int(statistics.median(r[1] for r in rs)))
+            for op, rs in runs.items()}
 
 
 def _changed_copy(cassette: Cassette, path: Path) -> None:
@@ -158,7 +160,7 @@ def main() -> None:
             del cassette
             size = path.stat().st_size / 1e6
             print(f"\n{n} steps, {size:.1f} MB (generated in {time.perf_counter() - t:.1f} s)")
-            results = best_of([("floor", (path,)), ("verify", (path,)), ("load", (path,)),
+            results = medians([("floor", (path,)), ("verify", (path,)), ("load", (path,)),
                                ("diff", (path, other))], args.repeat)
             floor_t, floor_m = results.pop("floor")
             print(f"  {'floor':7s} {floor_t:7.3f} s {floor_m / 2**20:7.0f} MB")

@@ -13,12 +13,15 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import msgspec
 
 __all__ = [
+    "NESTING_HEADROOM",
     "TOO_DEEP",
     "CanonicalError",
     "JSFloat",
@@ -27,7 +30,9 @@ __all__ = [
     "decode_json",
     "hashed_bytes",
     "js_number",
+    "js_stringify",
     "json_value",
+    "nesting_headroom",
     "sha256_hex",
     "step_hash",
 ]
@@ -123,6 +128,27 @@ _DECODER = msgspec.json.Decoder(float_hook=JSFloat)
 
 TOO_DEEP = "nested too deeply (more levels than Python can read)"
 
+# Decoders stop where Python's recursion limit does (about 1,000 levels, less the caller's own frames).  The
+# checks that walk a decoded value recursively (verify's scans, diff's field changes, msgspec's encoder) run
+# with this much room, so a value any loader accepted is judged, never cut short by the caller's stack depth.
+NESTING_HEADROOM = 4_000
+
+
+@contextmanager
+def nesting_headroom() -> Iterator[None]:
+    """Raise Python's recursion limit to `NESTING_HEADROOM` (never lower it) while values are walked.
+
+    Python-to-Python calls do not grow the C stack (3.11+), and values decoded under the normal limit are
+    at most ~1,000 levels deep, so the extra room is safe; decoding itself never runs under it."""
+    before = sys.getrecursionlimit()
+    if before < NESTING_HEADROOM:
+        sys.setrecursionlimit(NESTING_HEADROOM)
+    try:
+        yield
+    finally:
+        if before < NESTING_HEADROOM:
+            sys.setrecursionlimit(before)
+
 
 def decode_json(data: bytes | str) -> Any:
     """Decode JSON text the way `JSON.parse` would: last duplicate key wins, NaN literals refused.
@@ -202,11 +228,11 @@ def _canonical(value: Any, tail: bytes | None) -> bytes:
     """`canonical_bytes`; the number checks stop at the last `tail` in the output (see `hashed_bytes`)."""
     try:
         out = _ENCODER.encode(value)
-    except UnicodeEncodeError:
+    except (UnicodeEncodeError, RecursionError):  # lone surrogates; or deeper than msgspec recurses here
         return _slow(value).encode("utf-8", "surrogatepass")
     except CanonicalError:
         raise
-    except (TypeError, OverflowError, ValueError, RecursionError) as exc:
+    except (TypeError, OverflowError, ValueError) as exc:
         raise CanonicalError(str(exc)) from None
     classes = out.translate(_CLASSES)
     if _needs_slow_path(out, classes, len(out) if tail is None else out.rfind(tail)):
@@ -232,11 +258,11 @@ class _HashView(msgspec.Struct):
     index: int
     payload: Any
     prevHash: str | None
-    timestamp: int
+    timestamp: int | float
     type: str
 
 
-def hashed_bytes(index: int, type_: str, timestamp: int, payload: Any, prev_hash: str | None) -> bytes:
+def hashed_bytes(index: int, type_: str, timestamp: int | float, payload: Any, prev_hash: str | None) -> bytes:
     """The canonical `{index, type, timestamp, payload, prevHash}`: what a step's hash is taken of.
 
     The number checks stop before `prevHash`: a hex hash there often has a digit before an "e" or 16 digits
@@ -252,7 +278,7 @@ def _is_safe_int(n: Any) -> bool:
     return type(n) is int and -_MAX_SAFE <= n <= _MAX_SAFE
 
 
-def step_hash(index: int, type_: str, timestamp: int, payload: Any, prev_hash: str | None) -> str:
+def step_hash(index: int, type_: str, timestamp: int | float, payload: Any, prev_hash: str | None) -> str:
     """SHA-256 of the canonical `{index, type, timestamp, payload, prevHash}`."""
     return sha256_hex(hashed_bytes(index, type_, timestamp, payload, prev_hash))
 
@@ -286,27 +312,116 @@ def _quote(s: str) -> str:
     return "".join(parts)
 
 
-def _slow(value: Any) -> str:
-    if value is None:
+class _Text(str):
+    """Output text pushed on the writer's stack, told apart from a JSON string value by its type."""
+
+    __slots__ = ()
+
+
+_COMMA = _Text(",")
+_CLOSE_ARRAY, _CLOSE_OBJECT = _Text("]"), _Text("}")
+
+
+def _sorted_keys(value: dict[str, Any]) -> list[str]:
+    try:
+        return sorted(value, key=_utf16_key)
+    except AttributeError:  # a key that is not a string (a value built in Python)
+        raise CanonicalError("an object key that is not a string is not JSON") from None
+
+
+def _is_array_index(key: str) -> bool:
+    return key.isascii() and key.isdigit() and (key == "0" or key[0] != "0") and int(key) < 4294967295
+
+
+def _js_property_order(value: dict[str, Any]) -> list[str]:
+    """The order JavaScript enumerates an object's keys in: array indexes ascending, then insertion order."""
+    indexes = [k for k in value if _is_array_index(k)]
+    if not indexes:
+        return list(value)
+    rest = [k for k in value if not _is_array_index(k)]
+    return sorted(indexes, key=int) + rest
+
+
+def _stringify_number(x: float) -> str:
+    """JSON.stringify's number: NaN and ±Infinity (a parsed `1e400`) print as null."""
+    return js_number(x) if math.isfinite(x) else "null"
+
+
+def _stringify_int(n: int) -> str:
+    try:
+        return _js_int(n)
+    except CanonicalError:  # beyond the largest double: JavaScript parsed it as Infinity
         return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, str):
-        return _quote(value)
-    if isinstance(value, int):
-        return _js_int(value)
-    if isinstance(value, float):
-        return js_number(value)
-    if isinstance(value, list | tuple):
-        return "[" + ",".join(_slow(v) for v in value) + "]"
-    if isinstance(value, dict):
-        keys = sorted(value, key=_utf16_key)
-        return "{" + ",".join(_quote(k) + ":" + _slow(value[k]) for k in keys) + "}"
-    if isinstance(value, _HashView):
-        return _slow({f: getattr(value, f) for f in value.__struct_fields__})
-    raise CanonicalError(f"a {type(value).__name__} is not a JSON value")
+
+
+def _write(value: Any, keys_of: Callable[[dict[str, Any]], list[str]], *, stringify: bool = False) -> str:
+    """JSON text of `value` with JavaScript's numbers and escapes, objects' keys in `keys_of` order.
+
+    Iterative (an explicit stack, not recursion), so a value nested as deep as any loader accepts is
+    written without exhausting Python's stack.  `stringify`: non-finite numbers print as null, as
+    `JSON.stringify` prints them, instead of being refused."""
+    int_text, float_text = (_stringify_int, _stringify_number) if stringify else (_js_int, js_number)
+    out: list[str] = []
+    stack: list[Any] = [value]
+    push, pop, emit = stack.append, stack.pop, out.append
+    while stack:
+        item = pop()
+        if type(item) is _Text:
+            emit(item)
+        elif item is None:
+            emit("null")
+        elif item is True:
+            emit("true")
+        elif item is False:
+            emit("false")
+        elif isinstance(item, str):
+            emit(_quote(item))
+        elif isinstance(item, int):
+            emit(int_text(item))
+        elif isinstance(item, float):
+            emit(float_text(item))
+        elif isinstance(item, list | tuple):
+            if not item:
+                emit("[]")
+                continue
+            emit("[")
+            push(_CLOSE_ARRAY)
+            for i in range(len(item) - 1, 0, -1):
+                push(item[i])
+                push(_COMMA)
+            push(item[0])
+        elif isinstance(item, dict):
+            keys = keys_of(item)
+            if not keys:
+                emit("{}")
+                continue
+            emit("{")
+            push(_CLOSE_OBJECT)
+            for n in range(len(keys) - 1, -1, -1):
+                key = keys[n]
+                if not isinstance(key, str):
+                    raise CanonicalError(f"a {type(key).__name__} key is not a JSON key")
+                push(item[key])
+                push(_Text(_quote(key) + ":"))
+                if n:
+                    push(_COMMA)
+        elif isinstance(item, _HashView):
+            push({f: getattr(item, f) for f in item.__struct_fields__})
+        else:
+            raise CanonicalError(f"a {type(item).__name__} is not a JSON value")
+    return "".join(out)
+
+
+def _slow(value: Any) -> str:
+    """The canonical text by the pure-Python writer: keys sorted by UTF-16 code units."""
+    return _write(value, _sorted_keys)
+
+
+def js_stringify(value: Any) -> str:
+    """What JavaScript's `JSON.stringify(value)` prints for a decoded JSON value: no whitespace, keys in
+    JavaScript's property order (integer-like keys first, ascending; then insertion order), ECMAScript
+    numbers (NaN and ±Infinity as null), lone surrogates escaped; `CanonicalError` for what is not JSON."""
+    return _write(value, _js_property_order, stringify=True)
 
 
 # ---------------------------------------------------------------------------------------------------------

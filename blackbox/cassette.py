@@ -45,6 +45,8 @@ __all__ = [
     "chain_break",
     "decode_payload",
     "dumps",
+    "hash_break",
+    "link_break",
     "load",
     "load_lazy",
     "loads",
@@ -59,13 +61,18 @@ STEP_TYPES: tuple[str, ...] = ("model_input", "model_output", "tool_call", "tool
 SCHEMA_VERSION = 2
 
 
+# JSON has one number type, and the original takes any number as a timestamp: a non-integral one is kept
+# (a float) and hashed as JavaScript prints it.
+Timestamp = int | float
+
+
 class Step(msgspec.Struct):
     """One recorded event; fields in the original's order, `id` not hashed."""
 
     id: str
     index: int
     type: StepType
-    timestamp: int
+    timestamp: Timestamp
     payload: Any
     prevHash: str | None
     hash: str
@@ -93,7 +100,7 @@ class LazyStep(msgspec.Struct):
     id: str
     index: int
     type: StepType
-    timestamp: int
+    timestamp: Timestamp
     payload: msgspec.Raw
     prevHash: str | None
     hash: str
@@ -207,6 +214,29 @@ _CASSETTE_DECODER = msgspec.json.Decoder(Cassette, float_hook=JSFloat)
 _PLAIN_FLOAT_DECODER = msgspec.json.Decoder(Cassette)
 
 
+def _integer(value: Any) -> Any:
+    """An integral float (`1.0`, as Python's json.dumps prints a float) as the integer it is; else `value`."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _integral_numbers(raw: Any) -> Any:
+    """The same document with integral floats in `version`, `createdAt` and each step's `index` as integers:
+    JSON has one number type, so `1.0` is the integer 1 there, as it is for the original."""
+    if not isinstance(raw, dict):
+        return raw
+    for field in ("version", "createdAt"):
+        if field in raw:
+            raw[field] = _integer(raw[field])
+    steps = raw.get("steps")
+    if isinstance(steps, list):
+        for step in steps:
+            if isinstance(step, dict) and "index" in step:
+                step["index"] = _integer(step["index"])
+    return raw
+
+
 def _check_version(raw: Any, name: str) -> None:
     if not isinstance(raw, dict):
         raise CassetteError(f"{name}: not a cassette: the top level is not a JSON object")
@@ -248,6 +278,7 @@ def loads(data: bytes, *, name: str = "cassette", js_floats: bool = True) -> Cas
         raw = decode_json(data)
     except (msgspec.DecodeError, UnicodeDecodeError, ValueError) as exc:
         raise _json_error(name, data, exc) from None
+    raw = _integral_numbers(raw)
     _check_version(raw, name)
     try:
         return msgspec.convert(raw, Cassette)
@@ -285,11 +316,15 @@ def _check_utf8(data: bytes, chunk: int = 1 << 20) -> None:
         decoder.decode(view[start:start + chunk], final=start + chunk >= len(data))
 
 
-def loads_lazy(data: bytes, *, name: str = "cassette") -> LazyCassette:
+def loads_lazy(data: bytes, *, name: str = "cassette", check_utf8: bool = True) -> LazyCassette:
     """Like `loads`, with the same checks and errors, but every payload stays a `msgspec.Raw` view of `data`
-    (zero-copy: the cassette costs about `data` plus its steps' small fields)."""
+    (zero-copy: the cassette costs about `data` plus its steps' small fields).
+
+    `check_utf8=False` skips the check of the payloads' text, for a caller that decodes every payload anyway
+    (msgspec refuses bytes that are not UTF-8 there) and so finds any such payload itself."""
     try:
-        _check_utf8(data)
+        if check_utf8:
+            _check_utf8(data)
         with paused_gc():
             lazy = _LAZY_DECODER.decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError, UnicodeDecodeError):
@@ -313,9 +348,9 @@ def _read(path: str | os.PathLike[str]) -> bytes:
         raise CassetteError(f"{p}: cannot read: {exc.strerror}") from None
 
 
-def load_lazy(path: str | os.PathLike[str]) -> LazyCassette:
+def load_lazy(path: str | os.PathLike[str], *, check_utf8: bool = True) -> LazyCassette:
     """Read a cassette file keeping payloads undecoded (`decode_payload`); the errors of `load`."""
-    return loads_lazy(_read(path), name=str(Path(path)))
+    return loads_lazy(_read(path), name=str(Path(path)), check_utf8=check_utf8)
 
 
 def chain_break(
@@ -332,24 +367,41 @@ def chain_break(
     )
     prev: str | None = None
     for i, step in enumerate(steps):
-        if step.index != i:
-            return ChainBreak(i, f"step {i} has index {step.index}; expected {i}")
-        if i == 0 and step.prevHash is not None:
-            return ChainBreak(0, "step 0 has a prevHash; the first step's must be null")
-        if i > 0 and step.prevHash != prev:
-            return ChainBreak(i, f"step {i} prevHash does not match the hash of step {i - 1}")
-        try:
-            data = hashed_bytes(step.index, step.type, step.timestamp, step.payload, step.prevHash)
-        except CanonicalError:
-            return ChainBreak(i, f"step {i} payload has no canonical JSON form (NaN or Infinity), so its "
-                                 "hash cannot match")
-        computed = sha256_hex(data)
-        if computed != step.hash:
-            return ChainBreak(i, f"step {i} hash does not match its content (recomputed {computed[:12]}…)")
+        broken = link_break(i, step.index, step.prevHash, prev)
+        if broken is not None:
+            return broken
+        broken, data = hash_break(i, step)
+        if broken is not None:
+            return broken
         if on_step is not None:
             on_step(step, data)
         prev = step.hash
     return None
+
+
+def link_break(i: int, index: int, prev_hash: str | None, previous: str | None) -> ChainBreak | None:
+    """The link checks of step `i`, in order: its index, then its prevHash against `previous` (the hash of
+    step i-1; step 0's prevHash must be null).  They need no payload."""
+    if index != i:
+        return ChainBreak(i, f"step {i} has index {index}; expected {i}")
+    if i == 0 and prev_hash is not None:
+        return ChainBreak(0, "step 0 has a prevHash; the first step's must be null")
+    if i > 0 and prev_hash != previous:
+        return ChainBreak(i, f"step {i} prevHash does not match the hash of step {i - 1}")
+    return None
+
+
+def hash_break(i: int, step: Step) -> tuple[ChainBreak | None, bytes]:
+    """Whether step `i`'s stored hash matches its recomputed one; the canonical bytes hashed."""
+    try:
+        data = hashed_bytes(step.index, step.type, step.timestamp, step.payload, step.prevHash)
+    except CanonicalError:
+        return ChainBreak(i, f"step {i} payload has no canonical JSON form (NaN or Infinity), so its "
+                             "hash cannot match"), b""
+    computed = sha256_hex(data)
+    if computed != step.hash:
+        return ChainBreak(i, f"step {i} hash does not match its content (recomputed {computed[:12]}…)"), b""
+    return None, data
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -443,7 +495,7 @@ class StepChain:
         self.trace_id = trace_id
         self.steps: list[Step] = list(prefix or [])
 
-    def append(self, type_: StepType, timestamp: int, payload: Any) -> Step:
+    def append(self, type_: StepType, timestamp: Timestamp, payload: Any) -> Step:
         index = len(self.steps)
         prev = self.steps[-1].hash if self.steps else None
         step = Step(

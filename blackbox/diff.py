@@ -11,11 +11,33 @@ from typing import Any, Literal
 
 import msgspec
 
-from blackbox.cassette import Cassette, Step
+from blackbox.cassette import (
+    Cassette,
+    ChainBreak,
+    LazyCassette,
+    LazyStep,
+    Step,
+    decode_payload,
+    hash_break,
+    link_break,
+    paused_gc,
+)
 from blackbox.firstdiff import join_path, json_equal, utf16_sorted
-from blackbox.outcome import Outcome, outcome, step_label, summarize_step
+from blackbox.outcome import Outcome, outcome, step_label, summarize_step, terminal_outcome
 
-__all__ = ["ChangedValue", "DiffReport", "FieldChange", "Verdict", "compare_rows", "diff", "step_changes", "verdict_of"]
+__all__ = [
+    "ChangedValue",
+    "DiffReport",
+    "FieldChange",
+    "Verdict",
+    "compare_rows",
+    "diff",
+    "diff_lazy",
+    "lazy_chain_breaks",
+    "lazy_outcome",
+    "step_changes",
+    "verdict_of",
+]
 
 Row = Literal["same", "changed", "only_a", "only_b"]
 VALUE_KEYS = ("result", "toolInput", "calls", "text")
@@ -163,16 +185,115 @@ def diff(a: Cassette, b: Cassette, *, semantic: bool = False) -> DiffReport:
     """Walk both step lists by index and report the first divergence and the outcome verdict."""
     sa, sb = a.steps, b.steps
     rows, first = compare_rows(len(sa), len(sb), lambda i: _same(sa[i], sb[i], semantic))
-    shared = first if first is not None else len(rows)
     step_a = sa[first] if first is not None and first < len(sa) else None
     step_b = sb[first] if first is not None and first < len(sb) else None
-    changed = _changed_value(step_a, step_b)
+    return _report(a.id, b.id, semantic, rows, first, (len(sa), len(sb)), (step_a, step_b),
+                   (outcome(a), outcome(b)))
+
+
+def _report(a_id: str, b_id: str, semantic: bool, rows: list[Row], first: int | None, lengths: tuple[int, int],
+            steps: tuple[Step | None, Step | None], outcomes: tuple[Outcome, Outcome]) -> DiffReport:
+    (len_a, len_b), (step_a, step_b), (oa, ob) = lengths, steps, outcomes
+    shared = first if first is not None else len(rows)
     fields = step_changes(step_a, step_b, FIELD_LIMIT) if first is not None and step_a and step_b else []
-    oa, ob = outcome(a), outcome(b)
     return DiffReport(
-        a_id=a.id, b_id=b.id, semantic=semantic, rows=rows, shared_prefix=shared, first_divergence=first,
-        step_a=step_a, step_b=step_b, changed_value=changed, changed_fields=fields,
-        a_is_prefix=first is not None and shared == len(sa) and len(sb) > len(sa),
-        b_is_prefix=first is not None and shared == len(sb) and len(sa) > len(sb),
+        a_id=a_id, b_id=b_id, semantic=semantic, rows=rows, shared_prefix=shared, first_divergence=first,
+        step_a=step_a, step_b=step_b, changed_value=_changed_value(step_a, step_b), changed_fields=fields,
+        a_is_prefix=first is not None and shared == len_a and len_b > len_a,
+        b_is_prefix=first is not None and shared == len_b and len_a > len_b,
         outcome_a=oa, outcome_b=ob, verdict=verdict_of(oa, ob),
     )
+
+
+class _ToolName(msgspec.Struct):
+    """The one field of a tool_call payload the outcome reads; msgspec skips the rest undecoded."""
+
+    toolName: Any = "?"
+
+
+_TOOL_NAME = msgspec.json.Decoder(_ToolName)
+
+
+def _tool_name(raw: msgspec.Raw) -> str:
+    try:
+        return str(_TOOL_NAME.decode(raw).toolName)
+    except (msgspec.DecodeError, msgspec.ValidationError):  # not an object (or lone surrogates): decode it all
+        payload = decode_payload(raw)
+        return str(payload.get("toolName", "?")) if isinstance(payload, dict) else "?"
+
+
+def lazy_outcome(cassette: LazyCassette) -> Outcome:
+    """`outcome` of a lazily loaded cassette, decoding only the tool names and the last step's payload."""
+    tools = tuple(_tool_name(s.payload) for s in cassette.steps if s.type == "tool_call")
+    last = cassette.steps[-1] if cassette.steps else None
+    payload = decode_payload(last.payload) if last is not None and last.type == "metadata" else None
+    return terminal_outcome(payload, tools)
+
+
+def _lazy_same(a: LazyStep, b: LazyStep, semantic: bool) -> bool:
+    if not semantic:
+        return a.hash == b.hash
+    if a.type != b.type:
+        return False
+    if bytes(a.payload) == bytes(b.payload):  # the same text is the same value
+        return True
+    return json_equal(decode_payload(a.payload), decode_payload(b.payload))
+
+
+def diff_lazy(a: LazyCassette, b: LazyCassette, *, semantic: bool = False) -> DiffReport:
+    """`diff` of two lazily loaded cassettes (`cassette.load_lazy`): by hash, no payload is decoded except
+    the two diverging steps, the tool names and the last steps; semantic decodes one pair at a time, only
+    where the payloads' texts differ.  The report equals `diff` of the decoded cassettes."""
+    sa, sb = a.steps, b.steps
+    rows, first = compare_rows(len(sa), len(sb), lambda i: _lazy_same(sa[i], sb[i], semantic))
+    step_a = sa[first].decoded() if first is not None and first < len(sa) else None
+    step_b = sb[first].decoded() if first is not None and first < len(sb) else None
+    return _report(a.id, b.id, semantic, rows, first, (len(sa), len(sb)), (step_a, step_b),
+                   (lazy_outcome(a), lazy_outcome(b)))
+
+
+_PLAIN = msgspec.json.Decoder()  # plain floats: the canonical writer prints them as JavaScript does
+
+
+def _hashable(step: LazyStep) -> Step:
+    """The step with its payload decoded for hashing only (plain floats, no per-number Python call)."""
+    try:
+        payload = _PLAIN.decode(step.payload)
+    except msgspec.DecodeError:  # lone surrogates, which only the standard library decodes
+        payload = decode_payload(step.payload)
+    return Step(step.id, step.index, step.type, step.timestamp, payload, step.prevHash, step.hash)
+
+
+def _twins(x: LazyStep, y: LazyStep) -> bool:
+    """Both steps hash the same bytes: their hashed fields are equal and their payloads the same text."""
+    return (x.hash == y.hash and x.type == y.type and x.timestamp == y.timestamp and x.prevHash == y.prevHash
+            and type(x.timestamp) is type(y.timestamp) and x.payload == y.payload)
+
+
+def lazy_chain_breaks(a: LazyCassette, b: LazyCassette) -> tuple[ChainBreak | None, ChainBreak | None]:
+    """The first broken link of each cassette's hash chain (as `chain_break` finds it), checked together.
+
+    A fork and its parent share a prefix step for step: where both steps have the same hashed fields and
+    the same payload text, one recomputed hash answers for both, so two such files cost about one chain
+    check.  Payloads are decoded one at a time and dropped."""
+    sides = (a.steps, b.steps)
+    breaks: list[ChainBreak | None] = [None, None]
+    previous: list[str | None] = [None, None]
+    with paused_gc():
+        for i in range(max(len(a.steps), len(b.steps))):
+            present = [n for n in (0, 1) if breaks[n] is None and i < len(sides[n])]
+            if not present:
+                break
+            for n in present:
+                step = sides[n][i]
+                breaks[n] = link_break(i, step.index, step.prevHash, previous[n])
+            present = [n for n in present if breaks[n] is None]
+            if len(present) == 2 and _twins(a.steps[i], b.steps[i]):
+                broken, _ = hash_break(i, _hashable(a.steps[i]))
+                breaks[0] = breaks[1] = broken
+            else:
+                for n in present:
+                    breaks[n], _ = hash_break(i, _hashable(sides[n][i]))
+            for n in present:
+                previous[n] = sides[n][i].hash
+    return breaks[0], breaks[1]

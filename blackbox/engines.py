@@ -156,12 +156,12 @@ class Engine(Protocol):
 PACED_PIECE = 16
 
 
-def answer(provider: Provider, output: ModelOutput, index: int, timestamp: int, request: dict[str, Any], *,
+def answer(provider: Provider, output: ModelOutput, index: int, timestamp: float, request: dict[str, Any], *,
            spread_ms: int = 0) -> Reply:
     """The reply carrying a recorded (or scripted) output: the provider's response body, or its event stream
     when the request streams (spread over `spread_ms` milliseconds, else sent as fast as the agent reads)."""
     model = request.get("model")
-    body = provider.synthesize_response(output, step_index=index, timestamp_ms=timestamp,
+    body = provider.synthesize_response(output, step_index=index, timestamp_ms=int(timestamp),
                                         model=model if isinstance(model, str) else None)
     if not provider.is_stream(request):
         return Reply(200, canonical_text(body).encode())

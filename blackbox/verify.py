@@ -1,8 +1,8 @@
 """verify (SPEC §4): four checks in order — schema_version, hash_chain, provider_neutrality, replayability.
 
-The first failure stops the rest (they are reported as skipped).  Loading a path raises `CassetteError` for
-anything that is not a readable version-2 cassette (not JSON, truncated, version 1, missing fields, NaN): the
-CLI prints it as one line.  The schema_version check therefore only fails for an in-memory `Cassette`.
+The first failure stops the rest (they are reported as skipped).  A path that is not a readable version-2
+cassette (not JSON, truncated, version 1, missing fields, NaN) fails the schema_version check with the load
+error as its detail, as the original reports it.
 
 Speed: the hash chain canonicalizes every step once; neutrality reuses those bytes for a cheap prefilter
 (the credential literals and key values, which count everywhere), looks for the provider-only literals in the
@@ -19,12 +19,13 @@ from typing import Any, Literal
 import msgspec
 
 from blackbox import secrets
-from blackbox.canonical import canonical_bytes
+from blackbox.canonical import canonical_bytes, nesting_headroom
 from blackbox.cassette import SCHEMA_VERSION, Cassette, Step, chain_break, load, paused_gc
+from blackbox.errors import CassetteError
 from blackbox.firstdiff import join_path
 from blackbox.outcome import outcome, summarize_step
 
-__all__ = ["CHECKS", "CheckResult", "VerifyReport", "neutrality_problem", "verify"]
+__all__ = ["CHECKS", "CheckResult", "VerifyReport", "neutrality_problem", "unloadable_report", "verify"]
 
 CheckName = Literal["schema_version", "hash_chain", "provider_neutrality", "replayability"]
 CHECKS: tuple[CheckName, ...] = ("schema_version", "hash_chain", "provider_neutrality", "replayability")
@@ -288,22 +289,40 @@ def verify(
     extra_secrets: Iterable[str] = (),
     on_step: Callable[[int, int], None] | None = None,
 ) -> VerifyReport:
-    """Run the four checks of SPEC §4.  `on_step(done, total)` reports progress every 256 steps."""
-    with paused_gc():
-        return _verify(cassette, env, extra_secrets, on_step)
+    """Run the four checks in order.  `on_step(done, total)` reports progress every 256 steps.
+
+    A path that cannot be loaded (not JSON, truncated, no or another `version`, a structure error) gives a
+    report whose schema_version check fails with the load error's line, the others skipped: as the original
+    reports it, so a CI job reading `--json` always gets a report."""
+    path = None
+    if not isinstance(cassette, Cassette):
+        path = str(cassette)
+        try:
+            loaded = load(Path(cassette), js_floats=False)  # only hashed and scanned here: no float hook
+        except CassetteError as exc:
+            return unloadable_report(path, secrets.mask_secrets(str(exc), env, extra_secrets))
+    with paused_gc(), nesting_headroom():
+        if path is None:
+            assert isinstance(cassette, Cassette)
+            return _verify(cassette, None, False, env, extra_secrets, on_step)
+        return _verify(loaded, path, True, env, extra_secrets, on_step)
+
+
+def unloadable_report(path: str | None, detail: str) -> VerifyReport:
+    """The report of a file that cannot be loaded: schema_version fails with `detail`, the rest skipped."""
+    checks = [CheckResult("schema_version", "fail", None, detail)]
+    checks += [CheckResult(name, "skip", None, "skipped after an earlier failure") for name in CHECKS[1:]]
+    return VerifyReport(id=None, path=path, steps=0, checks=checks)
 
 
 def _verify(
-    cassette: Cassette | str | os.PathLike[str],
+    cassette: Cassette,
+    path: str | None,
+    owned: bool,
     env: Mapping[str, str] | None,
     extra_secrets: Iterable[str],
     on_step: Callable[[int, int], None] | None,
 ) -> VerifyReport:
-    path = None
-    owned = not isinstance(cassette, Cassette)
-    if not isinstance(cassette, Cassette):
-        path = str(cassette)
-        cassette = load(Path(cassette), js_floats=False)  # only hashed and scanned here: no float hook
     keys = secrets.key_values(env, extra_secrets)
     total = len(cassette.steps)
     checks: list[CheckResult] = []

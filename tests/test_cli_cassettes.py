@@ -57,12 +57,41 @@ def test_verify_json_and_failure_block(tmp_path: Path) -> None:
 def test_bad_files_are_one_line_exit_1(tmp_path: Path, content: bytes | None, words: str) -> None:
     path = tmp_path / "bad.json"
     path.write_bytes(content if content is not None else (TRACES / "fork-child.v2.json").read_bytes()[:500])
-    for command in ("verify", "inspect", "assert"):
-        code, out, err = run(command, path)
+    for command in ("inspect", "diff"):
+        args = (path, TRACES / "fork-child.v2.json") if command == "diff" else (path,)
+        code, out, err = run(command, *args)
         assert code == 1, (command, out, err)
         lines = err.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], err
         assert "Traceback" not in out + err
+
+
+@pytest.mark.parametrize(("content", "words"), [
+    (b"{ nope", "not JSON"),
+    (None, "ends early"),
+    (b'{"version": 1, "id": "x", "createdAt": 0, "steps": []}', "version 1"),
+    (b'{"id": "x", "createdAt": 0, "steps": []}', "no numeric `version`"),
+    (b'{"version": 2, "id": "x", "steps": []}', "createdAt"),
+    (b'{"version": 2, "id": "x", "createdAt": 0, "steps": [{"id": "x:0", "index": NaN}]}', "NaN"),
+])
+def test_verify_and_assert_report_a_file_that_cannot_be_loaded_as_schema_version_failing(
+        tmp_path: Path, content: bytes | None, words: str) -> None:
+    """As the original reports it: the schema_version row fails with the load error, the rest are skipped,
+    exit 1, in the text report and in --json (a CI job parsing the JSON always gets a report)."""
+    path = tmp_path / "bad.json"
+    path.write_bytes(content if content is not None else (TRACES / "fork-child.v2.json").read_bytes()[:500])
+    for command in ("verify", "assert"):
+        code, out, err = run(command, path)
+        assert code == 1 and err == "", (command, out, err)
+        row = next(line for line in out.splitlines() if line.startswith("schema_version"))
+        assert "FAIL" in row and words in row, out
+        assert out.count("skip") >= 3 and "Traceback" not in out
+        code, out, err = run(command, path, "--json")
+        doc = json.loads(out)
+        report = doc if command == "verify" else doc["verify"]
+        assert code == 1 and err == "" and doc["ok"] is False
+        assert [c["status"] for c in report["checks"]] == ["fail", "skip", "skip", "skip"]
+        assert words in report["checks"][0]["detail"] and report["failure"]["name"] == "schema_version"
 
 
 def test_missing_file_is_one_line() -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import subprocess
@@ -31,12 +32,22 @@ def one_error(args: list[str], code: int, *needles: str) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize("command", [["verify"], ["inspect"], ["assert"], ["replay"], ["diff", str(GOOD)],
-                                     ["tui"]])
+@pytest.mark.parametrize("command", [["inspect"], ["replay"], ["diff", str(GOOD)], ["tui"]])
 def test_a_cassette_nested_too_deep_is_one_error_line(command: list[str], tmp_path: Path) -> None:
     deep = tmp_path / "deep.json"
     deep.write_bytes(DEEP)
     one_error([*command, str(deep)], 1, "deep.json", "nested too deeply", "re-record")
+
+
+@pytest.mark.parametrize("command", ["verify", "assert"])
+def test_verify_and_assert_report_a_cassette_nested_too_deep_as_schema_version_failing(
+        command: str, tmp_path: Path) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_bytes(DEEP)
+    result = runner.invoke(app, [command, str(deep)])
+    assert result.exit_code == 1 and result.stderr == "", (result.stdout, result.stderr)
+    row = next(line for line in result.stdout.splitlines() if line.startswith("schema_version"))
+    assert "FAIL" in row and "nested too deeply" in row and "re-record" in row
 
 
 def test_list_names_a_too_deep_file_invalid_and_goes_on(tmp_path: Path) -> None:
@@ -70,10 +81,14 @@ def test_the_real_entry_point_prints_no_traceback(tmp_path: Path) -> None:
     """Through `python -m blackbox` (main's own handling, not CliRunner's)."""
     deep = tmp_path / "deep.json"
     deep.write_bytes(DEEP)
-    done = subprocess.run([sys.executable, "-m", "blackbox", "verify", str(deep)], capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run([sys.executable, "-m", "blackbox", "inspect", str(deep)], capture_output=True,
+                          text=True, timeout=60)
     assert done.returncode == 1
     assert done.stderr.startswith("error: ") and "Traceback" not in done.stderr, done.stderr
+    done = subprocess.run([sys.executable, "-m", "blackbox", "verify", str(deep), "--json"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1 and done.stderr == "", done.stderr
+    assert json.loads(done.stdout)["failure"]["name"] == "schema_version"
 
 
 def _on_a_terminal(args: list[str], env: dict[str, str]) -> bytes:

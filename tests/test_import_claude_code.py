@@ -177,8 +177,23 @@ def test_result_contents_json_strings_blocks_and_errors(tmp_path: Path) -> None:
     assert results[0]["result"] == {"rate": 0.2, "ok": True}
     assert results[1]["result"] == "plain text"
     assert results[2]["result"] == "one\n[image omitted]\ntwo"
-    assert results[3] == {"toolCallId": "call-3", "toolName": "D", "error": '{"looks": "like json"}'}
+    # An error holding JSON text is that value as JSON.stringify prints it (the original's rule).
+    assert results[3] == {"toolCallId": "call-3", "toolName": "D", "error": '{"looks":"like json"}'}
     assert results[4]["error"] == "line"
+
+
+@pytest.mark.parametrize(("content", "error"), [
+    ('{"a": 1}', '{"a":1}'), ('"quoted"', "quoted"), ("1.0", "1"), ('{"x":1.50}', '{"x":1.5}'),
+    ("plain text", "plain text"), ('{"b": 1, "2": [1e21, -0.0], "1": null}', '{"1":null,"2":[1e+21,0],"b":1}'),
+    ("  [true, 5e-7]\n", "[true,5e-7]"), ("", ""),
+])
+def test_an_error_holding_json_text_is_printed_as_json_stringify_prints_it(
+        tmp_path: Path, content: str, error: str) -> None:
+    cassette = run(tmp_path, [
+        user("Go", 0), assistant("m1", [use("t-1", "A", {})], 1), result("t-1", content, 2, is_error=True),
+        assistant("m2", [text("end")], 3),
+    ])
+    assert payloads(cassette, "tool_result")[0]["error"] == error
 
 
 def test_tools_are_observed_names_in_first_use_order_in_every_model_input(tmp_path: Path) -> None:

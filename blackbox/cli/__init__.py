@@ -1,45 +1,89 @@
-"""The `blackbox` command line.  Command modules are imported here so that they register on the app."""
+"""The `blackbox` command line.
+
+`main` first offers the call to the light dispatcher (`blackbox.cli.fast`: the root help, `--version`, simple
+verify and assert calls, without importing typer or rich); everything else goes to the typer application.
+`app` is built on first use: importing the command modules registers their commands on it.
+"""
 
 from __future__ import annotations
 
 import sys
+import types
+from typing import TYPE_CHECKING, Any
 
-import typer
+from blackbox.cli.fast import dispatch
 
-# Each module registers its commands; import order is the order of the help panels.
-from blackbox.cli import demo  # noqa: F401  (try it offline)
-
-# isort: split
-from blackbox.cli import run  # noqa: F401  (record, replay, fork, recover)
-
-# isort: split
-from blackbox.cli import cassettes, imports, tui  # noqa: F401
-from blackbox.cli.app import app
-from blackbox.cli.render import EXIT_USAGE, err_console, plain
+if TYPE_CHECKING:
+    import typer
 
 __all__ = ["app", "main"]
 
-# click's ClickException, which typer vendors privately; BadParameter is its public grandchild.
-_CLICK_ERROR: type[Exception] = typer.BadParameter.__mro__[2]
+
+def _application() -> typer.Typer:
+    """The typer application with every command registered (import order is the order of the help panels)."""
+    from blackbox.cli import demo  # noqa: F401  (try it offline)
+
+    # isort: split
+    from blackbox.cli import run  # noqa: F401  (record, replay, fork, recover)
+
+    # isort: split
+    from blackbox.cli import cassettes, imports, tui  # noqa: F401
+    from blackbox.cli.app import app
+
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        return _application()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _Package(types.ModuleType):
+    """Keeps `blackbox.cli.app` the typer application when the submodule of that name is imported."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "app" and isinstance(value, types.ModuleType):
+            return  # the submodule stays in sys.modules; `app` is the application, built on first use
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI; a usage mistake is one `error:` line and exit 2 (SPEC §12), not click's box."""
-    if plain():  # typer prints help with its own console, which honours NO_COLOR but not CI (SPEC §12)
+    """Run the CLI; a usage mistake is one `error:` line and exit 2, not click's box."""
+    args = sys.argv[1:] if argv is None else argv
+    code = dispatch(args)
+    if code is not None:
+        sys.exit(code)
+    _typer_main(args)
+
+
+def _typer_main(args: list[str]) -> None:
+    import typer
+
+    from blackbox.cli.render import EXIT_USAGE, err_console, plain
+    from blackbox.inert import inert
+
+    app = _application()
+    if plain():  # typer prints help with its own console, which honours NO_COLOR but not CI
         from typer import rich_utils
 
         rich_utils.COLOR_SYSTEM = None
+    # click's ClickException, which typer vendors privately; BadParameter is its public grandchild.
+    click_error: type[Exception] = typer.BadParameter.__mro__[2]
     command = typer.main.get_command(app)
     try:
-        code = command.main(args=argv, prog_name="blackbox", standalone_mode=False)
-    except _CLICK_ERROR as exc:
+        code = command.main(args=args, prog_name="blackbox", standalone_mode=False)
+    except click_error as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":
             err_console().print(exc.format_message(), markup=False, highlight=False)  # type: ignore[attr-defined]
             sys.exit(EXIT_USAGE)
         ctx = getattr(exc, "ctx", None)
         where = f"; see `{ctx.command_path} --help`" if ctx is not None else ""
         message = exc.format_message().rstrip(".")  # type: ignore[attr-defined]
-        err_console().print(f"error: {message}{where}", markup=False, highlight=False)
+        err_console().print(f"error: {inert(message)}{where}", markup=False, highlight=False)
         sys.exit(getattr(exc, "exit_code", EXIT_USAGE))
     except typer.Abort:
         err_console().print("error: aborted", markup=False, highlight=False)

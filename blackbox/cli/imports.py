@@ -13,9 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from blackbox.cli.app import app
+from blackbox.cli.jsonout import print_json
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, err_console, fail
+from blackbox.inert import inert
 
 if TYPE_CHECKING:
     from blackbox.cassette import Cassette
@@ -37,6 +40,8 @@ The cassette is written only if it passes verify and holds no API key from the e
   blackbox import --from claude-code --in ~/.claude/projects/shop --out traces/shop
 
   blackbox import --from chat-json --in transcript.json --out traces/chat.json --id chat-run-1
+
+  blackbox import --from chat-json --in transcript.json --out traces/chat.json --json
 """
 
 def _complete_source(incomplete: str) -> list[str]:
@@ -119,27 +124,42 @@ def _failure(exc: Exception) -> str:
     return f"cannot read or write: {getattr(exc, 'strerror', None) or type(exc).__name__}. {NOTHING_WRITTEN}"
 
 
-def _import_file(source: str, path: Path, out: Path, trace_id: str) -> None:
+def _result(cassette: Cassette) -> dict[str, Any]:
+    """What `--json` says of a written cassette."""
+    from blackbox.outcome import outcome
+
+    o = outcome(cassette)
+    return {"id": cassette.id, "steps": len(cassette.steps), "status": o.status, "tools": list(o.tools)}
+
+
+def _import_file(source: str, path: Path, out: Path, trace_id: str, json_out: bool) -> None:
     from blackbox.importers.common import TranscriptError
     from blackbox.outcome import outcome
 
     try:
-        with _progress(path.stat().st_size) as bar:
+        with _progress(0 if json_out else path.stat().st_size) as bar:
             cassette = _import_one(source, path, out, trace_id, bar)
     except (TranscriptError, OSError) as exc:
-        fail(f"{path}: {_failure(exc)}")
+        if json_out:
+            print_json({"ok": False, "source": source, "in": str(path), "out": str(out), "written": False,
+                        "error": f"{path}: {_failure(exc)}"})
+        fail(f"{inert(str(path))}: {inert(_failure(exc))}")
+    if json_out:
+        print_json({"ok": True, "source": source, "in": str(path), "out": str(out), "written": True,
+                    **_result(cassette)})
+        return
     out_console = console()
-    out_console.print(f"Imported {path} → {out}", markup=False)
+    out_console.print(f"Imported {inert(str(path))} → {inert(str(out))}", markup=False)
     for label, value in (
         ("source", f"{source} ({path})"),
         ("steps", str(len(cassette.steps))),
         ("status", outcome(cassette).status),
         ("tools", _tools_path(cassette)),
     ):
-        out_console.print(f"  [bold]{label:<7}[/] {value}", highlight=False)
+        out_console.print(f"  [bold]{label:<7}[/] {escape(inert(value))}", highlight=False)
 
 
-def _import_folder(folder: Path, out_dir: Path) -> None:
+def _import_folder(folder: Path, out_dir: Path, json_out: bool) -> None:
     """Every `*.jsonl` session of a Claude Code project folder, one cassette each, past broken ones."""
     from blackbox.importers.common import TranscriptError
     from blackbox.outcome import outcome
@@ -151,19 +171,32 @@ def _import_folder(folder: Path, out_dir: Path) -> None:
         fail(f"--out {out_dir} is a file; with a folder of sessions --out must be a folder", EXIT_USAGE)
     out_console = console()
     failed = 0
-    with _progress(sum(p.stat().st_size for p in sessions)) as bar:
+    results: list[dict[str, Any]] = []
+    with _progress(0 if json_out else sum(p.stat().st_size for p in sessions)) as bar:
         for path in sessions:
             target = out_dir / f"{path.stem}.json"
             try:
                 cassette = _import_one("claude-code", path, target, path.stem, bar)
             except (TranscriptError, OSError) as exc:
                 failed += 1
-                out_console.print(f"  [red]FAIL[/] {path.name}: {_failure(exc)}", highlight=False)
+                results.append({"file": path.name, "ok": False, "error": _failure(exc)})
+                if not json_out:
+                    out_console.print(f"  [red]FAIL[/] {escape(inert(path.name))}: {escape(inert(_failure(exc)))}",
+                                      highlight=False)
                 continue
-            out_console.print(
-                f"  [green]ok[/]   {path.name} → {target.name}  {len(cassette.steps)} steps, "
-                f"{outcome(cassette).status}, tools {_tools_path(cassette)}", highlight=False)
+            results.append({"file": path.name, "ok": True, "out": str(target), **_result(cassette)})
+            if not json_out:
+                out_console.print(
+                    f"  [green]ok[/]   {escape(inert(path.name))} → {escape(inert(target.name))}  "
+                    f"{len(cassette.steps)} steps, {outcome(cassette).status}, tools "
+                    f"{escape(inert(_tools_path(cassette)))}", highlight=False)
     imported = len(sessions) - failed
+    if json_out:
+        print_json({"ok": not failed, "source": "claude-code", "in": str(folder), "out": str(out_dir),
+                    "imported": imported, "failed": failed, "sessions": results})
+        if failed:
+            raise typer.Exit(EXIT_FAILURE)
+        return
     out_console.print(f"Imported {imported} of {len(sessions)} session(s) from {folder} into {out_dir}"
                       + (f"; {failed} failed" if failed else ""), markup=False)
     if failed:
@@ -187,6 +220,8 @@ def import_command(
     trace_id: Annotated[
         str | None, typer.Option("--id", help="Trace id (default: imported; a folder uses each session's name).")
     ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the result as one JSON document for machines.")]
+    = False,
 ) -> None:
     if source not in SOURCES:
         fail(f"--from must be one of {', '.join(SOURCES)}, not {source!r}", EXIT_USAGE)
@@ -197,10 +232,10 @@ def import_command(
             fail(f"--in {in_path} is a folder; only --from claude-code imports a folder of sessions", EXIT_USAGE)
         if trace_id is not None:
             fail("--id names one cassette; a folder of sessions takes each session's name", EXIT_USAGE)
-        _import_folder(in_path, out)
+        _import_folder(in_path, out, json_out)
         return
     if not in_path.exists():
         fail(f"--in {in_path}: no such file; check the path")
     from blackbox.importers.common import DEFAULT_TRACE_ID
 
-    _import_file(source, in_path, out, trace_id or DEFAULT_TRACE_ID)
+    _import_file(source, in_path, out, trace_id or DEFAULT_TRACE_ID, json_out)

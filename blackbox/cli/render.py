@@ -1,8 +1,7 @@
-"""Output for people (rich, colour only on a terminal) and the one-line error convention of SPEC §12."""
+"""Output for people (rich, colour only on a terminal) and the one-line error convention."""
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import NoReturn
 
@@ -10,19 +9,13 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from blackbox.cli.term import EXIT_FAILURE, EXIT_USAGE, plain
+from blackbox.inert import inert
+
 __all__ = ["EXIT_FAILURE", "EXIT_USAGE", "console", "err_console", "fail", "plain"]
-
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-
 
 # Output to a pipe or a CI log is not cut to 80 columns: tables keep one row per line, payloads stay whole.
 _PIPE_WIDTH = 240
-
-
-def plain() -> bool:
-    """NO_COLOR or CI is set: no colour even on a terminal (`_console` also drops it when not on one)."""
-    return bool(os.environ.get("NO_COLOR") or os.environ.get("CI"))
 
 
 def _console(stderr: bool) -> Console:
@@ -49,6 +42,8 @@ def err_console() -> Console:
 
 
 def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
-    """Print `error: <message>` on stderr, one line, and exit with `code` (1 failure, 2 usage)."""
-    err_console().print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
+    """Print `error: <message>` on stderr, one line, and exit with `code` (1 failure, 2 usage).
+
+    The message is made inert: it may quote a path or a value from a cassette."""
+    err_console().print(f"[bold red]error:[/] {escape(inert(message))}", markup=True, highlight=False)
     raise typer.Exit(code)

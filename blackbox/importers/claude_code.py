@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from blackbox.canonical import JSFloat, decode_json
+from blackbox.canonical import JSFloat, decode_json, js_stringify
 from blackbox.cassette import Cassette, StepChain
 from blackbox.importers.common import DEFAULT_TRACE_ID, TranscriptError, iso_ms, json_or_text
 
@@ -161,9 +161,13 @@ class _Session:
             first = self.results[provider_id].line
             raise TranscriptError(f"{where}: duplicate tool_result for one tool_use (first on line {first})")
         is_error = block.get("is_error") is True
-        value = _result_value(block.get("content"), parse=not is_error)
+        value = _result_value(block.get("content"))
         if value is None:
             raise TranscriptError(f"{where}: tool_result `content` must be a string or a list of blocks")
+        if is_error and not isinstance(value, str):
+            # An error is always a string: JSON text is re-printed as JSON.stringify prints the parsed value,
+            # as the original does (`{"a": 1}` -> `{"a":1}`; a JSON string is the string itself).
+            value = js_stringify(value)
         self.results[provider_id] = _Result(value, is_error, timestamp, number)
 
     def check_ids(self) -> None:
@@ -173,12 +177,12 @@ class _Session:
                 raise TranscriptError(f"line {result.line}: a tool_result answers an unknown tool_use id")
 
 
-def _result_value(content: Any, *, parse: bool) -> Any:
+def _result_value(content: Any) -> Any:
     """A result string that parses as JSON becomes that JSON; blocks become their text joined by newlines."""
     if content is None:
         return ""
     if isinstance(content, str):
-        return json_or_text(content) if parse else content
+        return json_or_text(content)
     if not isinstance(content, list):
         return None
     return "\n".join(_block_text(block) for block in content)

@@ -1,0 +1,128 @@
+"""The original's verdicts on inputs that JSON says are the same value, and on values nested as deep as the
+loader accepts: verify judges them (through the library and the real command line), never a traceback."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from blackbox.canonical import canonical_text, nesting_headroom, step_hash
+from blackbox.cassette import chain_break, load, loads
+from blackbox.errors import CassetteError
+from blackbox.verify import verify
+from tests.conftest import FIXTURES
+
+TRACE = FIXTURES / "traces" / "success-tool-use.v2.json"
+
+
+def rechain(doc: dict[str, Any]) -> dict[str, Any]:
+    """Recompute every step's prevHash and hash, as a writer of these values would have."""
+    prev = None
+    for step in doc["steps"]:
+        step["prevHash"] = prev
+        step["hash"] = prev = step_hash(step["index"], step["type"], step["timestamp"], step["payload"], prev)
+    return doc
+
+
+def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "blackbox", *map(str, args)], capture_output=True, text=True,
+                          timeout=60, env={"PATH": "", "NO_COLOR": "1"})
+
+
+def test_index_written_as_an_integral_float_is_the_integer(tmp_path: Path) -> None:
+    """`"index": 1.0` (Python's json.dumps of a float) is the integer 1: same hashes, verifies."""
+    data = re.sub(rb'"index": (\d+)', rb'"index": \1.0', TRACE.read_bytes())
+    assert b'"index": 1.0' in data
+    cassette = loads(data)
+    assert [s.index for s in cassette.steps] == list(range(15)) and type(cassette.steps[1].index) is int
+    assert chain_break(cassette) is None and verify(cassette).ok
+    path = tmp_path / "floats.json"
+    path.write_bytes(data)
+    done = cli("verify", path, "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["ok"] is True, done.stdout + done.stderr
+
+
+def test_a_non_integral_index_is_still_refused() -> None:
+    data = TRACE.read_bytes().replace(b'"index": 1,', b'"index": 1.5,', 1)
+    with pytest.raises(CassetteError, match="step 1 field `index` must be an integer"):
+        loads(data)
+
+
+@pytest.mark.parametrize("timestamp", [1.5, 1700000000000.25, 1e21, 5e-324])
+def test_a_non_integral_timestamp_is_hashed_as_javascript_prints_it(tmp_path: Path, timestamp: float) -> None:
+    doc = json.loads(TRACE.read_text())
+    doc["steps"][3]["timestamp"] = timestamp
+    path = tmp_path / "ts.json"
+    path.write_text(json.dumps(rechain(doc)))
+    cassette = load(path)
+    assert cassette.steps[3].timestamp == timestamp and verify(path).ok
+    # The hash is taken of JavaScript's text of the number (1e21 -> 1e+21), not Python's.
+    js = {1.5: "1.5", 1700000000000.25: "1700000000000.25", 1e21: "1e+21", 5e-324: "5e-324"}[timestamp]
+    assert f'"timestamp":{js},' in canonical_text({"timestamp": timestamp, "x": 0})
+    done = cli("verify", path)
+    assert done.returncode == 0 and "verified" in done.stdout, done.stdout + done.stderr
+
+
+def test_an_integral_float_timestamp_hashes_as_the_integer() -> None:
+    doc = json.loads(TRACE.read_text())
+    doc["steps"][3]["timestamp"] = float(doc["steps"][3]["timestamp"])  # 0.0: hashed as 0, hash unchanged
+    assert verify(loads(json.dumps(doc).encode())).ok
+
+
+def _nested(depth: int, leaf: Any) -> Any:
+    value = leaf
+    for n in range(depth):
+        value = {"k": value} if n % 2 else [value]
+    return value
+
+
+def _deepest_loadable(build: Any) -> int:
+    """The deepest nesting the loader accepts here (it stops near Python's recursion limit)."""
+    low, high = 10, 5000
+    while low < high:
+        mid = (low + high + 1) // 2
+        try:
+            loads(build(mid))
+        except CassetteError:
+            high = mid - 1
+        else:
+            low = mid
+    return low
+
+
+# A 16+-digit integer and keys whose UTF-16 order differs from code-point order: both send canonicalization
+# to its exact (pure-Python) writer, which must not recurse.
+@pytest.mark.parametrize("leaf", [12345678901234567890, {"\U0001f600": 1, "\ue000": 2}, 1e16])
+def test_every_depth_the_loader_accepts_is_judged(leaf: Any) -> None:
+    doc = json.loads(TRACE.read_text())
+
+    def build(depth: int) -> bytes:
+        doc["steps"][3]["payload"]["result"] = _nested(depth, leaf)
+        with nesting_headroom():  # the test's own writer (json.dumps) recurses
+            return json.dumps(rechain(doc)).encode()
+
+    depth = _deepest_loadable(build)
+    assert depth > 900
+    data = build(depth)
+    report = verify(loads(data))
+    assert report.ok, report.to_dict()
+    doc["steps"][3]["hash"] = "0" * 64
+    with nesting_headroom():
+        data = json.dumps(doc).encode()
+    broken = verify(loads(data))
+    assert broken.failure is not None and broken.failure.name == "hash_chain" and broken.failure.step == 3
+
+
+def test_the_exact_writer_matches_the_fast_path_at_depth() -> None:
+    from blackbox.canonical import _slow  # the pure-Python writer, compared with msgspec's bytes
+
+    value = _nested(800, {"b": [1, 2.5, "x\u2028"], "a": None})
+    assert _slow(value).encode() == canonical_text(value).encode()
+    deep = _nested(50_000, 12345678901234567890)  # far deeper than any loader: still no RecursionError
+    assert _slow(deep).count("12345678901234567000") == 1
