@@ -17,9 +17,10 @@ from blackbox.secrets import KEY_HEADERS
 if TYPE_CHECKING:
     from blackbox.providers import Provider
 
-__all__ = ["JSON", "KEY_HEADERS", "CallHandler", "Forward", "ModelCall", "Reply"]
+__all__ = ["JSON", "KEY_HEADERS", "SSE", "CallHandler", "Forward", "ModelCall", "Reply", "StreamSink"]
 
 JSON = "application/json"
+SSE = "text/event-stream"
 
 
 class ModelCall(msgspec.Struct):
@@ -33,12 +34,31 @@ class ModelCall(msgspec.Struct):
 class Reply(msgspec.Struct):
     """Answer the request here, without the network (a replayed response or a Blackbox error).
 
-    `content_type` is the seam for streaming: a replayed streaming request is answered with the provider's
-    synthesized SSE bytes and `text/event-stream`."""
+    A replayed streaming request is answered with the provider's synthesized event stream: `content_type`
+    `text/event-stream` and `chunks` (one event each; `body` is their concatenation), sent `pause` seconds
+    apart when the replay keeps the recorded pace (0: as fast as the agent reads)."""
 
     status: int
     body: bytes
     content_type: str = JSON
+    chunks: list[bytes] | None = None
+    pause: float = 0.0
+
+
+class StreamSink(Protocol):
+    """Where the transport tees a recorded event stream: the raw bytes as they pass on to the agent."""
+
+    def feed(self, chunk: bytes) -> None:
+        """The next bytes of the body, exactly as they came from the network (still content-encoded)."""
+        ...
+
+    def end(self) -> None:
+        """The body ended: the network sent all of it."""
+        ...
+
+    def fail(self, reason: str) -> None:
+        """The body stopped before its end: the network broke, or the agent closed the stream early."""
+        ...
 
 
 class Forward(msgspec.Struct):
@@ -56,6 +76,10 @@ class CallHandler(Protocol):
 
     def close_call(self, call: ModelCall, status: int, content_type: str, body: bytes) -> Reply | None:
         """A forwarded model call came back (its whole body read); None hands the response over as it came."""
+        ...
+
+    def stream_call(self, call: ModelCall, content_encoding: str | None) -> StreamSink:
+        """A forwarded model call came back 2xx as an event stream: the sink its bytes are teed into."""
         ...
 
     def abort_call(self, call: ModelCall) -> None:

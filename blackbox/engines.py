@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from blackbox.calls import ModelCall, Reply
+from blackbox.calls import SSE, ModelCall, Reply
 from blackbox.canonical import canonical_text, json_value
 from blackbox.cassette import Cassette, chain_break, load
 from blackbox.errors import BlackboxError, ReplayDivergenceError
@@ -30,7 +30,7 @@ from blackbox.providers.neutral import CallIds
 from blackbox.recorder import Recorder, ToolSlot
 from blackbox.replayer import Replayer, ToolClaim
 from blackbox.secrets import mask_secrets
-from blackbox.settings import Mode, Settings
+from blackbox.settings import Mode, Pace, Settings
 
 __all__ = [
     "Ending",
@@ -152,12 +152,22 @@ class Engine(Protocol):
         ...
 
 
-def answer(provider: Provider, output: ModelOutput, index: int, timestamp: float, request: dict[str, Any]) -> Reply:
-    """The reply carrying a recorded (or scripted) output, as the provider's response body."""
+#: Characters per text or arguments delta when a replayed stream keeps the recorded pace (more, smaller chunks).
+PACED_PIECE = 16
+
+
+def answer(provider: Provider, output: ModelOutput, index: int, timestamp: float, request: dict[str, Any], *,
+           spread_ms: int = 0) -> Reply:
+    """The reply carrying a recorded (or scripted) output: the provider's response body, or its event stream
+    when the request streams (spread over `spread_ms` milliseconds, else sent as fast as the agent reads)."""
     model = request.get("model")
     body = provider.synthesize_response(output, step_index=index, timestamp_ms=int(timestamp),
                                         model=model if isinstance(model, str) else None)
-    return Reply(200, canonical_text(body).encode())
+    if not provider.is_stream(request):
+        return Reply(200, canonical_text(body).encode())
+    chunks = provider.stream.synthesize(body, piece_size=PACED_PIECE if spread_ms > 0 else None)
+    pause = spread_ms / 1000 / (len(chunks) - 1) if spread_ms > 0 and len(chunks) > 1 else 0.0
+    return Reply(200, b"".join(chunks), SSE, chunks=chunks, pause=pause)
 
 
 def final_text(output: Any) -> str | None:
@@ -248,13 +258,15 @@ class Replaying:
 
     replayer: Replayer
     final_answer: str | None = None
+    pace: Pace = "fast"
 
     def _replayed(self, provider: Provider, request: dict[str, Any], model_input: ModelInput) -> Reply:
         step = self.replayer.model_call(model_input)
         text = final_text(step.payload)
         if text is not None:
             self.final_answer = text
-        return answer(provider, step.payload, step.index, step.timestamp, request)
+        spread = self.replayer.duration_ms(step) if self.pace == "recorded" else 0
+        return answer(provider, step.payload, step.index, step.timestamp, request, spread_ms=spread)
 
 
 class ReplayEngine(Replaying):
@@ -266,6 +278,7 @@ class ReplayEngine(Replaying):
 
     def __init__(self, settings: Settings, ids: CallIds) -> None:
         self.path = settings.cassette or ""
+        self.pace = settings.pace
         self.replayer = Replayer(load_replayable(self.path), ids, match=settings.match)
 
     def steps(self) -> int:

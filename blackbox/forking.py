@@ -91,6 +91,7 @@ class ForkEngine(Replaying, Recording):
         self._trace_id = trace_id
         self._secrets = secrets
         self.replayer = Replayer(parent, ids, match=settings.match)
+        self.pace = settings.pace
         self.recorder: Recorder | None = None
         self.reached = False
         self._turn_open = True  # the fork turn may still run calls served from the parent

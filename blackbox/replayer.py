@@ -108,6 +108,11 @@ class Replayer:
 
     # -- model calls -------------------------------------------------------------------------------
 
+    def duration_ms(self, answer: Step) -> int:
+        """How long the recorded call took: its `model_output` timestamp less its `model_input`'s."""
+        start = self._steps[answer.index - 1].timestamp if answer.index > 0 else answer.timestamp
+        return int(max(0, answer.timestamp - start))
+
     def model_call(self, live: ModelInput) -> Step:
         """Check a normalized request against the recording; the recorded `model_output` step to answer with."""
         unrun = self._unrun()

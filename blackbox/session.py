@@ -7,11 +7,11 @@
     bb.finish()
 
 SDK → `transport` → `Session.open_call` → `providers.route(path)` normalizes the request → the mode's engine
-(`engines`, `forking`) records it or answers it from the cassette.  Wrapped tools go to the same engine.  The
-session keeps what every mode shares: the lock, the fatal error, calls in flight, keys seen, `finish()`,
-process exit, the launcher's report.  A Blackbox error inside an SDK call becomes the fatal error: that
-request and every later one get an HTTP 400 in the provider's error shape (not retried) starting `[blackbox]`;
-`finish()` re-raises it.
+(`engines`, `forking`) records it or answers it from the cassette; a recorded stream is teed (`tee`).  Wrapped
+tools go to the same engine.  The session keeps what every mode shares: the lock, the fatal error, calls in
+flight, keys seen, `finish()`, process exit, the report.  A Blackbox error inside an SDK call becomes the fatal
+error: that request and every later one get an HTTP 400 in the provider's error shape (not retried) starting
+`[blackbox]`; `finish()` re-raises it.
 """
 
 from __future__ import annotations
@@ -24,22 +24,23 @@ from typing import Any, TypeVar
 import msgspec
 
 from blackbox import process_exit
-from blackbox.calls import Forward, ModelCall, Reply
-from blackbox.canonical import CanonicalError, canonical_text, decode_json, json_value
+from blackbox.calls import Forward, ModelCall, Reply, StreamSink
+from blackbox.canonical import canonical_text, decode_json
 from blackbox.engines import Ending, Engine, OffEngine, RecordEngine, ReplayEngine, RunSummary, now_ms
 from blackbox.engines import terminal_payload as terminal_payload
 from blackbox.errors import BlackboxError, BlackboxUnsupportedError, ReplayDivergenceError, SessionError
 from blackbox.forking import ForkEngine
 from blackbox.providers import OPENAI_CHAT, Provider, route
 from blackbox.providers.neutral import CallIds, unsupported
+from blackbox.providers.stream import StreamResult
 from blackbox.recorder import ToolSlot
 from blackbox.replayer import ToolClaim
 from blackbox.report import SessionReport, write_report
 from blackbox.secrets import Secrets
-from blackbox.settings import UNSET, Continue, Match, Mode, Settings, default_trace_id, resolve_settings
+from blackbox.settings import UNSET, Continue, Match, Mode, Pace, Settings, default_trace_id, resolve_settings
+from blackbox.tee import OpenStreams
 from blackbox.transport import make_client
-from blackbox.wrapping import tool_input as stored_input
-from blackbox.wrapping import wrap_tool
+from blackbox.wrapping import RESULT_ADVICE, json_input, json_result, wrap_tool
 
 __all__ = ["RunSummary", "Session", "Settings", "session", "terminal_payload"]
 
@@ -65,6 +66,7 @@ class Session:
         self._lock = threading.RLock()
         self._ids = CallIds()
         self._model_calls = 0  # in flight
+        self._streams = OpenStreams()  # recorded streams not yet ended (counted in `_model_calls`)
         self._running: dict[int, str] = {}  # id(slot) → tool name
         self._fatal: BlackboxError | None = None
         self._done: RunSummary | BaseException | None = None
@@ -121,8 +123,6 @@ class Session:
             request = decode_json(body)
         except (msgspec.DecodeError, ValueError):
             raise unsupported("a model request whose body is not JSON", "send a JSON request") from None
-        # Streaming requests are refused by the provider here; a provider with a stream codec would let the
-        # engine answer a replayed stream with a `Reply` holding SSE bytes (`content_type` text/event-stream).
         decision = self._engine.model_call(provider, request, provider.normalize_request(request, self._ids))
         if isinstance(decision, ModelCall):
             self._model_calls += 1
@@ -131,33 +131,45 @@ class Session:
 
     def _check_quiet(self, when: str) -> None:
         if self._model_calls:
-            raise SessionError("overlapping model calls in one session are not supported; one session "
-                               "records one conversation, so use one blackbox.session() per concurrent "
-                               "conversation")
+            raise SessionError("overlapping model calls in one session are not supported (a stream counts until "
+                               "it is read to its end or closed); one session records one conversation, so "
+                               "use one blackbox.session() per concurrent conversation")
         if self._running:
             names = ", ".join(sorted(set(self._running.values())))
             raise SessionError(f"a model call {when} while wrapped tools are still running ({names}); await "
                                "the turn's tool calls before calling the model again")
 
     def close_call(self, call: ModelCall, status: int, content_type: str, body: bytes) -> Reply | None:
-        """A forwarded model call came back: record a 2xx JSON answer; None = hand the response over as is.
-
-        (A streamed response, `text/event-stream`, would be assembled by the provider's stream codec into
-        the equivalent JSON body here before it is normalized.)"""
+        """A forwarded model call came back: record a 2xx JSON answer; None = hand the response over as is."""
         with self._lock:
             self._model_calls -= 1
             if not 200 <= status < 300 or "json" not in content_type.lower():
                 return None
-            try:
-                self._check_quiet("returns")
-                output = call.provider.normalize_response(decode_json(body), self._ids)
-                self._engine.model_returned(call, output)
-            except (msgspec.DecodeError, ValueError):
-                return self._error_reply(call.provider, unsupported("a model response whose body is not JSON",
-                                                                    "check the API endpoint"), fatal=True)
-            except BlackboxError as exc:
-                return self._error_reply(call.provider, exc, fatal=True)
-            return None
+            failed = self._returned(call, body)
+            return None if failed is None else self._error_reply(call.provider, failed, fatal=True)
+
+    def stream_call(self, call: ModelCall, content_encoding: str | None) -> StreamSink:
+        """A forwarded model call came back as a 2xx event stream: teed into the provider's assembler."""
+        return self._streams.open(call, call.provider.stream, content_encoding, self._stream_ended)
+
+    def _stream_ended(self, call: ModelCall, result: StreamResult) -> None:
+        """Complete: recorded like its unstreamed response (a Blackbox error becomes fatal); else, not at all."""
+        with self._lock:
+            self._model_calls -= 1
+            if result.complete and result.body is not None:
+                self._fatal = self._fatal or self._returned(call, result.body)
+
+    def _returned(self, call: ModelCall, body: bytes | dict[str, Any]) -> BlackboxError | None:
+        """Record a 2xx response body; the Blackbox error it raised, if any."""
+        try:
+            self._check_quiet("returns")
+            response = decode_json(body) if isinstance(body, bytes) else body
+            self._engine.model_returned(call, call.provider.normalize_response(response, self._ids))
+        except (msgspec.DecodeError, ValueError):
+            return unsupported("a model response whose body is not JSON", "check the API endpoint")
+        except BlackboxError as exc:
+            return exc
+        return None
 
     def abort_call(self, call: ModelCall) -> None:
         """The network failed before a response arrived; nothing is recorded (the SDK may retry)."""
@@ -165,8 +177,7 @@ class Session:
             self._model_calls -= 1
 
     def _error_reply(self, provider: Provider | None, exc: BlackboxError, *, fatal: bool) -> Reply:
-        if fatal and self._fatal is None:
-            self._fatal = exc
+        self._fatal = self._fatal or (exc if fatal else None)
         body = (provider or OPENAI_CHAT).error_body(self.mask(str(exc)))
         return Reply(400, canonical_text(body).encode())
 
@@ -185,11 +196,7 @@ class Session:
 
     def _tool_begin(self, name: str, fn: Callable[..., Any], args: tuple[Any, ...],
                     kwargs: dict[str, Any]) -> ToolSlot | ToolClaim:
-        try:
-            tool_input = json_value(stored_input(fn, args, kwargs), where=lambda: f"the arguments of tool {name!r}")
-        except CanonicalError as exc:
-            raise SessionError(f"[blackbox] {exc}; pass JSON values (dict, list, str, number, bool, None) to "
-                               "wrapped tools") from None
+        tool_input = json_input(name, fn, args, kwargs)
         with self._lock:
             if self._done is not None:
                 raise SessionError(f"[blackbox] tool {name!r} was called after finish(): the session has "
@@ -211,13 +218,11 @@ class Session:
             if error is not None:
                 self._engine.tool_finished(slot, {"error": self.mask(str(error) or type(error).__name__)}, now_ms())
                 return None
-            try:
-                value = json_value(result, where=lambda: f"the result of tool {slot.name!r}")
-            except CanonicalError as exc:
-                self._engine.tool_finished(slot, {"error": self.mask(str(exc))}, now_ms())
-                raise SessionError(f"[blackbox] {exc}; return JSON values (dict, list, str, number, bool, "
-                                   "None) from tools") from None
-            self._engine.tool_finished(slot, {"result": value}, now_ms())
+            value, problem = json_result(slot.name, result)
+            outcome = {"result": value} if problem is None else {"error": self.mask(problem)}
+            self._engine.tool_finished(slot, outcome, now_ms())
+            if problem is not None:
+                raise SessionError(f"[blackbox] {problem}; {RESULT_ADVICE}")
             return result
 
     def __enter__(self) -> Session:
@@ -238,6 +243,7 @@ class Session:
                 return self._done
             if isinstance(self._done, BaseException):
                 raise self._done
+            self._streams.abandon_all()
             if self._model_calls or self._running:
                 running = sorted(set(self._running.values())) or ["a model call"]
                 raise SessionError(f"finish() was called while calls are still running ({', '.join(running)}); "
@@ -286,7 +292,9 @@ class Session:
 def session(mode: Mode | None = None, *, out: str | os.PathLike[str] | None = None,
             cassette: str | os.PathLike[str] | None = None, trace_id: str | None = None, fork_at: int | None = None,
             fork_set: Any = UNSET, continue_with: Continue | None = None,
-            script: str | os.PathLike[str] | None = None, match: Match | None = None) -> Session:
+            script: str | os.PathLike[str] | None = None, match: Match | None = None,
+            pace: Pace | None = None) -> Session:
     """Start a session; explicit arguments beat the BLACKBOX_* environment the launcher sets."""
-    settings = resolve_settings(mode, out, cassette, trace_id, fork_at, fork_set, continue_with, script, match)
+    settings = resolve_settings(mode, out, cassette, trace_id, fork_at, fork_set, continue_with, script, match,
+                                pace)
     return Session(settings)

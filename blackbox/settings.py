@@ -23,6 +23,7 @@ __all__ = [
     "Continue",
     "Match",
     "Mode",
+    "Pace",
     "Settings",
     "default_trace_id",
     "resolve_settings",
@@ -31,9 +32,11 @@ __all__ = [
 Mode = Literal["off", "record", "replay", "fork"]
 Match = Literal["strict", "sequence"]
 Continue = Literal["live", "script"]
+Pace = Literal["fast", "recorded"]  # how fast a replayed stream is sent: at once, or over the recorded duration
 MODES: tuple[str, ...] = get_args(Mode)
 _MATCHES: tuple[str, ...] = get_args(Match)
 _CONTINUES: tuple[str, ...] = get_args(Continue)
+_PACES: tuple[str, ...] = get_args(Pace)
 UNSET: Any = object()  # `fork_set` not given (None is a valid JSON value to fork with)
 
 ENV_PREFIX = "BLACKBOX_"
@@ -46,6 +49,7 @@ ENV_FORK_SET = "BLACKBOX_FORK_SET"
 ENV_CONTINUE = "BLACKBOX_CONTINUE"
 ENV_SCRIPT = "BLACKBOX_SCRIPT"
 ENV_MATCH = "BLACKBOX_MATCH"
+ENV_PACE = "BLACKBOX_PACE"
 ENV_REPORT = "BLACKBOX_REPORT"  # where the session writes its report for the launcher
 
 
@@ -62,6 +66,7 @@ class Settings(msgspec.Struct, omit_defaults=True):
     continue_with: Continue | None = None
     script: str | None = None
     match: Match = "strict"
+    pace: Pace = "fast"
     report: str | None = None
 
     def to_env(self) -> dict[str, str]:
@@ -77,6 +82,8 @@ class Settings(msgspec.Struct, omit_defaults=True):
             env[ENV_FORK_SET] = canonical_text(self.fork_set)
         if self.mode in ("replay", "fork"):
             env[ENV_MATCH] = self.match
+            if self.pace != "fast":
+                env[ENV_PACE] = self.pace
         return env
 
     @classmethod
@@ -100,7 +107,7 @@ def _choice(value: Any, allowed: tuple[str, ...], arg: str, var: str, from_env: 
 def resolve_settings(
     mode: Any = None, out: Any = None, cassette: Any = None, trace_id: Any = None, fork_at: Any = None,
     fork_set: Any = UNSET, continue_with: Any = None, script: Any = None, match: Any = None,
-    *, env: Mapping[str, str] | None = None,
+    pace: Any = None, *, env: Mapping[str, str] | None = None,
 ) -> Settings:
     """Arguments first, then BLACKBOX_* of `env` (default the process's; empty counts as unset); invalid
     values name their source."""
@@ -112,6 +119,9 @@ def resolve_settings(
     match_env = match is None and _env(env, ENV_MATCH) is not None
     s.match = _choice(match if match is not None else (_env(env, ENV_MATCH) or "strict"), _MATCHES, "match",
                       ENV_MATCH, match_env)
+    pace_env = pace is None and _env(env, ENV_PACE) is not None
+    s.pace = _choice(pace if pace is not None else (_env(env, ENV_PACE) or "fast"), _PACES, "pace", ENV_PACE,
+                     pace_env)
     cont = continue_with if continue_with is not None else _env(env, ENV_CONTINUE)
     if cont is not None:
         s.continue_with = _choice(cont, _CONTINUES, "continue_with", ENV_CONTINUE, continue_with is None)

@@ -10,14 +10,16 @@ read (its headers, status and extensions untouched; `read()` later returns the b
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import functools
 import importlib
 import time
+from collections.abc import AsyncIterator, Iterator
 from types import ModuleType
 from typing import Any
 
-from blackbox.calls import JSON, KEY_HEADERS, CallHandler, Forward, ModelCall, Reply
+from blackbox.calls import JSON, KEY_HEADERS, SSE, CallHandler, Forward, ModelCall, Reply, StreamSink
 
 __all__ = ["KEY_HEADERS", "make_client", "transport_classes"]
 
@@ -39,7 +41,95 @@ def _http_module(flavor: str | None) -> ModuleType:
 def _reply(http: ModuleType, request: Any, reply: Reply) -> Any:
     headers = _REPLY_HEADERS if reply.content_type == JSON else [("content-type", reply.content_type),
                                                                   ("x-should-retry", "false")]
+    if reply.chunks is not None and reply.pause > 0:
+        return http.Response(reply.status, headers=headers, request=request,
+                             stream=stream_classes(http)[2](reply.chunks, reply.pause))
     return http.Response(reply.status, headers=headers, content=reply.body, request=request)
+
+
+def _is_stream(response: Any) -> bool:
+    """A 2xx event stream: teed as it passes instead of read whole."""
+    return 200 <= response.status_code < 300 and SSE in response.headers.get("content-type", "").lower()
+
+
+@functools.cache
+def stream_classes(http: ModuleType) -> tuple[type, type, type]:
+    """The (sync tee, async tee, paced replay) byte streams for the `httpx` or `httpx2` module."""
+
+    class TeeStream(http.SyncByteStream):  # type: ignore[name-defined,misc]
+        """Passes each chunk of a recorded stream on to the agent after handing it to the sink."""
+
+        def __init__(self, inner: Any, sink: StreamSink) -> None:
+            self.inner = inner
+            self.sink = sink
+
+        def __iter__(self) -> Iterator[bytes]:
+            try:
+                for chunk in self.inner:
+                    self.sink.feed(chunk)
+                    yield chunk
+            except GeneratorExit:
+                self.sink.fail("the agent stopped reading the stream before its end")
+                raise
+            except BaseException as exc:
+                self.sink.fail(f"the stream broke ({type(exc).__name__})")
+                raise
+            self.sink.end()
+
+        def close(self) -> None:
+            self.sink.fail("the agent closed the stream before its end")
+            self.inner.close()
+
+        def __del__(self) -> None:  # a stream neither read to the end nor closed: the agent abandoned it
+            self.sink.fail("the agent abandoned the stream before its end")
+
+    class AsyncTeeStream(http.AsyncByteStream):  # type: ignore[name-defined,misc]
+        """The async counterpart of `TeeStream`."""
+
+        def __init__(self, inner: Any, sink: StreamSink) -> None:
+            self.inner = inner
+            self.sink = sink
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            try:
+                async for chunk in self.inner:
+                    self.sink.feed(chunk)
+                    yield chunk
+            except GeneratorExit:
+                self.sink.fail("the agent stopped reading the stream before its end")
+                raise
+            except BaseException as exc:
+                self.sink.fail(f"the stream broke ({type(exc).__name__})")
+                raise
+            self.sink.end()
+
+        async def aclose(self) -> None:
+            self.sink.fail("the agent closed the stream before its end")
+            await self.inner.aclose()
+
+        def __del__(self) -> None:
+            self.sink.fail("the agent abandoned the stream before its end")
+
+    class PacedStream(http.SyncByteStream, http.AsyncByteStream):  # type: ignore[name-defined,misc]
+        """A replayed event stream sent one chunk every `pause` seconds (the recorded call's pace)."""
+
+        def __init__(self, chunks: list[bytes], pause: float) -> None:
+            self.chunks = chunks
+            self.pause = pause
+
+        def __iter__(self) -> Iterator[bytes]:
+            for index, chunk in enumerate(self.chunks):
+                if index:
+                    time.sleep(self.pause)
+                yield chunk
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            for index, chunk in enumerate(self.chunks):
+                if index:
+                    await asyncio.sleep(self.pause)
+                yield chunk
+
+    return TeeStream, AsyncTeeStream, PacedStream
 
 
 _KEY_HEADER_BYTES = frozenset(name.encode() for name in KEY_HEADERS)
@@ -80,10 +170,7 @@ def _set_elapsed(response: Any, started: float) -> None:
 
 def _recorded(http: ModuleType, handler: CallHandler, call: ModelCall, request: Any, response: Any,
               body: bytes) -> Any:
-    """Hand the response to the session; the agent gets it as it came, unless the session answers instead.
-
-    The seam for streaming: a streamed (SSE) response would be teed here instead of read whole, its bytes
-    passed on to the agent as they arrive and handed to `close_call` once the stream ends."""
+    """Hand the response to the session; the agent gets it as it came, unless the session answers instead."""
     instead = handler.close_call(call, response.status_code, response.headers.get("content-type", ""), body)
     return response if instead is None else _reply(http, request, instead)
 
@@ -114,6 +201,10 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
             started = time.perf_counter()
             try:
                 response = self.inner.handle_request(request)
+                if _is_stream(response):
+                    sink = self.session.stream_call(call, response.headers.get("content-encoding"))
+                    response.stream = stream_classes(http)[0](response.stream, sink)
+                    return response
                 body = _read(response, started)
             except BaseException:
                 self.session.abort_call(call)
@@ -143,6 +234,10 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
             started = time.perf_counter()
             try:
                 response = await self.inner.handle_async_request(request)
+                if _is_stream(response):
+                    sink = self.session.stream_call(call, response.headers.get("content-encoding"))
+                    response.stream = stream_classes(http)[1](response.stream, sink)
+                    return response
                 body = await _aread(response, started)
             except BaseException:
                 self.session.abort_call(call)

@@ -12,10 +12,14 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from blackbox.canonical import CanonicalError, json_value
+from blackbox.errors import SessionError
 from blackbox.recorder import ToolSlot
 from blackbox.replayer import ReplayedToolError, ToolClaim
 
-__all__ = ["tool_input", "wrap_tool"]
+__all__ = ["RESULT_ADVICE", "json_input", "json_result", "tool_input", "wrap_tool"]
+
+RESULT_ADVICE = "return JSON values (dict, list, str, number, bool, None) from tools"
 
 F = TypeVar("F", bound=Callable[..., Any])
 Begin = Callable[[str, Callable[..., Any], tuple[Any, ...], dict[str, Any]], ToolSlot | ToolClaim]
@@ -72,3 +76,20 @@ def tool_input(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, 
         return dict(inspect.signature(fn).bind(*args, **kwargs).arguments)
     except (TypeError, ValueError):
         return {"args": list(args), "kwargs": dict(kwargs)}
+
+
+def json_input(name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The stored input of one call as a JSON value; a `SessionError` with advice when it has none."""
+    try:
+        return json_value(tool_input(fn, args, kwargs), where=lambda: f"the arguments of tool {name!r}")
+    except CanonicalError as exc:
+        raise SessionError(f"[blackbox] {exc}; pass JSON values (dict, list, str, number, bool, None) to "
+                           "wrapped tools") from None
+
+
+def json_result(name: str, result: Any) -> tuple[Any, str | None]:
+    """(the result as a JSON value, None), or (None, why it has no JSON form)."""
+    try:
+        return json_value(result, where=lambda: f"the result of tool {name!r}"), None
+    except CanonicalError as exc:
+        return None, str(exc)

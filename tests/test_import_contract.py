@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent / "blackbox"
 
 READERS = {"canonical", "cassette", "verify", "diff", "firstdiff", "outcome", "inert", "expectations"}
 LIVE_WING = {"session", "transport", "calls", "recorder", "replayer", "forking", "engines", "launcher", "providers",
-             "wrapping", "report"}
+             "wrapping", "report", "tee"}
 PROVIDER_MAY_IMPORT = {"providers", "payloads", "errors", "canonical"}
 
 
@@ -90,6 +90,10 @@ def test_providers_import_nothing_above_them() -> None:
 
 def test_transport_knows_only_calls() -> None:
     assert _project_imports("blackbox.transport", everywhere=True) <= {"blackbox.calls"}
+
+
+def test_the_tee_knows_only_calls_and_the_stream_interface() -> None:
+    assert _project_imports("blackbox.tee", everywhere=True) <= {"blackbox.calls", "blackbox.providers.stream"}
 
 
 def test_the_core_never_imports_the_ui() -> None:

@@ -38,9 +38,12 @@ def test_every_provider_keeps_its_params_and_knows_a_stream_request() -> None:
         assert provider.error_body("no")  # an error shape for every route
 
 
-def test_the_responses_provider_refuses_before_sending() -> None:
-    with pytest.raises(BlackboxUnsupportedError, match=r"Responses API \(/responses\) is not supported yet"):
-        RESPONSES.normalize_request({"model": "m", "input": "hi"}, CallIds())
+def test_the_responses_provider_refuses_server_state_before_sending() -> None:
+    ids = CallIds()
+    with pytest.raises(BlackboxUnsupportedError, match=r"previous_response_id .* is not supported yet"):
+        RESPONSES.normalize_request({"model": "m", "input": "hi", "previous_response_id": "resp_1"}, ids)
+    assert RESPONSES.normalize_request({"model": "m", "input": "hi"}, ids)["messages"] == [
+        {"role": "user", "content": "hi"}]
     assert RESPONSES.error_body("x") == OPENAI_CHAT.error_body("x")
 
 

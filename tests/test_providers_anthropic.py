@@ -425,7 +425,6 @@ def test_no_params_key_when_nothing_is_kept_and_nulls_are_skipped() -> None:
 @pytest.mark.parametrize(
     ("body", "what"),
     [
-        (request(user("x"), stream=True), "streaming is not supported yet; call without stream=True"),
         (request(user([{"type": "image", "source": {}}])), "'image' content blocks in a user message"),
         (request(user([{"type": "document", "source": {}}])), "'document' content blocks"),
         (

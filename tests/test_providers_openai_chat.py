@@ -290,7 +290,6 @@ def test_tools_and_params() -> None:
 @pytest.mark.parametrize(
     ("body", "what"),
     [
-        (request(user("x"), stream=True), "streaming is not supported yet; call without stream=True"),
         (request(user("x"), n=2), "n=2"),
         (request(user("x"), audio={"voice": "alloy", "format": "wav"}), "audio output"),
         (request(user("x"), functions=[{"name": "f"}]), "legacy functions"),
@@ -302,10 +301,6 @@ def test_tools_and_params() -> None:
         (request(user("x"), assistant(None, refusal="I can't.")), "refusals in the conversation history"),
         (request(user("x"), assistant([{"type": "refusal", "refusal": "no"}])), "refusals in the conversation history"),
         (request(user("x"), tools=[{"type": "custom", "custom": {"name": "c"}}]), "'custom' tools"),
-        (
-            request(user("x"), tools=[{"type": "function", "function": {"name": "f", "strict": True}}]),
-            "strict function 'f'",
-        ),
         (request(user("x"), web_search_options={}), "web_search_options"),
         (
             request(user([{"type": "image_url", "image_url": {"url": "data:,"}}])),
@@ -574,3 +569,14 @@ def test_error_body_reaches_the_sdk_as_a_bad_request_without_retry(fake_api) -> 
     with pytest.raises(openai.BadRequestError, match=r"\[blackbox\] replay diverged at step 2"):
         client.chat.completions.create(model="m", messages=[user("hi")])
     assert len(fake_api.requests) == 1
+
+
+def test_strict_functions_are_kept_as_strict_tools_and_stream_is_not_compared() -> None:
+    tools = [{"type": "function", "function": {"name": "f", "strict": True, "parameters": {"type": "object"}}},
+             {"type": "function", "function": {"name": "g"}}]
+    plain = O.normalize_request(request(user("x"), tools=tools), CallIds())
+    streamed = O.normalize_request(request(user("x"), tools=tools, stream=True,
+                                         stream_options={"include_usage": True}), CallIds())
+    assert plain == streamed
+    assert plain["params"]["strictTools"] == ["f"]
+    assert [tool["name"] for tool in plain["tools"]] == ["f", "g"]

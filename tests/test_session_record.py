@@ -369,34 +369,35 @@ def test_a_cassette_holding_the_key_is_refused_and_nothing_is_written(fake_api: 
 def test_unsupported_requests_fail_once_unretried_with_no_call_made(fake_api: FakeAPI, tmp_path: Path) -> None:
     import anthropic
 
-    out = tmp_path / "stream.json"
+    out = tmp_path / "mcp.json"
     bb = blackbox.session("record", out=out)
     client = anthropic_client(bb, fake_api, max_retries=3)
     with pytest.raises(anthropic.BadRequestError) as caught:
-        client.messages.create(model="m", max_tokens=8, messages=[{"role": "user", "content": "hi"}], stream=True)
+        client.messages.create(model="m", max_tokens=8, messages=[{"role": "user", "content": "hi"}],
+                               extra_body={"mcp_servers": [{"type": "url", "url": "https://x", "name": "x"}]})
     message = caught.value.body["error"]["message"]
-    assert message.startswith("[blackbox] streaming is not supported yet")
+    assert message.startswith("[blackbox] mcp_servers (remote MCP tools run by the API) is not supported yet")
     assert blackbox.is_blackbox_error(caught.value)
     with pytest.raises(anthropic.BadRequestError) as again:  # every later request: the same answer
         client.messages.create(model="m", max_tokens=8, messages=[{"role": "user", "content": "hi"}])
     assert again.value.body["error"]["message"] == message
     assert fake_api.requests == []
-    with pytest.raises(BlackboxUnsupportedError, match="streaming"):
+    with pytest.raises(BlackboxUnsupportedError, match="mcp_servers"):
         bb.finish()
     with pytest.raises(BlackboxUnsupportedError):
         bb.finish()
     assert load(out).steps[-1].payload["reason"] == "agent_error"
 
 
-def test_responses_api_is_refused_with_advice(fake_api: FakeAPI, tmp_path: Path) -> None:
+def test_responses_server_state_is_refused_with_advice(fake_api: FakeAPI, tmp_path: Path) -> None:
     import openai
 
     bb = blackbox.session("record", out=tmp_path / "r.json")
     client = openai_client(bb, fake_api, max_retries=2)
     with pytest.raises(openai.BadRequestError) as caught:
-        client.responses.create(model="gpt-5.1", input="hi")
-    assert "[blackbox] the OpenAI Responses API" in caught.value.message
-    assert "chat.completions" in caught.value.body["message"]
+        client.responses.create(model="gpt-5.1", input="hi", previous_response_id="resp_1")
+    assert "[blackbox] previous_response_id" in caught.value.message
+    assert "send the whole conversation in input" in caught.value.body["message"]
     assert blackbox.is_blackbox_error(caught.value) and fake_api.requests == []
 
 

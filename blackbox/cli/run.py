@@ -29,6 +29,7 @@ from blackbox.recorder import JOURNAL_SUFFIX, recovered_path
 from blackbox.recorder import recover as recover_journal
 from blackbox.report import SessionReport
 from blackbox.settings import Match as MatchMode
+from blackbox.settings import Pace as PaceMode
 from blackbox.settings import Settings
 from blackbox.verify import verify
 
@@ -45,6 +46,19 @@ Match = Annotated[
     str, typer.Option("--match", help="strict: requests must equal the recording; sequence: only the order of "
                       "calls and tools must.", case_sensitive=False)
 ]
+
+
+PaceOption = Annotated[
+    str, typer.Option("--pace", help="fast: replayed streams are sent at once; recorded: each stream is spread "
+                                     "over the recorded call's duration (for agents whose UI or timeouts "
+                                     "depend on it).")]
+
+
+def _check_pace(pace: str) -> PaceMode:
+    value = pace.lower()
+    if value not in ("fast", "recorded"):
+        fail(f"--pace must be fast or recorded, not {pace!r}", EXIT_USAGE)
+    return cast(PaceMode, value)
 
 
 def _check_match(match: str) -> MatchMode:
@@ -124,6 +138,7 @@ def replay(
     cassette: Annotated[Path, typer.Argument(help="The recorded cassette.", dir_okay=False)],
     command: Command = None,
     match: Match = "strict",
+    pace: PaceOption = "fast",
 ) -> None:
     """Replay an agent offline against a cassette, or show what it recorded when no command is given.
 
@@ -133,9 +148,12 @@ def replay(
 
       blackbox replay run.json --match sequence -- python agent.py
 
+      blackbox replay run.json --pace recorded -- python agent.py
+
       blackbox replay run.json     (validate and print the recorded steps)
     """
     match_mode = _check_match(match)
+    pace_mode = _check_pace(pace)
     if not command:
         replay_summary(cassette)
         return
@@ -143,7 +161,7 @@ def replay(
         load(cassette)
     except CassetteError as exc:
         fail(str(exc))
-    settings = Settings(mode="replay", cassette=str(cassette), match=match_mode)
+    settings = Settings(mode="replay", cassette=str(cassette), match=match_mode, pace=pace_mode)
     code, report = _launch(command, settings, placeholders=True)
     error = _report_error(report)
     if error or report.status == "diverged":

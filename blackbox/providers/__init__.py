@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from blackbox.payloads import ModelInput, ModelOutput
 from blackbox.providers import anthropic, openai_chat, responses
 from blackbox.providers.neutral import CallIds
+from blackbox.providers.stream import StreamCodec
 
 __all__ = ["ANTHROPIC", "OPENAI_CHAT", "PROVIDERS", "RESPONSES", "CallIds", "Provider", "route"]
 
@@ -22,6 +23,7 @@ class Provider(Protocol):
 
     name: str  # "anthropic" | "openai" | "responses"
     kept_params: Mapping[str, str]  # request field -> the neutral `params` name it is kept under
+    stream: StreamCodec  # the API's event stream: assembles a recorded stream, synthesizes a replayed one
 
     def normalize_request(self, body: dict[str, Any], ids: CallIds) -> ModelInput:
         """The neutral `model_input` of a request; raises `BlackboxUnsupportedError` for what cannot be

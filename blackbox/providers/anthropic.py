@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from blackbox.payloads import ModelInput, ModelOutput, ToolCall
+from blackbox.providers import anthropic_stream
 from blackbox.providers.neutral import CallIds, calls_of, unsupported, wants_stream
+from blackbox.providers.stream import StreamCodec
 
 __all__ = [
     "KEPT_PARAMS",
@@ -63,8 +65,6 @@ def normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
 def _normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
     if not isinstance(body, dict):
         raise unsupported("a request body that is not a JSON object", "send a Messages API request")
-    if body.get("stream"):
-        raise unsupported("streaming", "call without stream=True (or use messages.create without .stream())")
     if body.get("mcp_servers"):
         raise unsupported("mcp_servers (remote MCP tools run by the API)", "expose the tools as custom tools")
     if body.get("container") is not None:
@@ -340,6 +340,7 @@ class Anthropic:
 
     name = "anthropic"
     kept_params = KEPT_PARAMS
+    stream: StreamCodec = anthropic_stream.CODEC
 
     def normalize_request(self, body: dict[str, Any], ids: CallIds) -> ModelInput:
         return normalize_request(body, ids)

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from blackbox.payloads import ModelInput, ModelOutput, ToolCall
+from blackbox.providers import openai_chat_stream
 from blackbox.providers.neutral import (
     CallIds,
     calls_of,
@@ -20,6 +21,7 @@ from blackbox.providers.neutral import (
     unsupported,
     wants_stream,
 )
+from blackbox.providers.stream import StreamCodec
 
 __all__ = [
     "KEPT_PARAMS",
@@ -80,8 +82,6 @@ def normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
 def _normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
     if not isinstance(body, dict):
         raise unsupported("a request body that is not a JSON object", "send a Chat Completions request")
-    if body.get("stream"):
-        raise unsupported("streaming", "call without stream=True (or use create instead of .stream())")
     if body.get("n") not in (None, 1):
         raise unsupported(f"n={body.get('n')!r} (several choices)", "ask for one choice (n=1)")
     if body.get("audio") is not None:
@@ -131,6 +131,12 @@ def _normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
     if body.get("model") is not None:
         payload["model"] = body["model"]
     params = {neutral: body[name] for name, neutral in KEPT_PARAMS.items() if body.get(name) is not None}
+    # `strict: true` functions (pydantic-ai's default) are kept as the names of the strict tools, in order,
+    # as the Responses codec does, so a change of strictness shows as a difference.
+    strict = [tool.get("function", {}).get("name") for tool in body.get("tools") or []
+              if isinstance(tool, dict) and isinstance(tool.get("function"), dict) and tool["function"].get("strict")]
+    if strict:
+        params["strictTools"] = strict
     if params:
         payload["params"] = params
     return cast(ModelInput, payload)
@@ -217,8 +223,6 @@ def _tools(tools: Any) -> list[dict[str, Any]]:
         if kind != "function":
             raise unsupported(f"{kind!r} tools", "Blackbox records function tools only")
         function = tool.get("function") or {}
-        if function.get("strict"):
-            raise unsupported(f"strict function {function.get('name')!r}", "drop strict=True from the tool")
         neutral: dict[str, Any] = {
             "name": function.get("name"),
             "description": function.get("description") or "",
@@ -355,6 +359,7 @@ class OpenAIChat:
 
     name = "openai"
     kept_params = KEPT_PARAMS
+    stream: StreamCodec = openai_chat_stream.CODEC
 
     def normalize_request(self, body: dict[str, Any], ids: CallIds) -> ModelInput:
         return normalize_request(body, ids)
