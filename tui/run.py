@@ -26,6 +26,7 @@ from blackbox.cassette import (
     load_lazy,
     pretty_json,
 )
+from blackbox.inert import inert
 from blackbox.outcome import Outcome, summarize_step, terminal_outcome, tool_sequence
 
 __all__ = ["Run", "format_time", "pretty_json", "tool_name"]
@@ -131,15 +132,22 @@ class Run:
 
     @property
     def name(self) -> str:
-        return self.path.name if self.path else self.cassette.id
+        """The file's name (or the id), made inert: it is shown on screen."""
+        return inert(self.path.name if self.path else self.cassette.id)
+
+    @property
+    def label(self) -> str:
+        """The cassette's id, made inert for the screen."""
+        return inert(self.cassette.id)
 
     def __len__(self) -> int:
         return len(self.steps)
 
     def summary(self, index: int) -> str:
+        """The step's one-line summary, inert: a tool's output may hold escape sequences."""
         cached = self._summaries[index]
         if cached is None:
-            cached = self._summaries[index] = summarize_step(self.steps[index])
+            cached = self._summaries[index] = inert(summarize_step(self.steps[index]))
         return cached
 
     @property

@@ -11,13 +11,16 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
+from textual.content import Content
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
 from blackbox.cassette import Step, atomic_write
 from blackbox.errors import CassetteError
+from blackbox.inert import inert
 from blackbox_tui.external import open_readonly, viewer_command
+from blackbox_tui.notice import say
 from blackbox_tui.run import Run, pretty_json
 from blackbox_tui.screens.prompts import PathPrompt, PickOne
 from blackbox_tui.widgets.line_table import LineTable
@@ -129,10 +132,10 @@ class BrowseScreen(Screen[None]):
         broken = self.run.chain
         if broken is not None:
             self.add_class("-broken")
-            self.query_one("#chain-banner", Static).update(
-                f"⚠ Chain broken at step {broken.index}: {broken.reason}. The file changed after it was "
+            self.query_one("#chain-banner", Static).update(Content(
+                f"⚠ Chain broken at step {broken.index}: {inert(broken.reason)}. The file changed after it was "
                 "recorded; what follows may not be what ran. Still browsable."
-            )
+            ))
         self.detail.refresh_facts()
 
     # -- following the cursor ------------------------------------------------------------------------------
@@ -146,7 +149,9 @@ class BrowseScreen(Screen[None]):
 
     def _show_detail(self) -> None:
         self._detail_timer = None
-        self.detail.show(self.current_step)
+        index = self.table.step_index
+        needle = self.query_text if index is not None and index in self.table.marked else ""
+        self.detail.show(self.current_step, needle)
         self._update_status()
 
     def _update_status(self) -> None:
@@ -154,10 +159,24 @@ class BrowseScreen(Screen[None]):
         where = f"step {index} of {len(self.run)}" if index is not None else "no steps shown"
         parts = [where]
         if self.filter_label:
-            parts.append(f"filter: {self.filter_label} ({self.table.row_count} shown)")
+            parts.append(f"filter: {inert(self.filter_label)} ({self.table.row_count} shown)")
         if self.query_text:
-            parts.append(f'search "{self.query_text}": {len(self.matches)} match(es)')
-        self.query_one("#status", Static).update("  ·  ".join(parts))
+            parts.append(f'search "{inert(self.query_text)}": {self.match_position()}')
+        self.query_one("#status", Static).update(Content("  ·  ".join(parts)))
+
+    def match_position(self) -> str:
+        """`match 3 of 12` when the cursor is on a match, else how many there are (n / N move between them)."""
+        shown = [i for i in self.matches if i in self._shown_set()]
+        if not shown:
+            return "no match" + (" in the steps shown" if self.matches else "")
+        index = self.table.step_index
+        if index is not None and index in self.table.marked:
+            return f"match {shown.index(index) + 1} of {len(shown)}" if index in shown else f"{len(shown)} matches"
+        return f"{len(shown)} match{'es' if len(shown) != 1 else ''} (n: next, N: previous)"
+
+    def _shown_set(self) -> frozenset[int] | range:
+        rows = self.table.indices
+        return rows if isinstance(rows, range) else frozenset(rows)
 
     # -- search --------------------------------------------------------------------------------------------
 
@@ -177,11 +196,11 @@ class BrowseScreen(Screen[None]):
         self.query_text = text.strip()
         needle = self.query_text.lower()
         self.matches = [i for i in range(len(self.run)) if self.run.matches(i, needle)] if needle else []
-        self.table.mark(frozenset(self.matches))
+        self.table.mark(frozenset(self.matches), needle)
         if self.matches:
             self._jump(lambda i: i in self.table.marked, forward=True, what="match", include_current=True)
         elif needle:
-            self.notify(f'No step contains "{self.query_text}".', severity="warning")
+            say(self.app, f'No step contains "{self.query_text}".', severity="warning")
         self._update_status()
 
     def _close_search(self) -> None:
@@ -201,7 +220,7 @@ class BrowseScreen(Screen[None]):
 
     def _jump_to_match(self, *, forward: bool) -> None:
         if not self.query_text:
-            self.notify("Nothing to find yet: press / and type.", severity="warning")
+            say(self.app, "Nothing to find yet: press / and type.", severity="warning")
             return
         self._jump(lambda i: i in self.table.marked, forward=forward, what="match")
 
@@ -227,10 +246,10 @@ class BrowseScreen(Screen[None]):
             row = (start + offset * step) % count
             if wanted(rows[row]):
                 if (forward and row < table.cursor) or (not forward and row > table.cursor):
-                    self.notify(f"Wrapped around to the {'first' if forward else 'last'} {what}.")
+                    say(self.app, f"Wrapped around to the {'first' if forward else 'last'} {what}.")
                 table.move_to(row)
                 return
-        self.notify(f"No {what} in the steps shown.", severity="warning")
+        say(self.app, f"No {what} in the steps shown.", severity="warning")
 
     # -- filter --------------------------------------------------------------------------------------------
 
@@ -238,7 +257,7 @@ class BrowseScreen(Screen[None]):
         options = [("all", "All steps")]
         options += [(f"type:{kind}", f"type  {kind}") for kind in self.run.step_types()]
         options += [("errors", "tool results with an error")]
-        options += [(f"tool:{name}", f"tool  {name}") for name in self.run.tool_names()]
+        options += [(f"tool:{name}", f"tool  {inert(name)}") for name in self.run.tool_names()]
         self.app.push_screen(PickOne("Show only…", options), self.apply_filter)
 
     def apply_filter(self, choice: str | None) -> None:
@@ -260,6 +279,7 @@ class BrowseScreen(Screen[None]):
             self.query_text = ""
             self.matches = []
             self.table.mark(frozenset())
+            self._show_detail()
         if self.filter_label:
             self.apply_filter("all")
         self._update_status()
@@ -269,7 +289,7 @@ class BrowseScreen(Screen[None]):
     def _payload_text(self) -> tuple[Step, str] | None:
         step = self.current_step
         if step is None:
-            self.notify("No step selected.", severity="warning")
+            say(self.app, "No step selected.", severity="warning")
             return None
         return step, pretty_json(step.payload)
 
@@ -279,7 +299,7 @@ class BrowseScreen(Screen[None]):
             return
         step, text = got
         self.app.copy_to_clipboard(text)
-        self.notify(f"Copied the payload of step {step.index} ({len(text):,} characters) to the clipboard "
+        say(self.app, f"Copied the payload of step {step.index} ({len(text):,} characters) to the clipboard "
                     "(OSC 52; w writes it to a file instead).")
 
     def action_write(self) -> None:
@@ -296,9 +316,9 @@ class BrowseScreen(Screen[None]):
             try:
                 atomic_write(Path(path).expanduser(), text.encode("utf-8", "surrogatepass"))
             except OSError as exc:
-                self.notify(f"Cannot write {path}: {exc.strerror or exc}", severity="error")
+                say(self.app, f"Cannot write {path}: {exc.strerror or exc}", severity="error")
                 return
-            self.notify(f"Wrote the payload of step {step.index} to {path}.")
+            say(self.app, f"Wrote the payload of step {step.index} to {path}.")
 
         self.app.push_screen(PathPrompt(f"Write the payload of step {step.index} to:", default), write)
 
@@ -315,7 +335,7 @@ class BrowseScreen(Screen[None]):
         command = viewer_command(kind)
         status = open_readonly(self.app, pretty_json(step), command, f"step-{step.index}")
         if status == 127:
-            self.notify(f"Cannot start {command[0]}; set ${'EDITOR' if kind == 'editor' else 'PAGER'}.",
+            say(self.app, f"Cannot start {command[0]}; set ${'EDITOR' if kind == 'editor' else 'PAGER'}.",
                         severity="error")
         self.refresh(layout=True)
 
@@ -344,7 +364,7 @@ class BrowseScreen(Screen[None]):
         try:
             other = Run.open(Path(path).expanduser())
         except CassetteError as exc:
-            self.app.call_from_thread(self.notify, str(exc), severity="error", timeout=10)
+            self.app.call_from_thread(say, self.app, str(exc), severity="error", timeout=10)
             return
         self.app.call_from_thread(self._companion_loaded, other)
 
@@ -357,7 +377,7 @@ class BrowseScreen(Screen[None]):
         if step is None or step.type != "tool_result":
             points = self.run.indices("type", "tool_result")[:12]
             hint = f"tool results here: {', '.join(map(str, points))}" if points else "this run has none"
-            self.notify(f"A fork starts at a tool_result step ({hint}); press r to go to the next one.",
+            say(self.app, f"A fork starts at a tool_result step ({hint}); press r to go to the next one.",
                         severity="warning")
             return
         self.app.open_fork(self.run, step.index)

@@ -13,6 +13,7 @@ from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Label, Static
 
+from blackbox.inert import inert
 from blackbox_tui.diffing import Comparison, compare, field_changes
 from blackbox_tui.run import Run, compact_json
 from blackbox_tui.screens.browse import REST_DELAY
@@ -27,7 +28,7 @@ CHANGE_LIMIT = 200
 
 
 def _clip(value: Any) -> str:
-    text = compact_json(value)
+    text = inert(compact_json(value))
     return text if len(text) <= VALUE_CLIP else text[: VALUE_CLIP - 1] + "…"
 
 
@@ -120,20 +121,21 @@ class DiffScreen(Screen[None]):
             where = Content.styled(f"first divergence at step {result.first_divergence}", "bold $text-warning")
         counts = {kind: result.rows.count(kind) for kind in ("changed", "only_a", "only_b")}
         first = Content.assemble(
-            (self.a.cassette.id, "bold"), ("  ↔  ", "$text-muted"), (self.b.cassette.id, "bold"),
+            (self.a.label, "bold"), ("  ↔  ", "$text-muted"), (self.b.label, "bold"),
             (f"   compared by {mode} (s toggles)", "$text-muted"),
         )
         second = where + Content.styled(
             f"   ·  {counts['changed']} changed, {counts['only_a']} only in A, {counts['only_b']} only in B",
             "$text-muted",
         )
-        verdict = Content.styled(result.verdict, "bold $text-accent")
+        verdict = Content.styled(inert(result.verdict), "bold $text-accent")
         self.query_one("#verdict", Static).update(Content("\n").join([first, second, verdict]))
 
     def _update_columns(self) -> None:
         a_start, b_start, side = self.table.layout(self.table.content_width or self.size.width)
         left = f" A  {self.a.name}"[:side].ljust(b_start - a_start)
-        self.query_one("#columns", Static).update(f"{' ' * a_start}{left} B  {self.b.name}"[: a_start + 2 * side + 4])
+        text = f"{' ' * a_start}{left} B  {self.b.name}"[: a_start + 2 * side + 4]
+        self.query_one("#columns", Static).update(Content(text))  # Content: a file name is not markup
 
     # -- the selected row ----------------------------------------------------------------------------------
 
@@ -163,7 +165,7 @@ class DiffScreen(Screen[None]):
                                        "$text-warning")]
         for change in changes:
             lines.append(Content.assemble(
-                (f"{change.path}: ", "bold"),
+                (f"{inert(change.path)}: ", "bold"),
                 (_clip(change.old) if change.old_present else "(absent)", "$text-error"),
                 (" → ", "$text-muted"),
                 (_clip(change.new) if change.new_present else "(absent)", "$text-success"),
