@@ -147,6 +147,7 @@ def replay(
 
 
 _DEMO = "Built-in demo fork (no agent command)"
+_WHATIF = "What-if without the agent (--model-only)"
 
 
 @app.command(rich_help_panel=_RUN)
@@ -193,6 +194,18 @@ def fork(
             "--prompt", help="Demo: the new prompt (--mode prompt).", rich_help_panel=_DEMO
         )
     ] = None,
+    model_only: Annotated[
+        bool, typer.Option("--model-only", help="No agent: Blackbox continues the conversation itself "
+                           "(--live sends it to the provider, --script answers it).", rich_help_panel=_WHATIF)
+    ] = False,
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="--model-only --live: anthropic or openai (default: from "
+                                 "the recorded model).", rich_help_panel=_WHATIF)
+    ] = None,
+    tool_results: Annotated[
+        Path | None, typer.Option("--tool-results", help="--model-only: results for tool calls the parent never "
+                                  "made, as {\"tool\": result}.", dir_okay=False, rich_help_panel=_WHATIF)
+    ] = None,
 ) -> None:
     """Fork a run at a tool result with a different value, and continue live or from scripted replies.
 
@@ -202,9 +215,16 @@ def fork(
 
       blackbox fork run.json --at 5 --set @reading.json --out fork.json --live -- python agent.py
 
+      blackbox fork run.json --at 5 --set '{"temp": 35}' --out fork.json --model-only --script replies.json
+
       blackbox fork --trace traces/example-trace.json --out traces/fork.json     (the built-in demo)
     """
     match = _check_match(match)
+    if model_only:
+        from blackbox.cli.whatif import run_model_only
+
+        raise typer.Exit(run_model_only(cassette, at, set_value, out, live=live, script=script, provider=provider,
+                                        tool_results=tool_results))
     if not command:
         _demo_fork(trace or cassette, out, fork_index, mutation_step, payload_json, mode, prompt)
         return
