@@ -133,17 +133,18 @@ def recorded_model(parent: Cassette) -> str | None:
     return None
 
 
-def choose_provider(parent: Cassette, provider: str | None) -> str:
-    """`provider` if given, else the one the recorded `model` names; a clear error when neither says."""
+def choose_provider(parent: Cassette, provider: str | None, model_name: str | None = None) -> str:
+    """`provider` if given, else the one the model named (or the recorded `model`) belongs to; a clear error
+    when neither says."""
     if provider:
         if provider not in ("anthropic", "openai"):
             raise UsageError(f"unknown provider {provider!r}; choose anthropic or openai")
         return provider
-    model = recorded_model(parent)
+    model = model_name or recorded_model(parent)
     guessed = infer_provider(model)
     if guessed is None:
-        raise UsageError(f"cannot tell the provider from the recorded model ({model or 'none recorded'}); "
-                         "choose one (--provider anthropic|openai)")
+        raise UsageError(f"cannot tell the provider from the model ({model or 'none recorded'}); "
+                         "choose one (--provider anthropic|openai) or name a Claude or GPT model (--model)")
     return guessed
 
 
@@ -225,6 +226,7 @@ def what_if(
     *,
     trace_id: str,
     tool_results: ToolAnswer | None = None,
+    model_name: str | None = None,
     progress: Callable[[str], None] | None = None,
     clock: Callable[[], int] = lambda: int(time.time() * 1000),
 ) -> tuple[Cassette, str]:
@@ -232,7 +234,8 @@ def what_if(
 
     Returns the fork and why it stopped: `final answer`, `run ended`, or the reason it is incomplete.
     `tool_results(call)` answers a tool call the parent never made (return `NO_RESULT` to stop there; a dict
-    with `error` is an error result, anything else the result)."""
+    with `error` is an error result, anything else the result).  `model_name` goes into requests that name no
+    model (an imported Claude Code session records none)."""
     original = check_fork_point(parent, at)
     chain: StepChain = fork_chain(parent, at, value, trace_id)
     steps = parent.steps
@@ -263,6 +266,8 @@ def what_if(
         return fork, reason
 
     for turn in range(MAX_MODEL_CALLS):
+        if model_name and not request.get("model"):
+            request["model"] = model_name
         add("model_input", request)
         say(f"model call {turn + 1}…")
         output = model.reply(request, ids)

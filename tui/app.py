@@ -35,12 +35,14 @@ class BlackboxApp(App[None]):
         Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
     ]
 
-    def __init__(self, runs: Sequence[Run], *, diff: bool = False, theme: str | None = None) -> None:
+    def __init__(self, runs: Sequence[Run], *, diff: bool = False, theme: str | None = None,
+                 demo: bool = False) -> None:
         super().__init__()
         if not runs:
             raise ValueError("BlackboxApp needs at least one run")
         self.runs = list(runs)
         self.open_with_diff = diff and len(self.runs) > 1
+        self.demo = demo  # the built-in demo: its fork screen offers the demo agent
         if theme:
             self.theme = theme
 
@@ -58,7 +60,7 @@ class BlackboxApp(App[None]):
     def open_fork(self, run: Run, index: int) -> None:
         from blackbox_tui.screens.fork import ForkScreen
 
-        self.push_screen(ForkScreen(run, index))
+        self.push_screen(ForkScreen(run, index, demo=self.demo))
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -17,8 +17,10 @@ __all__ = ["ForkSettings", "recall_fork", "remember_fork", "state_file"]
 
 
 class ForkSettings(msgspec.Struct, omit_defaults=True):
-    """The agent command and the continuation last used to fork one cassette."""
+    """Who continued the fork (Blackbox itself, the agent command, the demo agent), the agent command and the
+    continuation last used to fork one cassette."""
 
+    runner: str = ""  # whatif | agent | demo; empty: the agent when a command is remembered, else whatif
     command: str = ""
     continuation: str = "script"  # script | inline | live
     script: str = ""

@@ -202,6 +202,10 @@ def fork(
         str | None, typer.Option("--provider", help="--model-only --live: anthropic or openai (default: from "
                                  "the recorded model).", rich_help_panel=_WHATIF)
     ] = None,
+    model_name: Annotated[
+        str | None, typer.Option("--model", help="--model-only --live: the model to ask when the cassette "
+                                 "records none (an imported session).", rich_help_panel=_WHATIF)
+    ] = None,
     tool_results: Annotated[
         Path | None, typer.Option("--tool-results", help="--model-only: results for tool calls the parent never "
                                   "made, as {\"tool\": result}.", dir_okay=False, rich_help_panel=_WHATIF)
@@ -224,7 +228,7 @@ def fork(
         from blackbox.cli.whatif import run_model_only
 
         raise typer.Exit(run_model_only(cassette, at, set_value, out, live=live, script=script, provider=provider,
-                                        tool_results=tool_results))
+                                        tool_results=tool_results, model_name=model_name))
     if not command:
         _demo_fork(trace or cassette, out, fork_index, mutation_step, payload_json, mode, prompt)
         return

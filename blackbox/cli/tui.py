@@ -63,7 +63,7 @@ def tui(
             runs = load_runs(paths)
         except CassetteError as exc:
             fail(f"{exc}; check the file or open another one", EXIT_FAILURE)
-        ui = BlackboxApp(runs, diff=len(paths) == 2 and not demo)
+        ui = BlackboxApp(runs, diff=len(paths) == 2, demo=demo)
         if theme is not None:
             if theme not in ui.available_themes:
                 names = ", ".join(sorted(ui.available_themes))

@@ -29,7 +29,8 @@ def load_tool_results(path: Path) -> dict[str, list[Any]]:
 
 
 def run_model_only(cassette: Path | None, at: int | None, set_value: str | None, out: Path | None, *,
-                   live: bool, script: Path | None, provider: str | None, tool_results: Path | None) -> int:
+                   live: bool, script: Path | None, provider: str | None, tool_results: Path | None,
+                   model_name: str | None = None) -> int:
     """Fork without the agent: Blackbox sends the requests (live) or answers them (script); returns the exit code."""
     from blackbox.cassette import load, save
     from blackbox.fork import check_out_path, load_script, parse_set_value
@@ -46,7 +47,7 @@ def run_model_only(cassette: Path | None, at: int | None, set_value: str | None,
         value = parse_set_value(set_value)
         check_out_path(out, cassette, script)
         model: ModelSource = ScriptedModel(load_script(script)) if script is not None else \
-            LiveModel(choose_provider(parent, provider))
+            LiveModel(choose_provider(parent, provider, model_name))
         given = load_tool_results(tool_results) if tool_results is not None else {}
     except UsageError as exc:
         fail(str(exc), EXIT_USAGE)
@@ -60,7 +61,8 @@ def run_model_only(cassette: Path | None, at: int | None, set_value: str | None,
         return queue.pop(0) if len(queue) > 1 else queue[0]
 
     try:
-        fork, reason = what_if(parent, at, value, model, trace_id=default_trace_id(str(out)), tool_results=answer)
+        fork, reason = what_if(parent, at, value, model, trace_id=default_trace_id(str(out)), tool_results=answer,
+                               model_name=model_name)
         save(fork, out)
     except UsageError as exc:
         fail(str(exc), EXIT_USAGE)

@@ -84,7 +84,8 @@ def _parts(content: Any) -> list[dict[str, Any]]:
 
 
 def _params(payload: Mapping[str, Any], table: tuple[tuple[str, str], ...]) -> dict[str, Any]:
-    params = payload.get("params") if isinstance(payload.get("params"), dict) else {}
+    found = payload.get("params")
+    params: Mapping[str, Any] = found if isinstance(found, dict) else {}
     return {name: params[neutral] for name, neutral in table if params.get(neutral) is not None}
 
 

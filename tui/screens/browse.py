@@ -105,6 +105,12 @@ class BrowseScreen(Screen[None]):
         self._update_status()
         self._check_chain()
 
+    def on_screen_resume(self) -> None:
+        """Back from the diff or a fork: the keys go to the step list again (it was never focused when the
+        diff opened on top at start)."""
+        if self.focused is None:
+            self.table.focus()
+
     # -- parts ---------------------------------------------------------------------------------------------
 
     @property

@@ -129,7 +129,9 @@ class DiffScreen(Screen[None]):
             "$text-muted",
         )
         verdict = Content.styled(inert(result.verdict), "bold $text-accent")
-        self.query_one("#verdict", Static).update(Content("\n").join([first, second, verdict]))
+        outcomes = [Content.assemble((f"{side} ", "bold $text-muted"), (inert(run.outcome.describe()), "$text-muted"))
+                    for side, run in (("A", self.a), ("B", self.b))]
+        self.query_one("#verdict", Static).update(Content("\n").join([first, second, verdict, *outcomes]))
 
     def _update_columns(self) -> None:
         a_start, b_start, side = self.table.layout(self.table.content_width or self.size.width)
