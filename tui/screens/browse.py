@@ -53,7 +53,7 @@ class BrowseScreen(Screen[None]):
         Binding("1", "tab('tab-json')", "JSON tab", show=False, id="browse.tab_json"),
         Binding("2", "tab('tab-conversation')", "Conversation tab", show=False, id="browse.tab_conversation"),
         Binding("3", "tab('tab-step')", "Hash & time tab", show=False, id="browse.tab_step"),
-        Binding("escape", "clear", "Clear search/filter", show=False, id="browse.clear"),
+        Binding("escape", "clear", "Clear search/filter (or back)", show=False, id="browse.clear"),
     ]
 
     DEFAULT_CSS = """
@@ -75,8 +75,10 @@ class BrowseScreen(Screen[None]):
     }
     """
 
-    def __init__(self, run: Run, *, companion: Run | None = None, at: int = 0) -> None:
+    def __init__(self, run: Run, *, companion: Run | None = None, at: int = 0, back: bool = False) -> None:
+        """`back`: opened from another screen (the diff), so escape with nothing to clear returns to it."""
         super().__init__()
+        self.back = back
         self.run = run
         self.companion = companion
         self.start_at = at
@@ -281,6 +283,9 @@ class BrowseScreen(Screen[None]):
         self._show_detail()
 
     def action_clear(self) -> None:
+        if self.back and not self.query_text and not self.filter_label:
+            self.app.pop_screen()
+            return
         if self.query_text:
             self.query_text = ""
             self.matches = []
