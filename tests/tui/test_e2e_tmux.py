@@ -100,8 +100,8 @@ def test_demo_opens_with_its_fork_beside_it(terminal) -> None:
     term = terminal("--demo")
     shown = term.wait_for("first divergence at step 3")
     assert "example-run-001  ↔  example-run-001-fork" in shown
-    # the divergent step is the changed search result, marked on both sides, its change shown below
-    row = next(line for line in shown.splitlines() if line.lstrip().startswith("3 ") and "≠" in line)
+    # the divergent step is the changed search result (✎: the new value), on both sides, its change shown below
+    row = next(line for line in shown.splitlines() if line.lstrip().startswith("3 ") and "✎" in line)
     assert row.count("Tool result: search → ok") == 2, row
     assert "step 3: " in shown and "changed field" in shown
     assert "result.results[0]" in shown
