@@ -15,6 +15,7 @@ from blackbox_tui.run import Run
 from blackbox_tui.screens.browse import BrowseScreen
 from blackbox_tui.screens.diff import DiffScreen
 from blackbox_tui.screens.help import HelpScreen
+from blackbox_tui.state import recall_theme, remember_theme
 
 __all__ = ["BlackboxApp", "load_runs"]
 
@@ -36,17 +37,23 @@ class BlackboxApp(App[None]):
     ]
 
     def __init__(self, runs: Sequence[Run], *, diff: bool = False, theme: str | None = None,
-                 demo: bool = False) -> None:
+                 demo: bool = False, remember_theme: bool = False) -> None:
+        """`remember_theme`: start in the theme last chosen and keep the one chosen now (the CLI's UI; tests
+        and snapshots leave it off so they never depend on the user's state)."""
         super().__init__()
         if not runs:
             raise ValueError("BlackboxApp needs at least one run")
         self.runs = list(runs)
         self.open_with_diff = diff and len(self.runs) > 1
         self.demo = demo  # the built-in demo: its fork screen offers the demo agent
-        if theme:
-            self.theme = theme
+        self.remember_theme = remember_theme
+        remembered = recall_theme() if remember_theme else ""
+        if theme or remembered in self.available_themes:
+            self.theme = theme or remembered
 
     def on_mount(self) -> None:
+        if self.remember_theme:
+            self.theme_changed_signal.subscribe(self, lambda theme: remember_theme(theme.name))
         companion = self.runs[1] if len(self.runs) > 1 else None
         self.push_screen(BrowseScreen(self.runs[0], companion=companion))
         if self.open_with_diff and companion is not None:

@@ -13,7 +13,7 @@ import msgspec
 
 from blackbox.cassette import atomic_write
 
-__all__ = ["ForkSettings", "recall_fork", "remember_fork", "state_file"]
+__all__ = ["ForkSettings", "recall_fork", "recall_theme", "remember_fork", "remember_theme", "state_file"]
 
 
 class ForkSettings(msgspec.Struct, omit_defaults=True):
@@ -29,6 +29,7 @@ class ForkSettings(msgspec.Struct, omit_defaults=True):
 
 class _State(msgspec.Struct, omit_defaults=True):
     forks: dict[str, ForkSettings] = msgspec.field(default_factory=dict)
+    theme: str = ""
 
 
 def state_file() -> Path:
@@ -52,10 +53,26 @@ def recall_fork(parent: Path) -> ForkSettings | None:
     return _read().forks.get(_key(parent))
 
 
+def recall_theme() -> str:
+    """The theme last chosen in the UI, or "" (Textual's default)."""
+    return _read().theme
+
+
+def remember_theme(theme: str) -> None:
+    state = _read()
+    if state.theme != theme:
+        state.theme = theme
+        _write(state)
+
+
 def remember_fork(parent: Path, settings: ForkSettings) -> None:
     """Store the settings for this parent; a state folder that cannot be written is not an error."""
     state = _read()
     state.forks[_key(parent)] = settings
+    _write(state)
+
+
+def _write(state: _State) -> None:
     try:
         atomic_write(state_file(), msgspec.json.format(msgspec.json.encode(state), indent=2))
     except OSError:

@@ -18,13 +18,16 @@ _PANEL = "Explore"
 def tui(
     files: Annotated[
         list[Path] | None,
-        typer.Argument(help="One cassette to browse, or two to compare.", dir_okay=False, show_default=False),
+        typer.Argument(help="One cassette to browse, or two to compare.", metavar="CASSETTE...",
+                       show_default=False),
     ] = None,
     demo: Annotated[
-        bool, typer.Option("--demo", help="Open the built-in demo run with its fork beside it (offline).")
+        bool, typer.Option("--demo", metavar=" ",
+                           help="Open the built-in demo run with its fork beside it (offline).")
     ] = False,
     theme: Annotated[
-        str | None, typer.Option("--theme", help="A Textual theme, e.g. textual-dark or textual-light.")
+        str | None, typer.Option("--theme", metavar="NAME", help="A Textual theme, e.g. textual-dark or "
+                                 "textual-light (the last one chosen is remembered).")
     ] = None,
 ) -> None:
     """Browse a cassette, diff two, and fork a run at a tool result — in the terminal.
@@ -49,6 +52,9 @@ def tui(
         fail("give a cassette to browse (or two to compare), or --demo to try it", EXIT_USAGE)
     if len(paths) > 2:
         fail(f"got {len(paths)} cassettes; give one to browse or two to compare", EXIT_USAGE)
+    for path in paths:
+        if path.is_dir():  # a failure to open, as `verify` says it, not a usage error
+            fail(f"{path}: is a directory, not a cassette file; `blackbox list {path}` shows the cassettes in it")
 
     from blackbox.errors import CassetteError
 
@@ -63,7 +69,7 @@ def tui(
             runs = load_runs(paths)
         except CassetteError as exc:
             fail(f"{exc}; check the file or open another one", EXIT_FAILURE)
-        ui = BlackboxApp(runs, diff=len(paths) == 2, demo=demo)
+        ui = BlackboxApp(runs, diff=len(paths) == 2, demo=demo, remember_theme=True)
         if theme is not None:
             if theme not in ui.available_themes:
                 names = ", ".join(sorted(ui.available_themes))

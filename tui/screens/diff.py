@@ -33,6 +33,7 @@ __all__ = ["BothValues", "DiffScreen"]
 VALUE_CLIP = 70
 WORDS_FROM = 40  # strings at least this long on both sides are compared word by word
 CHANGE_LIMIT = 200
+SHORT = 30  # a terminal fewer lines high than this gets a smaller header and changes pane
 
 
 def _clip(value: Any) -> str:
@@ -45,23 +46,29 @@ class DiffScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("right_square_bracket,n", "next_difference", "Next diff", key_display="]",
+                tooltip="The next row that differs",
                 id="diff.next_difference"),
-        Binding("left_square_bracket,N", "previous_difference", "Prev diff", key_display="[",
+        Binding("left_square_bracket,N", "previous_difference", "Prev diff", key_display="[", show=False,
+                tooltip="The previous row that differs",
                 id="diff.previous_difference"),
-        Binding("s", "toggle_semantic", "Hash/semantic", id="diff.toggle_semantic"),
-        Binding("v", "view_values", "Both values", id="diff.view_values"),
-        Binding("enter", "browse", "Browse A here", id="diff.browse"),
-        Binding("f", "fork", "Fork A here", id="diff.fork"),
-        Binding("slash", "search", "Find", key_display="/", id="diff.search"),
-        Binding("escape", "back", "Back", id="diff.back"),
+        Binding("s", "toggle_semantic", "Hash/semantic",
+                tooltip="Compare by stored hash, or by type and payload (two recordings)", id="diff.toggle_semantic"),
+        Binding("v", "view_values", "Both values",
+                tooltip="Both steps' payloads side by side, aligned, changes marked", id="diff.view_values"),
+        Binding("enter", "browse", "Browse", tooltip="Browse run A at this step (escape comes back)", id="diff.browse"),
+        Binding("f", "fork", "Fork", tooltip="Fork run A at this tool result", id="diff.fork"),
+        Binding("slash", "search", "Find", key_display="/", show=False,
+                tooltip="Go to the next row whose summary holds a text", id="diff.search"),
+        Binding("escape", "back", "Back", show=False, id="diff.back"),
     ]
 
     DEFAULT_CSS = """
     DiffScreen {
-        #verdict { height: auto; padding: 0 1; background: $panel; }
+        #verdict { height: auto; padding: 0 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
         #columns { height: 1; padding: 0; color: $text-muted; background: $panel; text-style: bold; }
         #rows { height: 1fr; }
         #changes-box { height: 12; border-top: hkey $panel-lighten-2; background: $surface; }
+        &.-short #changes-box { height: 7; }
         #changes { padding: 0 1; }
     }
     """
@@ -91,6 +98,8 @@ class DiffScreen(Screen[None]):
         self._compare()
 
     def on_resize(self) -> None:
+        self.set_class(self.size.height < SHORT, "-short")
+        self._update_verdict()
         self.call_after_refresh(self._update_columns)
 
     @property
@@ -151,7 +160,8 @@ class DiffScreen(Screen[None]):
         verdict = Content.styled(inert(result.verdict), "bold $text-accent")
         outcomes = [Content.assemble((f"{side} ", "bold $text-muted"), (inert(run.outcome.describe()), "$text-muted"))
                     for side, run in (("A", self.a), ("B", self.b))]
-        self.query_one("#verdict", Static).update(Content("\n").join([first, second, verdict, *outcomes]))
+        shown = [first, second, verdict] if self.has_class("-short") else [first, second, verdict, *outcomes]
+        self.query_one("#verdict", Static).update(Content("\n").join(shown))
 
     def _update_columns(self) -> None:
         a_start, b_start, side = self.table.layout(self.table.content_width or self.size.width)

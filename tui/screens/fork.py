@@ -171,12 +171,12 @@ class ForkScreen(Screen[None]):
             ("Fork ", "bold"), (self.run.label, "bold $text-accent"), (f" at step {self.index}", "bold"),
             (f" · result of {inert(str(payload.get('toolName', '?')))} "
              f"({inert(str(payload.get('toolCallId', '?')))})", "$text-muted"),
-            (f"\nsteps 0…{self.index - 1} are kept; edit the value, then ctrl+r runs the fork", "$text-muted"),
+            (f"\nsteps 0…{self.index - 1} kept · edit the value · ctrl+r runs it", "$text-muted"),
         )
         yield Static(title, id="fork-title")
         with VerticalScroll(id="fork-body"):
             with Vertical(id="value-box"):
-                yield Label("New tool result (JSON) · tab moves on · ctrl+a selects all")
+                yield Label("New tool result (JSON) · ctrl+a selects all · tab moves on")
                 yield JsonEditor(initial_value(self.step.payload), id="value")
             with Vertical(id="settings", classes=f"-{remembered.continuation} -{remembered.runner}"):
                 yield Label("After the fork point, who continues")
