@@ -41,6 +41,15 @@ def _launch(command: list[str], settings: dict[str, str], *, placeholders: bool)
         result = run_agent(command, settings, placeholders=placeholders)
     except UsageError as exc:
         fail(str(exc), EXIT_USAGE)
+    if result.report is None and result.exit_code != 0:
+        from blackbox.inert import inert
+
+        why = f" — its last error line: {inert(result.last_error)}" if result.last_error else ""
+        hint = ("; install the SDKs the examples use: pip install 'blackbox-agent[examples]'"
+                if "ModuleNotFoundError" in result.last_error else "")
+        err_console().print(f"error: the agent exited with status {result.exit_code} before starting a Blackbox "
+                            f"session{why}{hint}", markup=False, highlight=False)
+        raise typer.Exit(result.exit_code)
     if result.report is None:
         err_console().print(
             "error: the command ran no Blackbox session, so nothing was recorded or checked. "
