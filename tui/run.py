@@ -187,7 +187,8 @@ class Run:
         """The first broken link, or None; checks on first use (call `check_chain` from a thread first)."""
         if self._chain is _UNCHECKED:
             self._chain = chain_break(self.lazy)
-        return self._chain
+        found: ChainBreak | None = self._chain
+        return found
 
     def check_chain(self) -> ChainBreak | None:
         return self.chain

@@ -64,7 +64,9 @@ class Terminal:
 @pytest.fixture
 def terminal(tmp_path: Path) -> Iterator[callable]:
     opened: list[Terminal] = []
-    base = {"TERM": "xterm-256color", "XDG_STATE_HOME": str(tmp_path / "state"), "PATH": os.environ["PATH"],
+    # TMPDIR: a UI killed with its tmux session cannot remove its scratch folders; they go with tmp_path
+    base = {"TERM": "xterm-256color", "TMPDIR": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
+            "PATH": os.environ["PATH"],
            "HOME": os.environ.get("HOME", str(tmp_path)), "NO_COLOR": ""}
 
     def start(*args: str, env: dict[str, str] | None = None) -> Terminal:

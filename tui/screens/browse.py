@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -119,6 +119,11 @@ class BrowseScreen(Screen[None]):
         if self.focused is None:
             self.table.focus()
 
+    @property
+    def _app(self) -> Any:
+        """The Blackbox app (its routing: open_diff, open_fork); typed loosely to avoid an import cycle."""
+        return self.app
+
     # -- parts ---------------------------------------------------------------------------------------------
 
     @property
@@ -221,7 +226,7 @@ class BrowseScreen(Screen[None]):
         self.query_one("#search", Input).remove_class("-visible")
         self.table.focus()
 
-    def on_key(self, event) -> None:
+    def on_key(self, event: events.Key) -> None:
         if event.key == "escape" and self.focused is self.query_one("#search", Input):
             event.stop()
             self._close_search()
@@ -368,7 +373,7 @@ class BrowseScreen(Screen[None]):
 
     def action_diff(self) -> None:
         if self.companion is not None:
-            self.app.open_diff(self.run, self.companion)
+            self._app.open_diff(self.run, self.companion)
             return
         self.app.push_screen(PathPrompt("Compare with which cassette? (path)", ""), self._load_companion)
 
@@ -387,7 +392,7 @@ class BrowseScreen(Screen[None]):
 
     def _companion_loaded(self, other: Run) -> None:
         self.companion = other
-        self.app.open_diff(self.run, other)
+        self._app.open_diff(self.run, other)
 
     def action_fork(self) -> None:
         step = self.current_step
@@ -397,4 +402,4 @@ class BrowseScreen(Screen[None]):
             say(self.app, f"A fork starts at a tool_result step ({hint}); press r to go to the next one.",
                         severity="warning")
             return
-        self.app.open_fork(self.run, step.index)
+        self._app.open_fork(self.run, step.index)

@@ -41,8 +41,8 @@ def _readable(value: Any) -> str:
             decoded = decode_json(value)
         except ValueError:
             return value
-        return pretty_json(decoded) if isinstance(decoded, dict | list) else value
-    return pretty_json(value)
+        return str(pretty_json(decoded)) if isinstance(decoded, dict | list) else value
+    return str(pretty_json(value))
 
 
 def _indent(content: Content, prefix: str = "  ") -> Content:
