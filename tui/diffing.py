@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import time
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -56,6 +57,7 @@ def field_changes(a: Run, b: Run, index: int, limit: int | None = None) -> list[
 
 # -- why it diverged: the edit, the steps that only carry it, and where behaviour changed ----------------------
 
+SCAN_BUDGET = 1.0  # seconds the diff may spend looking for the first behavioural divergence
 _CARRIED = re.compile(r"^messages\[\d+\]\.content\[\d+\]\.(result|error)(?=[.\[]|$)")
 KIND_TEXT = {
     "edited": "the changed value itself (the fork point)",
@@ -69,6 +71,9 @@ def classify(a: Run, b: Run, index: int, *, first: int | None) -> str:
     """For a row whose steps differ: `edited` (the fork point's new value), `hash_only` (equal payloads),
     `carry` (a request whose only difference is that value inside its history) or `changed` (the model or a
     tool did something else)."""
+    la, lb = a.steps.lazy[index], b.steps.lazy[index]
+    if la.type == lb.type and bytes(la.payload) == bytes(lb.payload):  # the same JSON text: no need to decode
+        return "hash_only"
     changes = field_changes(a, b, index)
     if not changes:
         return "hash_only"
@@ -90,6 +95,8 @@ class Classifier:
     def __init__(self, a: Run, b: Run, comparison: Comparison) -> None:
         self.a, self.b, self.comparison = a, b, comparison
         self._kinds: dict[int, str] = {}
+        self.scanned_to = -1
+        self.complete = True  # False when `first_behavioural` ran out of time before it found one
 
     def kind(self, row: int) -> str:
         base = self.comparison.rows[row] if row < len(self.comparison.rows) else "same"
@@ -100,11 +107,19 @@ class Classifier:
             found = self._kinds[row] = classify(self.a, self.b, row, first=self.comparison.first_divergence)
         return found
 
-    def first_behavioural(self) -> int | None:
-        """The first row where one run did something the other did not (or one run ended), or None."""
+    def first_behavioural(self, budget: float = SCAN_BUDGET) -> int | None:
+        """The first row where one run did something the other did not (or one run ended), or None.
+
+        Stops looking after `budget` seconds (`scanned_to` says how far it got): a long run whose every later
+        request carries the change would otherwise decode the whole of both files."""
+        deadline = time.monotonic() + budget
         for row in self.comparison.differing:
             if self.kind(row) in ("changed", "only_a", "only_b"):
                 return row
+            self.scanned_to = row
+            if time.monotonic() > deadline:
+                self.complete = False
+                return None
         return None
 
 

@@ -267,3 +267,20 @@ async def test_enter_browses_f_forks_and_slash_finds_in_the_diff(tmp_path: Path)
         await settle(pilot)
         row = app.screen.table.cursor
         assert "final_answer" in app.screen.a.summary(row) or "final_answer" in app.screen.b.summary(row)
+
+
+def test_the_search_for_behaviour_stops_at_its_time_budget(tmp_path: Path) -> None:
+    from blackbox_tui.diffing import Classifier, compare
+    from blackbox_tui.run import Run
+
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    save(synthetic_cassette(300, trace_id="a"), a)
+    save(synthetic_cassette(300, trace_id="a", change_at=11), b)
+    ra, rb = Run.open(a), Run.open(b)
+    comparison = compare(ra, rb, semantic=False)
+    unhurried = Classifier(ra, rb, comparison)
+    assert unhurried.first_behavioural() is None and unhurried.complete  # the change is only ever carried
+    assert {unhurried.kind(i) for i in comparison.differing} == {"edited", "carry", "hash_only"}
+    hurried = Classifier(ra, rb, comparison)
+    assert hurried.first_behavioural(budget=0) is None and not hurried.complete
+    assert hurried.scanned_to == comparison.first_divergence

@@ -145,9 +145,13 @@ class DiffScreen(Screen[None]):
             where = Content.styled("no divergence", "bold $text-success")
         else:
             where = Content.styled(f"first divergence at step {result.first_divergence}", "bold $text-warning")
+            classifier = self.table.classifier
             if self.first_behavioural is not None and self.first_behavioural != result.first_divergence:
                 where += Content.styled(f" · first behavioural divergence at step {self.first_behavioural}",
                                         "bold $text-error")
+            elif self.first_behavioural is None and classifier is not None and not classifier.complete:
+                where += Content.styled(f" · no behavioural divergence up to step {classifier.scanned_to} "
+                                        "(] looks further)", "$text-muted")
         counts = {kind: result.rows.count(kind) for kind in ("changed", "only_a", "only_b")}
         first = Content.assemble(
             (self.a.label, "bold"), ("  ↔  ", "$text-muted"), (self.b.label, "bold"),
