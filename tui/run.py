@@ -116,6 +116,15 @@ class Run:
         self._outcome: Outcome | None = None
         self._chain: Any = _UNCHECKED
 
+    def append(self, steps: list[LazyStep]) -> None:
+        """Steps a recording in progress just wrote (`--follow`): the per-run caches start over."""
+        self.lazy.steps.extend(steps)
+        self._summaries.extend([None] * len(steps))
+        self._nesting = None
+        self._tools = None
+        self._outcome = None
+        self._chain = _UNCHECKED
+
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Run:
         """Load a cassette file (structure only; `CassetteError` with one clear line if it cannot be read)."""

@@ -197,3 +197,25 @@ def test_what_if_live_against_the_fake_api(terminal, tmp_path: Path, monkeypatch
         assert "first divergence at step 5" in shown, shown
         assert "Coolant at 124: urgent work order." in shown
         assert fake.paths() == ["/v1/messages"]
+
+
+def test_follow_shows_a_step_appended_while_it_runs(terminal, tmp_path: Path) -> None:
+    from blackbox.recorder import journal_path
+
+    recorded = json.loads(INCIDENT.read_text(encoding="utf-8"))
+    out = tmp_path / "live.json"
+    journal = journal_path(out)
+
+    def line(data: dict) -> bytes:
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+    term = terminal("--follow", str(out))  # started before the recording: it waits for the journal
+    term.wait_for("waiting for a recording")
+    header = {"blackboxJournal": 1, "id": "live", "createdAt": recorded["createdAt"], "out": str(out)}
+    journal.write_bytes(line(header) + b"".join(line(s) for s in recorded["steps"][:4]))
+    shown = term.wait_for("4 steps")
+    assert "following live.json.blackbox-journal (live)" in shown
+    with journal.open("ab") as handle:
+        handle.write(line(recorded["steps"][4]))
+    shown = term.wait_for("5 steps")
+    assert "Tool called: get_telemetry" in shown

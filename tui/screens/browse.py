@@ -20,6 +20,7 @@ from blackbox.cassette import Step, atomic_write
 from blackbox.errors import CassetteError
 from blackbox.inert import inert
 from blackbox_tui.external import open_readonly, viewer_command
+from blackbox_tui.follow import Follower
 from blackbox_tui.notice import say
 from blackbox_tui.run import Run, pretty_json
 from blackbox_tui.screens.prompts import PathPrompt, PickOne
@@ -31,6 +32,7 @@ from blackbox_tui.widgets.step_table import StepTable
 __all__ = ["REST_DELAY", "BrowseScreen"]
 
 REST_DELAY = 0.05  # seconds the cursor must rest before the detail pane is rendered
+FOLLOW_EVERY = 0.3  # seconds between looks at a followed recording's journal
 
 
 class BrowseScreen(Screen[None]):
@@ -81,10 +83,13 @@ class BrowseScreen(Screen[None]):
     }
     """
 
-    def __init__(self, run: Run, *, companion: Run | None = None, at: int = 0, back: bool = False) -> None:
-        """`back`: opened from another screen (the diff), so escape with nothing to clear returns to it."""
+    def __init__(self, run: Run, *, companion: Run | None = None, at: int = 0, back: bool = False,
+                 follow: Follower | None = None) -> None:
+        """`back`: opened from another screen (the diff), so escape with nothing to clear returns to it.
+        `follow`: the journal of a recording in progress; its new steps are appended as they are written."""
         super().__init__()
         self.back = back
+        self.follower = follow
         self.run = run
         self.companion = companion
         self.start_at = at
@@ -112,6 +117,31 @@ class BrowseScreen(Screen[None]):
         self._show_detail()
         self._update_status()
         self._check_chain()
+        if self.follower is not None:
+            self.set_interval(FOLLOW_EVERY, self._follow)
+
+    def _follow(self) -> None:
+        """Append what the recording wrote since the last look; the cursor on the last row stays on the last."""
+        follower = self.follower
+        if follower is None:
+            return
+        new = follower.poll()
+        if new:
+            table = self.table
+            at_end = table.cursor >= table.row_count - 1
+            self.run.append(new)
+            table._index_width = max(table._index_width, len(str(len(self.run) - 1)))
+            if not self.filter_label:
+                table.indices = range(len(self.run))
+            table.rows_changed(table.row_count - 1 if at_end else table.cursor)
+            self.query_one(RunHeader).refresh_chain()
+            self._check_chain()
+            self._show_detail()
+        if follower.finished:
+            self.follower = None
+            done = "written" if follower.out.exists() else "not written (see the agent's output)"
+            say(self.app, f"The recording ended: {follower.out} {done}.")
+        self._update_status()
 
     def on_screen_resume(self) -> None:
         """Back from the diff or a fork: the keys go to the step list again (it was never focused when the
@@ -177,6 +207,9 @@ class BrowseScreen(Screen[None]):
         index = self.table.step_index
         where = f"step {index} of {len(self.run)}" if index is not None else "no steps shown"
         parts = [where]
+        if self.follower is not None:
+            parts.append(f"following {inert(self.follower.journal.name)} (live)" + (
+                f" — {inert(self.follower.problem)}" if self.follower.problem else ""))
         if self.filter_label:
             parts.append(f"filter: {inert(self.filter_label)} ({self.table.row_count} shown)")
         if self.query_text:
