@@ -378,3 +378,32 @@ async def test_the_demo_fork_finishes_without_an_agent(tmp_path: Path, monkeypat
         assert isinstance(app.screen, DiffScreen), str(screen.query_one("#fork-status", Static).render())
     assert (scratch / "example-trace-fork-at-3.json").is_file()
     assert not (tmp_path / "traces").exists()
+
+
+async def test_what_if_asks_for_the_result_of_a_call_the_run_never_made(incident_copy: Path) -> None:
+    from blackbox_tui.screens.diff import DiffScreen
+    from blackbox_tui.screens.prompts import PathPrompt
+
+    replies = [{"type": "tool_call", "toolName": "get_service_history", "toolInput": {"vehicle_id": "VAN-99"}},
+               {"type": "final_answer", "text": "VAN-99 has no history."}]
+    app = make_app(incident_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_fork(pilot)
+        screen.query_one("#continuation", RadioSet).query_one("#inline", RadioButton).value = True
+        screen.query_one("#replies", JsonEditor).text = json.dumps(replies)
+        await pilot.pause()
+        await pilot.press("ctrl+r")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if isinstance(app.screen, PathPrompt):
+                break
+        prompt = app.screen
+        assert isinstance(prompt, PathPrompt) and "get_service_history" in prompt.title_text
+        prompt.query_one(Input).value = '{"services": []}'
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert isinstance(app.screen, DiffScreen), str(screen.query_one("#fork-status", Static).render())
+    fork = load(default_out(incident_copy, 5))
+    results = [s.payload for s in fork.steps if s.type == "tool_result"]
+    assert results[-1]["result"] == {"services": []} and fork.steps[-1].payload["status"] == "success"

@@ -18,6 +18,7 @@ import shlex
 import signal
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -37,6 +38,7 @@ from blackbox.inert import inert
 from blackbox.providers.requests import PROVIDERS, infer_provider, key_variable
 from blackbox_tui.notice import say
 from blackbox_tui.run import Run, pretty_json
+from blackbox_tui.screens.prompts import PathPrompt
 from blackbox_tui.state import ForkSettings, recall_fork, remember_fork
 from blackbox_tui.widgets.json_editor import JsonEditor
 
@@ -415,7 +417,35 @@ class ForkScreen(Screen[None]):
         parent = load(self.parent_path)
         out = self.query_one("#out", Input).value.strip()
         return what_if(parent, self.index, value, model, trace_id=default_trace_id(out), progress=note,
-                       model_name=model_name)
+                       model_name=model_name, tool_results=self._ask_result)
+
+    def _ask_result(self, call: dict[str, Any]) -> Any:
+        """From the worker thread: ask for the result of a call the parent never made (empty stops the fork
+        there, incomplete; text that is not JSON is taken as a string)."""
+        from blackbox.canonical import canonical_text
+        from blackbox.whatif import NO_RESULT
+
+        answered = threading.Event()
+        box: list[str | None] = [None]
+
+        def done(text: str | None) -> None:
+            box[0] = text
+            answered.set()
+
+        shown = inert(f"{call.get('toolName')} {canonical_text(call.get('toolInput'))}")
+        title = (f"The model called {shown[:200]} — a call the run never made. Its result (JSON; "
+                 "empty or escape stops the fork here, incomplete):")
+        self.app.call_from_thread(self.app.push_screen, PathPrompt(title, ""), done)
+        while not answered.wait(0.25):
+            if not self.is_attached or not self.app.is_running:  # the UI closed meanwhile: stop here
+                return NO_RESULT
+        text = box[0]
+        if not text:
+            return NO_RESULT
+        try:
+            return decode_json(text)
+        except ValueError:
+            return text
 
     def _failed(self, message: str) -> None:
         self.busy = False
