@@ -7,12 +7,15 @@ code (a signal n becomes 128+n).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import IO
 
 import msgspec
 
@@ -25,10 +28,12 @@ __all__ = ["PLACEHOLDER_KEYS", "LaunchResult", "agent_env", "run_agent", "shell_
 
 
 class LaunchResult(msgspec.Struct):
-    """How the agent ended and what its session reported (None when it ran no session)."""
+    """How the agent ended, what its session reported (None when it ran no session) and the last non-blank
+    line it wrote to stderr (what to quote when it died before starting a session)."""
 
     exit_code: int
     report: SessionReport | None
+    last_error: str = ""
 
 
 def shell_needed(command: Sequence[str]) -> bool:
@@ -59,8 +64,8 @@ def _ignore(signum: int, frame: object) -> None:
 def _start(command: Sequence[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
     try:
         if shell_needed(command):
-            return subprocess.Popen(command[0], shell=True, env=env)
-        return subprocess.Popen(list(command), env=env)
+            return subprocess.Popen(command[0], shell=True, env=env, stderr=subprocess.PIPE)
+        return subprocess.Popen(list(command), env=env, stderr=subprocess.PIPE)
     except FileNotFoundError:
         raise UsageError(f"cannot run {command[0]!r}: no such program; check the command after --") from None
     except PermissionError:
@@ -78,9 +83,28 @@ def run_agent(command: Sequence[str], settings: Settings | Mapping[str, str], *,
         # A handler, not SIG_IGN: exec resets handled signals to default in the child, but an ignored
         # SIGINT would be inherited, and Ctrl-C would no longer stop the agent or let it write its cassette.
         previous = signal.signal(signal.SIGINT, _ignore)
+        last: list[bytes] = []
         try:
             proc = _start(command, env)
+            pump = threading.Thread(target=_relay, args=(proc.stderr, last), daemon=True)
+            pump.start()
             returncode = proc.wait()
+            pump.join(timeout=5)
         finally:
             signal.signal(signal.SIGINT, previous)
-        return LaunchResult(exit_code=_exit_code(returncode), report=read_report(report_path))
+        last_error = last[0].decode("utf-8", "replace").strip() if last else ""
+        return LaunchResult(exit_code=_exit_code(returncode), report=read_report(report_path),
+                            last_error=last_error)
+
+
+def _relay(stream: IO[bytes] | None, last: list[bytes]) -> None:
+    """Pass the agent's stderr through as it comes, to the same descriptor it would have inherited (fd 2),
+    keeping its last non-blank line."""
+    if stream is None:
+        return
+    for line in iter(stream.readline, b""):
+        with contextlib.suppress(OSError):
+            os.write(2, line)
+        if line.strip():
+            last[:] = [line]
+    stream.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -31,3 +32,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.outcome = "failed"
         report.longrepr = f"{item.nodeid} was skipped in CI ({report.longrepr}); CI must run it: install tmux"
     return None
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _scratch_tmpdir(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Temporary folders made by the code under test (and by agents a test kills before they clean up) go in
+    pytest's own temporary tree, never the system's: a test run leaves no blackbox-* folders in /tmp."""
+    scratch = tmp_path_factory.mktemp("tmpdir")
+    os.environ["TMPDIR"] = str(scratch)
+    tempfile.tempdir = str(scratch)

@@ -11,10 +11,12 @@ from textual.app import App
 from textual.binding import Binding, BindingType
 
 from blackbox_tui.commands import ScreenActions
+from blackbox_tui.follow import Follower
 from blackbox_tui.run import Run
 from blackbox_tui.screens.browse import BrowseScreen
 from blackbox_tui.screens.diff import DiffScreen
 from blackbox_tui.screens.help import HelpScreen
+from blackbox_tui.state import recall_theme, remember_theme
 
 __all__ = ["BlackboxApp", "load_runs"]
 
@@ -35,18 +37,27 @@ class BlackboxApp(App[None]):
         Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
     ]
 
-    def __init__(self, runs: Sequence[Run], *, diff: bool = False, theme: str | None = None) -> None:
+    def __init__(self, runs: Sequence[Run], *, diff: bool = False, theme: str | None = None,
+                 demo: bool = False, remember_theme: bool = False, follow: Follower | None = None) -> None:
+        """`remember_theme`: start in the theme last chosen and keep the one chosen now (the CLI's UI; tests
+        and snapshots leave it off so they never depend on the user's state)."""
         super().__init__()
         if not runs:
             raise ValueError("BlackboxApp needs at least one run")
         self.runs = list(runs)
         self.open_with_diff = diff and len(self.runs) > 1
-        if theme:
-            self.theme = theme
+        self.demo = demo  # the built-in demo: its fork screen offers the demo agent
+        self.remember_theme = remember_theme
+        self.follow = follow
+        remembered = recall_theme() if remember_theme else ""
+        if theme or remembered in self.available_themes:
+            self.theme = theme or remembered
 
     def on_mount(self) -> None:
+        if self.remember_theme:
+            self.theme_changed_signal.subscribe(self, lambda theme: remember_theme(theme.name))
         companion = self.runs[1] if len(self.runs) > 1 else None
-        self.push_screen(BrowseScreen(self.runs[0], companion=companion))
+        self.push_screen(BrowseScreen(self.runs[0], companion=companion, follow=self.follow))
         if self.open_with_diff and companion is not None:
             self.open_diff(self.runs[0], companion)
 
@@ -58,7 +69,7 @@ class BlackboxApp(App[None]):
     def open_fork(self, run: Run, index: int) -> None:
         from blackbox_tui.screens.fork import ForkScreen
 
-        self.push_screen(ForkScreen(run, index))
+        self.push_screen(ForkScreen(run, index, demo=self.demo))
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -4,43 +4,48 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import partial
+from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.dom import DOMNode
 from textual.screen import Screen
 
-__all__ = ["ScreenActions", "screen_actions"]
+__all__ = ["OURS", "ScreenActions", "screen_actions"]
+
+# Bindings Blackbox declares carry an id with one of these prefixes; Textual's own widget keys (scrolling,
+# text editing) have none and stay out of the help and the palette, where they only repeated themselves.
+OURS = ("app.", "browse.", "diff.", "fork.", "json.", "values.")
 
 
-def screen_actions(screen: Screen[object]) -> Iterator[tuple[str, str, str, object]]:
-    """(description, key, action, node) for each distinct action bound on the screen's focus chain."""
-    seen: set[tuple[int, str]] = set()
+def screen_actions(screen: Screen[Any]) -> Iterator[tuple[str, str, str, DOMNode, str]]:
+    """(description, key, action, node, longer description) for each of Blackbox's actions on the screen's
+    focus chain, each once."""
+    seen: set[str] = set()
     for key, active in screen.active_bindings.items():
         binding = active.binding
-        if not active.enabled or not binding.description:
+        if not active.enabled or not binding.description or not (binding.id or "").startswith(OURS):
             continue
-        if binding.action in ("command_palette",):
+        if binding.action in seen:
             continue
-        marker = (id(active.node), binding.action)
-        if marker in seen:
-            continue
-        seen.add(marker)
-        yield binding.description, binding.key_display or key, binding.action, active.node
+        seen.add(binding.action)
+        yield binding.description, binding.key_display or key, binding.action, active.node, binding.tooltip
 
 
 class ScreenActions(Provider):
     """Lists what the keys of the current screen do, so every action is one search away."""
 
-    def _hits(self) -> Iterator[tuple[str, str, partial[object]]]:
-        for description, key, action, node in screen_actions(self.screen):
-            yield description, key, partial(self.app.run_action, action, node)
+    def _hits(self) -> Iterator[tuple[str, str, partial[Any]]]:
+        for description, key, action, node, tooltip in screen_actions(self.screen):
+            help_text = f"{tooltip} · key: {key}" if tooltip else f"key: {key}"
+            yield description, help_text, partial(self.app.run_action, action, node)
 
     async def discover(self) -> Hits:
-        for description, key, command in self._hits():
-            yield DiscoveryHit(description, command, help=f"key: {key}")
+        for description, help_text, command in self._hits():
+            yield DiscoveryHit(description, command, help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for description, key, command in self._hits():
+        for description, help_text, command in self._hits():
             score = matcher.match(description)
             if score > 0:
-                yield Hit(score, matcher.highlight(description), command, help=f"key: {key}")
+                yield Hit(score, matcher.highlight(description), command, help=help_text)

@@ -17,7 +17,8 @@ __all__ = ["open_readonly", "viewer_command"]
 def viewer_command(kind: str) -> list[str]:
     """The command for `editor` ($VISUAL, $EDITOR, vi) or `pager` ($PAGER, less)."""
     if kind == "editor":
-        names, fallback = ("VISUAL", "EDITOR"), "vi"
+        names: tuple[str, ...] = ("VISUAL", "EDITOR")
+        fallback = "vi"
     else:
         names, fallback = ("PAGER",), "less"
     for name in names:

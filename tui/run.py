@@ -26,6 +26,7 @@ from blackbox.cassette import (
     load_lazy,
     pretty_json,
 )
+from blackbox.inert import inert
 from blackbox.outcome import Outcome, summarize_step, terminal_outcome, tool_sequence
 
 __all__ = ["Run", "format_time", "pretty_json", "tool_name"]
@@ -115,6 +116,15 @@ class Run:
         self._outcome: Outcome | None = None
         self._chain: Any = _UNCHECKED
 
+    def append(self, steps: list[LazyStep]) -> None:
+        """Steps a recording in progress just wrote (`--follow`): the per-run caches start over."""
+        self.lazy.steps.extend(steps)
+        self._summaries.extend([None] * len(steps))
+        self._nesting = None
+        self._tools = None
+        self._outcome = None
+        self._chain = _UNCHECKED
+
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Run:
         """Load a cassette file (structure only; `CassetteError` with one clear line if it cannot be read)."""
@@ -131,15 +141,22 @@ class Run:
 
     @property
     def name(self) -> str:
-        return self.path.name if self.path else self.cassette.id
+        """The file's name (or the id), made inert: it is shown on screen."""
+        return inert(self.path.name if self.path else self.cassette.id)
+
+    @property
+    def label(self) -> str:
+        """The cassette's id, made inert for the screen."""
+        return inert(self.cassette.id)
 
     def __len__(self) -> int:
         return len(self.steps)
 
     def summary(self, index: int) -> str:
+        """The step's one-line summary, inert: a tool's output may hold escape sequences."""
         cached = self._summaries[index]
         if cached is None:
-            cached = self._summaries[index] = summarize_step(self.steps[index])
+            cached = self._summaries[index] = inert(summarize_step(self.steps[index]))
         return cached
 
     @property
@@ -179,7 +196,8 @@ class Run:
         """The first broken link, or None; checks on first use (call `check_chain` from a thread first)."""
         if self._chain is _UNCHECKED:
             self._chain = chain_break(self.lazy)
-        return self._chain
+        found: ChainBreak | None = self._chain
+        return found
 
     def check_chain(self) -> ChainBreak | None:
         return self.chain

@@ -13,12 +13,14 @@ import msgspec
 
 from blackbox.cassette import atomic_write
 
-__all__ = ["ForkSettings", "recall_fork", "remember_fork", "state_file"]
+__all__ = ["ForkSettings", "recall_fork", "recall_theme", "remember_fork", "remember_theme", "state_file"]
 
 
 class ForkSettings(msgspec.Struct, omit_defaults=True):
-    """The agent command and the continuation last used to fork one cassette."""
+    """Who continued the fork (Blackbox itself, the agent command, the demo agent), the agent command and the
+    continuation last used to fork one cassette."""
 
+    runner: str = ""  # whatif | agent | demo; empty: the agent when a command is remembered, else whatif
     command: str = ""
     continuation: str = "script"  # script | inline | live
     script: str = ""
@@ -27,6 +29,7 @@ class ForkSettings(msgspec.Struct, omit_defaults=True):
 
 class _State(msgspec.Struct, omit_defaults=True):
     forks: dict[str, ForkSettings] = msgspec.field(default_factory=dict)
+    theme: str = ""
 
 
 def state_file() -> Path:
@@ -50,10 +53,26 @@ def recall_fork(parent: Path) -> ForkSettings | None:
     return _read().forks.get(_key(parent))
 
 
+def recall_theme() -> str:
+    """The theme last chosen in the UI, or "" (Textual's default)."""
+    return _read().theme
+
+
+def remember_theme(theme: str) -> None:
+    state = _read()
+    if state.theme != theme:
+        state.theme = theme
+        _write(state)
+
+
 def remember_fork(parent: Path, settings: ForkSettings) -> None:
     """Store the settings for this parent; a state folder that cannot be written is not an error."""
     state = _read()
     state.forks[_key(parent)] = settings
+    _write(state)
+
+
+def _write(state: _State) -> None:
     try:
         atomic_write(state_file(), msgspec.json.format(msgspec.json.encode(state), indent=2))
     except OSError:

@@ -74,6 +74,15 @@ def _launch(command: list[str], settings: Settings, *, placeholders: bool) -> tu
         result = run_agent(command, settings, placeholders=placeholders)
     except UsageError as exc:
         fail(str(exc), EXIT_USAGE)
+    if result.report is None and result.exit_code != 0:
+        from blackbox.inert import inert
+
+        why = f" — its last error line: {inert(result.last_error)}" if result.last_error else ""
+        hint = ("; install the SDKs the examples use: pip install 'blackbox-agent[examples]'"
+                if "ModuleNotFoundError" in result.last_error else "")
+        err_console().print(f"error: the agent exited with status {result.exit_code} before starting a Blackbox "
+                            f"session{why}{hint}", markup=False, highlight=False)
+        raise typer.Exit(result.exit_code)
     if result.report is None:
         err_console().print(
             "error: the command ran no Blackbox session, so nothing was recorded or checked. "
@@ -176,6 +185,7 @@ def replay(
 
 
 _DEMO = "Built-in demo fork (no agent command)"
+_WHATIF = "What-if without the agent (--model-only)"
 
 
 @app.command(rich_help_panel=_RUN)
@@ -222,6 +232,22 @@ def fork(
             "--prompt", help="Demo: the new prompt (--mode prompt).", rich_help_panel=_DEMO
         )
     ] = None,
+    model_only: Annotated[
+        bool, typer.Option("--model-only", help="No agent: Blackbox continues the conversation itself "
+                           "(--live sends it to the provider, --script answers it).", rich_help_panel=_WHATIF)
+    ] = False,
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="--model-only --live: anthropic or openai (default: from "
+                                 "the recorded model).", rich_help_panel=_WHATIF)
+    ] = None,
+    model_name: Annotated[
+        str | None, typer.Option("--model", help="--model-only --live: the model to ask when the cassette "
+                                 "records none (an imported session).", rich_help_panel=_WHATIF)
+    ] = None,
+    tool_results: Annotated[
+        Path | None, typer.Option("--tool-results", help="--model-only: results for tool calls the parent never "
+                                  "made, as {\"tool\": result}.", dir_okay=False, rich_help_panel=_WHATIF)
+    ] = None,
 ) -> None:
     """Fork a run at a tool result with a different value, and continue live or from scripted replies.
 
@@ -231,9 +257,16 @@ def fork(
 
       blackbox fork run.json --at 5 --set @reading.json --out fork.json --live -- python agent.py
 
+      blackbox fork run.json --at 5 --set '{"temp": 35}' --out fork.json --model-only --script replies.json
+
       blackbox fork --trace traces/example-trace.json --out traces/fork.json     (the built-in demo)
     """
     match_mode = _check_match(match)
+    if model_only:
+        from blackbox.cli.whatif import run_model_only
+
+        raise typer.Exit(run_model_only(cassette, at, set_value, out, live=live, script=script, provider=provider,
+                                        tool_results=tool_results, model_name=model_name))
     if not command:
         _demo_fork(trace or cassette, out, fork_index, mutation_step, payload_json, mode, prompt)
         return

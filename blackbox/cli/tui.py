@@ -18,13 +18,20 @@ _PANEL = "Explore"
 def tui(
     files: Annotated[
         list[Path] | None,
-        typer.Argument(help="One cassette to browse, or two to compare.", dir_okay=False, show_default=False),
+        typer.Argument(help="One cassette to browse, or two to compare.", metavar="CASSETTE...",
+                       show_default=False),
     ] = None,
     demo: Annotated[
-        bool, typer.Option("--demo", help="Open the built-in demo run with its fork beside it (offline).")
+        bool, typer.Option("--demo", metavar=" ",
+                           help="Open the built-in demo run with its fork beside it (offline).")
+    ] = False,
+    follow: Annotated[
+        bool, typer.Option("--follow", metavar=" ", help="Show a recording in progress (its journal), steps "
+                           "appearing as the agent makes them.")
     ] = False,
     theme: Annotated[
-        str | None, typer.Option("--theme", help="A Textual theme, e.g. textual-dark or textual-light.")
+        str | None, typer.Option("--theme", metavar="NAME", help="A Textual theme, e.g. textual-dark or "
+                                 "textual-light (the last one chosen is remembered).")
     ] = None,
 ) -> None:
     """Browse a cassette, diff two, and fork a run at a tool result — in the terminal.
@@ -41,6 +48,8 @@ def tui(
       blackbox tui parent.json fork.json
 
       blackbox tui run.json --theme textual-light
+
+      blackbox tui --follow run.json     (while `blackbox record --out run.json -- …` runs)
     """
     paths = list(files or [])
     if demo and paths:
@@ -49,6 +58,14 @@ def tui(
         fail("give a cassette to browse (or two to compare), or --demo to try it", EXIT_USAGE)
     if len(paths) > 2:
         fail(f"got {len(paths)} cassettes; give one to browse or two to compare", EXIT_USAGE)
+    if follow:
+        if demo or len(paths) != 1:
+            fail("--follow shows one recording: give the --out path of the run (or its journal)", EXIT_USAGE)
+        _follow(paths[0], theme)
+        return
+    for path in paths:
+        if path.is_dir():  # a failure to open, as `verify` says it, not a usage error
+            fail(f"{path}: is a directory, not a cassette file; `blackbox list {path}` shows the cassettes in it")
 
     from blackbox.errors import CassetteError
 
@@ -62,11 +79,46 @@ def tui(
         try:
             runs = load_runs(paths)
         except CassetteError as exc:
-            fail(f"{exc}; check the file or open another one", EXIT_FAILURE)
-        ui = BlackboxApp(runs, diff=len(paths) == 2 and not demo)
+            fail(str(exc), EXIT_FAILURE)  # the loader's message already says what to do
+        ui = BlackboxApp(runs, diff=len(paths) == 2, demo=demo, remember_theme=True)
         if theme is not None:
             if theme not in ui.available_themes:
                 names = ", ".join(sorted(ui.available_themes))
                 fail(f"unknown theme {theme!r}; choose one of: {names}", EXIT_USAGE)
             ui.theme = theme
         ui.run()
+
+
+def _follow(path: Path, theme: str | None) -> None:
+    """Wait for the recording's journal (up to FOLLOW_WAIT seconds), then open the UI on it."""
+    import time
+
+    from blackbox.inert import inert
+    from blackbox_tui.app import BlackboxApp
+    from blackbox_tui.follow import Follower, journal_for
+    from blackbox_tui.run import Run
+
+    follower = Follower(journal_for(path))
+    deadline = time.monotonic() + FOLLOW_WAIT
+    told = False
+    steps = follower.poll()
+    while follower.header is None:
+        if time.monotonic() > deadline:
+            fail(f"no recording to {inert(str(path))} started within {FOLLOW_WAIT:.0f} s (no {follower.journal}); "
+                 "start the agent with `blackbox record --out` that path, then follow it")
+        if not told:
+            print(f"waiting for a recording to {inert(str(path))}…", flush=True)
+            told = True
+        time.sleep(0.2)
+        steps = follower.poll()
+    cassette = follower.cassette()
+    assert cassette is not None
+    run = Run(cassette, follower.out)
+    run.append(steps)
+    ui = BlackboxApp([run], follow=follower, remember_theme=True)
+    if theme is not None:
+        ui.theme = theme
+    ui.run()
+
+
+FOLLOW_WAIT = 30.0

@@ -67,3 +67,28 @@ def synthetic_cassette(steps: int, *, trace_id: str = "synthetic", change_at: in
 def write_synthetic(path: Path, steps: int, **options: Any) -> Path:
     save(synthetic_cassette(steps, **options), path)
     return path
+
+
+ESC_TEXT = "\x1b[31mRED\x1b[0m \x1b]0;pwned title\x07 \u202eevil\u202c \x9b2J end\rback"
+
+
+def escape_cassette() -> Cassette:
+    """A run whose every string a terminal might obey holds escape sequences: colours, an OSC title, a bidi
+    override, a C1 CSI and a carriage return, in the id, tool names, inputs, results and answers."""
+    chain = StepChain("esc\x1b]0;id-title\x07")
+    tool = "grep\x1b[2J"
+    chain.append("model_input", BASE_TIME, {"model": "claude-\x1b[5mx", "systemPrompt": ESC_TEXT,
+                                            "messages": [{"role": "user", "content": ESC_TEXT}],
+                                            "tools": [{"name": tool, "description": ESC_TEXT}]})
+    call = {"toolCallId": "call-0", "toolName": tool, "toolInput": {"pattern": ESC_TEXT}}
+    chain.append("model_output", BASE_TIME + 1, {"type": "tool_calls", "calls": [call], "text": ESC_TEXT})
+    chain.append("tool_call", BASE_TIME + 2, dict(call))
+    chain.append("tool_result", BASE_TIME + 3, {"toolCallId": "call-0", "toolName": tool, "result": ESC_TEXT})
+    history = [{"role": "user", "content": ESC_TEXT},
+               {"role": "assistant", "content": [{"type": "tool_use", **call}]},
+               {"role": "user", "content": [{"type": "tool_result", "toolCallId": "call-0", "toolName": tool,
+                                             "result": ESC_TEXT}]}]
+    chain.append("model_input", BASE_TIME + 4, {"model": "claude-x", "messages": history, "tools": []})
+    chain.append("model_output", BASE_TIME + 5, {"type": "final_answer", "text": ESC_TEXT})
+    chain.append("metadata", BASE_TIME + 6, {"event": "run_completed", "status": "success", "result": ESC_TEXT})
+    return chain.cassette(BASE_TIME)

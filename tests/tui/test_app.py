@@ -26,14 +26,32 @@ async def test_palette_lists_every_action_of_the_current_screen() -> None:
     app = make_app(PARENT, CHILD)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        descriptions = {d for d, _, _, _ in screen_actions(app.screen)}
+        descriptions = {d for d, *_ in screen_actions(app.screen)}
         assert {"Search", "Next match", "Filter", "Next error", "Next result", "Diff", "Fork", "Copy",
                 "Write payload to a file", "Open in $EDITOR", "Open in $PAGER", "Quit", "Help"} <= descriptions
         await pilot.press("d")
         await settle(pilot)
-        diff_actions = {d for d, _, _, _ in screen_actions(app.screen)}
-        assert {"Next diff", "Prev diff", "Hash/semantic", "Both values"} <= diff_actions
-        assert "Fork" not in diff_actions
+        diff_actions = {d for d, *_ in screen_actions(app.screen)}
+        assert {"Next diff", "Prev diff", "Hash/semantic", "Both values", "Browse", "Fork", "Find"} <= diff_actions
+        actions = list(screen_actions(app.screen))
+        assert len({action for _, _, action, _, _ in actions}) == len(actions)  # each action once
+        assert all(tooltip for description, _, _, _, tooltip in actions if description in ("Fork", "Browse"))
+
+
+async def test_help_lists_blackbox_keys_once_without_textual_generic_ones() -> None:
+    from textual.widgets import Static
+
+    app = make_app(PARENT)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        text = str(app.screen.query_one("#help-text", Static).render())
+        assert "Search — Find steps whose summary or payload holds a text" in text
+        for generic in ("Scroll Up", "Page Up", "Cursor line start", "Delete"):
+            assert generic not in text, generic
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        assert len(lines) == len(set(lines))
 
 
 async def test_palette_runs_an_action_on_the_screen(large_cassette: Path) -> None:
@@ -110,3 +128,29 @@ def test_a_run_keeps_payloads_undecoded_and_derives_what_a_full_load_does(tmp_pa
     assert run.indices("errors") == [i for i, s in enumerate(full.steps) if is_error_result(s)] != []
     assert run.indices("tool", "lookup") == [i for i, s in enumerate(full.steps) if tool_name(s) == "lookup"]
     assert run.tool_names() == ["search", "lookup", "fetch_page"]
+
+
+async def test_the_theme_chosen_is_remembered_for_the_next_start() -> None:
+    from blackbox_tui.app import BlackboxApp, load_runs
+    from blackbox_tui.state import recall_theme
+
+    app = BlackboxApp(load_runs([PARENT]), remember_theme=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.theme = "textual-light"
+        await pilot.pause()
+    assert recall_theme() == "textual-light"
+    again = BlackboxApp(load_runs([PARENT]), remember_theme=True)
+    assert again.theme == "textual-light"
+    assert BlackboxApp(load_runs([PARENT])).theme != "textual-light"  # tests and snapshots ignore it
+
+
+def test_tui_on_a_directory_fails_like_verify(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from blackbox.cli import app as cli
+
+    result = CliRunner().invoke(cli, ["tui", str(tmp_path)])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (f"error: {tmp_path}: is a directory, not a cassette file; "
+                                     f"`blackbox list {tmp_path}` shows the cassettes in it")

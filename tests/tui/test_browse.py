@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import stat
 from pathlib import Path
 
@@ -15,7 +14,6 @@ from blackbox_tui.screens.browse import BrowseScreen
 from blackbox_tui.screens.help import HelpScreen
 from blackbox_tui.screens.prompts import PathPrompt, PickOne
 from blackbox_tui.widgets.conversation import ConversationView
-from blackbox_tui.widgets.payload_view import PayloadView
 from blackbox_tui.widgets.run_header import RunHeader
 from tests.conftest import FIXTURES
 from tests.tui.conftest import INCIDENT, PARENT, SIZE, make_app, settle
@@ -25,6 +23,11 @@ pytestmark = pytest.mark.anyio
 
 def static_text(screen, selector: str) -> str:
     return str(screen.query_one(selector, Static).render())
+
+
+def toasts(app) -> list[str]:
+    """The messages of the notifications on screen now."""
+    return [notification.message for notification in app._notifications]
 
 
 async def test_header_list_and_navigation() -> None:
@@ -121,7 +124,7 @@ async def test_search_then_next_and_previous_match() -> None:
         assert screen.table.step_index == screen.matches[1]
         await pilot.press("n", "N")
         assert screen.table.step_index == screen.matches[1]
-        assert f"{len(screen.matches)} match(es)" in static_text(screen, "#status")
+        assert f"match 2 of {len(screen.matches)}" in static_text(screen, "#status")
         await pilot.press("escape")
         assert screen.matches == []
 
@@ -134,6 +137,8 @@ async def test_search_with_no_match_says_so() -> None:
         await settle(pilot)
         assert app.screen.matches == []
         assert app.screen.table.step_index == 0
+        assert toasts(app) == ['No step contains "zebra-unicorn".']
+        assert 'search "zebra-unicorn": no match' in static_text(app.screen, "#status")
 
 
 async def pick(pilot, option_id: str) -> None:
@@ -185,6 +190,7 @@ async def test_error_jump_in_a_run_without_errors_warns() -> None:
         await settle(pilot)
         await pilot.press("e")
         assert app.screen.table.step_index == 0
+        assert toasts(app) == ["No error result in the steps shown."]
 
 
 async def test_copy_to_clipboard_and_write_to_a_file(tmp_path: Path) -> None:
@@ -206,7 +212,7 @@ async def test_copy_to_clipboard_and_write_to_a_file(tmp_path: Path) -> None:
 async def test_open_in_pager_gets_a_read_only_copy_of_the_step(tmp_path: Path, monkeypatch) -> None:
     log = tmp_path / "pager.log"
     pager = tmp_path / "fake-pager"
-    pager.write_text(f'#!/bin/sh\nif [ -w "$1" ]; then echo writable >> {log}; fi\ncat "$1" >> {log}\n')
+    pager.write_text(f'#!/bin/sh\nstat -c "mode %a" "$1" >> {log}\ncat "$1" >> {log}\n')
     pager.chmod(pager.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("PAGER", str(pager))
     app = make_app(INCIDENT)
@@ -215,7 +221,8 @@ async def test_open_in_pager_gets_a_read_only_copy_of_the_step(tmp_path: Path, m
         await pilot.press("j", "p")
         await settle(pilot)
     shown = log.read_text(encoding="utf-8")
-    assert "writable" not in shown or os.geteuid() == 0  # root may write anything
+    mode = int(shown.splitlines()[0].removeprefix("mode "), 8)
+    assert mode & 0o222 == 0, f"the pager got a writable copy (mode {mode:o})"
     assert '"id": "triage-incident:1"' in shown
     assert '"type": "model_output"' in shown
 
@@ -280,6 +287,8 @@ async def test_fork_key_off_a_tool_result_explains() -> None:
         await pilot.press("f")
         await settle(pilot)
         assert isinstance(app.screen, BrowseScreen)
+        assert toasts(app) == ["A fork starts at a tool_result step (tool results here: 3, 5, 9, 13); "
+                               "press r to go to the next one."]
 
 
 async def test_help_lists_the_screen_keys() -> None:
@@ -299,10 +308,12 @@ async def test_help_lists_the_screen_keys() -> None:
 async def test_payload_view_caps_a_huge_payload() -> None:
     from blackbox_tui.widgets.payload_view import SHOW_LIMIT, json_content
 
-    content = json_content({"text": "x" * (SHOW_LIMIT * 2)})
+    content = json_content({"text": "x" * (SHOW_LIMIT * 2)}, unfold=True)
     assert "more characters: press o or p" in content.plain
     assert len(content.plain) < SHOW_LIMIT + 200
-    assert PayloadView  # the widget that shows it
+    folded = json_content({"text": "x" * (SHOW_LIMIT * 2)})
+    assert f"[{SHOW_LIMIT * 2 - 600:,} more characters; z unfolds]" in folded.plain
+    assert len(folded.plain) < 700
 
 
 @pytest.mark.parametrize("name", ["error-unknown-tool.v2.json", "success-final-answer.v2.json"])

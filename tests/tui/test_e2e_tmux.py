@@ -28,11 +28,12 @@ READING = TRIAGE.parent / "inputs" / "live-reading.json"
 class Terminal:
     """One detached tmux session of 120×36 running a command."""
 
-    def __init__(self, command: list[str], env: dict[str, str]) -> None:
+    def __init__(self, command: list[str], env: dict[str, str], cwd: Path) -> None:
         self.name = f"bbtui-{uuid.uuid4().hex[:8]}"
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
         shell = f"env -u COLUMNS -u LINES {exports} {shlex.join(command)}; echo EXITED $?; sleep 30"
-        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x", "120", "-y", "36", shell], check=True)
+        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-c", str(cwd), "-x", "120", "-y", "36",
+                        shell], check=True)
         # without a client, some tmux versions keep the default 80×24: pin the size explicitly
         subprocess.run(["tmux", "set-option", "-t", self.name, "window-size", "manual"], check=False)
         subprocess.run(["tmux", "resize-window", "-t", self.name, "-x", "120", "-y", "36"], check=False)
@@ -63,11 +64,13 @@ class Terminal:
 @pytest.fixture
 def terminal(tmp_path: Path) -> Iterator[callable]:
     opened: list[Terminal] = []
-    env = {"TERM": "xterm-256color", "XDG_STATE_HOME": str(tmp_path / "state"), "PATH": os.environ["PATH"],
+    # TMPDIR: a UI killed with its tmux session cannot remove its scratch folders; they go with tmp_path
+    base = {"TERM": "xterm-256color", "TMPDIR": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "state"),
+            "PATH": os.environ["PATH"],
            "HOME": os.environ.get("HOME", str(tmp_path)), "NO_COLOR": ""}
 
-    def start(*args: str) -> Terminal:
-        term = Terminal([sys.executable, "-m", "blackbox", "tui", *args], env)
+    def start(*args: str, env: dict[str, str] | None = None) -> Terminal:
+        term = Terminal([sys.executable, "-m", "blackbox", "tui", *args], {**base, **(env or {})}, tmp_path)
         opened.append(term)
         return term
 
@@ -97,11 +100,56 @@ def test_browse_then_diff_in_a_real_terminal(terminal) -> None:
 
 def test_demo_opens_with_its_fork_beside_it(terminal) -> None:
     term = terminal("--demo")
-    shown = term.wait_for("chain intact")
-    assert "example-run-001" in shown and "15 steps" in shown
-    term.keys("d")
-    shown = term.wait_for("first divergence at step")
-    assert "example-run-001" in shown
+    shown = term.wait_for("first divergence at step 3")
+    assert "example-run-001  ↔  example-run-001-fork" in shown
+    # the divergent step is the changed search result (✎: the new value), on both sides, its change shown below
+    row = next(line for line in shown.splitlines() if line.lstrip().startswith("3 ") and "✎" in line)
+    assert row.count("Tool result: search → ok") == 2, row
+    assert "step 3: " in shown and "changed field" in shown
+    assert "result.results[0]" in shown
+    term.keys("Escape")
+    shown = term.wait_for("15 steps")
+    assert "chain intact" in term.wait_for("chain intact")
+
+
+def test_demo_fork_with_an_edited_value_finishes(terminal, tmp_path: Path) -> None:
+    term = terminal("--demo")
+    term.wait_for("first divergence at step 3")
+    term.keys("Escape")
+    term.wait_for("chain intact")
+    term.keys("j", "j", "j", "f")
+    term.wait_for("✓ valid JSON")
+    replace_value(term, '{"results": [], "available": false, "message": "Sold out."}')
+    term.keys("C-r")
+    shown = term.wait_for("first divergence at step 3", "error:", timeout=60)
+    assert "first divergence at step 3" in shown, shown
+    assert "example-run-001  ↔  example-run-001-fork" in shown
+    # the demo's model answers from the new result: no options, so it cannot book
+    b_outcome = next(line for line in shown.splitlines() if line.startswith(" B "))
+    assert "no options are available" in b_outcome and "Sold out." in b_outcome, b_outcome
+    assert not (tmp_path / "traces").exists()
+
+
+def _fork_screen(term: Terminal) -> None:
+    term.wait_for("chain intact")
+    term.keys("j", "j", "j", "j", "j", "f")
+    term.wait_for("✓ valid JSON")
+    replace_value(term, json.dumps(json.loads(READING.read_text(encoding="utf-8")), separators=(",", ":")))
+    term.wait_for('"value":"124"')
+
+
+def replace_value(term: Terminal, text: str) -> None:
+    """Ctrl+A, then type `text` over the selection; under load the first keys can reach the screen before
+    the editor has the focus, so a glued result is undone and typed again."""
+    for _ in range(3):
+        time.sleep(0.5)  # the editor takes the focus once the screen has mounted
+        term.keys("C-a")
+        term.keys(text, literal=True)
+        time.sleep(1.0)
+        if "✗ not JSON" not in term.screen():
+            return
+        term.keys("C-a", "BSpace")
+    raise AssertionError(f"the value could not be replaced; the screen shows:\n{term.screen()}")
 
 
 def test_fork_from_the_ui_then_see_the_divergence(terminal, tmp_path: Path, monkeypatch) -> None:
@@ -109,18 +157,65 @@ def test_fork_from_the_ui_then_see_the_divergence(terminal, tmp_path: Path, monk
     parent = tmp_path / "triage-incident.json"
     parent.write_bytes(INCIDENT.read_bytes())
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    remember_fork(parent, ForkSettings(command=f"{sys.executable} {AGENT}", continuation="script",
-                                       script=str(REPLIES)))
+    remember_fork(parent, ForkSettings(runner="agent", command=f"{sys.executable} {AGENT}",
+                                       continuation="script", script=str(REPLIES)))
     term = terminal(str(parent))
-    term.wait_for("chain intact")
-    term.keys("j", "j", "j", "j", "j", "f")
-    term.wait_for("New tool result (JSON)")
-    # select the whole recorded result (F7) and type the live reading in its place
-    reading = json.dumps(json.loads(READING.read_text(encoding="utf-8")), separators=(",", ":"))
-    term.keys("F7")
-    term.keys(reading, literal=True)
-    term.wait_for('"value":"124"')
+    _fork_screen(term)
     term.keys("C-r")
     shown = term.wait_for("first divergence at step 5", "error:", timeout=90)
     assert "first divergence at step 5" in shown, shown
     assert (tmp_path / "triage-incident-fork-at-5.json").is_file()
+
+
+def test_what_if_from_inline_replies_without_the_agent(terminal, tmp_path: Path, monkeypatch) -> None:
+    parent = tmp_path / "triage-incident.json"
+    parent.write_bytes(INCIDENT.read_bytes())
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    remember_fork(parent, ForkSettings(runner="whatif", continuation="inline",
+                                       replies='[{"type": "final_answer", "text": "Urgent work order for VAN-14."}]'))
+    term = terminal(str(parent))
+    _fork_screen(term)
+    term.keys("C-r")
+    shown = term.wait_for("first divergence at step 5", "error:", timeout=60)
+    assert "first divergence at step 5" in shown, shown
+    assert "Urgent work order for VAN-14." in shown  # the verdict quotes the new final answer
+
+
+def test_what_if_live_against_the_fake_api(terminal, tmp_path: Path, monkeypatch) -> None:
+    from tests.fakeapi import FakeAPI, anthropic_message
+
+    parent = tmp_path / "triage-incident.json"
+    parent.write_bytes(INCIDENT.read_bytes())
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    remember_fork(parent, ForkSettings(runner="whatif", continuation="live"))
+    with FakeAPI() as fake:
+        fake.queue(anthropic_message(text="Coolant at 124: urgent work order."))
+        term = terminal(str(parent), env={"ANTHROPIC_API_KEY": "sk-ant-e2e", "ANTHROPIC_BASE_URL": fake.url})
+        _fork_screen(term)
+        term.keys("C-r")
+        shown = term.wait_for("first divergence at step 5", "error:", timeout=60)
+        assert "first divergence at step 5" in shown, shown
+        assert "Coolant at 124: urgent work order." in shown
+        assert fake.paths() == ["/v1/messages"]
+
+
+def test_follow_shows_a_step_appended_while_it_runs(terminal, tmp_path: Path) -> None:
+    from blackbox.recorder import journal_path
+
+    recorded = json.loads(INCIDENT.read_text(encoding="utf-8"))
+    out = tmp_path / "live.json"
+    journal = journal_path(out)
+
+    def line(data: dict) -> bytes:
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+    term = terminal("--follow", str(out))  # started before the recording: it waits for the journal
+    term.wait_for("waiting for a recording")
+    header = {"blackboxJournal": 1, "id": "live", "createdAt": recorded["createdAt"], "out": str(out)}
+    journal.write_bytes(line(header) + b"".join(line(s) for s in recorded["steps"][:4]))
+    shown = term.wait_for("4 steps")
+    assert "following live.json.blackbox-journal (live)" in shown
+    with journal.open("ab") as handle:
+        handle.write(line(recorded["steps"][4]))
+    shown = term.wait_for("5 steps")
+    assert "Tool called: get_telemetry" in shown

@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from textual.widgets import Button, Input, Log, RadioSet, Static, TextArea
+from textual.widgets import Button, Input, Label, Log, RadioButton, RadioSet, Static, TextArea
 
+from blackbox.cassette import load
 from blackbox_tui.screens.browse import BrowseScreen
 from blackbox_tui.screens.fork import ForkScreen, default_out, fork_argv
 from blackbox_tui.state import ForkSettings, recall_fork, state_file
@@ -16,6 +17,7 @@ from blackbox_tui.widgets.json_editor import JsonEditor, json_problem
 from tests.tui.conftest import SIZE, TRIAGE, make_app, settle
 
 pytestmark = pytest.mark.anyio
+pytest_plugins = ["tests.conftest_fakeapi"]
 
 REPLIES = TRIAGE.parent / "inputs" / "urgent-replies.json"
 READING = TRIAGE.parent / "inputs" / "live-reading.json"
@@ -35,6 +37,10 @@ def problem_text(screen: ForkScreen) -> str:
 
 
 async def fill(pilot, screen: ForkScreen, command: str, script: Path | None = REPLIES) -> None:
+    """Continue with the agent `command` (and the replies file `script`)."""
+    screen.query_one("#runner", RadioSet).query_one("#agent", RadioButton).value = True
+    await pilot.pause()
+    assert screen.runner == "agent"
     screen.query_one("#command", Input).value = command
     if script is not None:
         screen.query_one("#script-path", Input).value = str(script)
@@ -147,14 +153,17 @@ async def test_a_failing_agent_leaves_the_log_and_the_error_on_screen(incident_c
     assert remembered.continuation == "script" and remembered.script == str(REPLIES)
 
 
-async def test_remembered_settings_prefill_the_screen(incident_copy: Path) -> None:
+async def test_remembered_settings_prefill_the_screen(incident_copy: Path, monkeypatch) -> None:
     from blackbox_tui.state import remember_fork
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")  # the recorded model is a Claude model
 
     remember_fork(incident_copy, ForkSettings(command="python triage.py", continuation="live"))
     app = make_app(incident_copy)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_fork(pilot)
         assert screen.query_one("#command", Input).value == "python triage.py"
+        assert screen.runner == "agent"
         assert screen.continuation == "live"
         assert not screen.query_one("#run", Button).disabled
 
@@ -211,3 +220,190 @@ async def test_fork_runs_the_agent_and_opens_the_diff_at_the_fork_point(incident
         assert "result.data[0].dp.value" in str(diff.query_one("#changes", Static).render())
         out = default_out(incident_copy, 5)
         assert out.is_file()
+
+
+# -- the second pass: keys, sizes, the key check, continuing without the agent, the demo --------------------
+
+
+async def test_tab_leaves_the_editor_one_escape_goes_back(incident_copy: Path) -> None:
+    app = make_app(incident_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_fork(pilot)
+        area = screen.query_one("#value", JsonEditor).query_one(TextArea)
+        assert app.focused is area
+        before = area.text
+        await pilot.press("tab")
+        assert app.focused is not area and area.text == before  # no indentation inserted
+        area.focus()
+        await pilot.press("escape")
+        assert isinstance(app.screen, BrowseScreen)
+
+
+async def test_ctrl_a_selects_all_and_a_paste_replaces_it(incident_copy: Path) -> None:
+    from textual import events
+
+    app = make_app(incident_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_fork(pilot)
+        assert "ctrl+a selects all" in str(screen.query_one("#value-box Label", Label).render())
+        area = screen.query_one("#value", JsonEditor).query_one(TextArea)
+        await pilot.press("ctrl+a")
+        assert area.selected_text == area.text
+        app.post_message(events.Paste('{"value": "124"}'))  # as a terminal's paste arrives: at the app
+        await pilot.pause()
+        assert area.text == '{"value": "124"}'
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)])
+async def test_the_fork_screen_fits_small_terminals(incident_copy: Path, size: tuple[int, int]) -> None:
+    app = make_app(incident_copy)
+    async with app.run_test(size=size) as pilot:
+        screen = await open_fork(pilot)
+        await pilot.pause()
+        area = screen.query_one("#value", JsonEditor).query_one(TextArea)
+        assert area.region.height >= 7, area.region  # room for the value, not zero lines
+        screen_region = screen.region
+        for selector in ("#run", "#fork-problem", "#fork-status"):
+            widget = screen.query_one(selector)
+            assert screen_region.contains_region(widget.region), (selector, widget.region)
+        if size == (80, 24):  # side by side: every setting is on screen without scrolling
+            for selector in ("#runner", "#continuation", "#script-path", "#out"):
+                region = screen.query_one(selector).region
+                assert region.height > 0 and screen_region.contains_region(region), (selector, region)
+        else:  # stacked: the settings are below the editor, and focusing one scrolls it into view
+            screen.query_one("#out", Input).focus()
+            await pilot.pause()
+            region = screen.query_one("#out", Input).region
+            assert region.height > 0 and screen_region.contains_region(region), region
+
+
+async def test_live_without_a_key_is_refused_before_running(incident_copy: Path, monkeypatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    app = make_app(incident_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_fork(pilot)
+        screen.query_one("#continuation", RadioSet).query_one("#live", RadioButton).value = True
+        await pilot.pause()
+        assert "ANTHROPIC_API_KEY is not set" in problem_text(screen)  # Blackbox continuing: the model's API
+        await fill(pilot, screen, "python agent.py")
+        screen.query_one("#continuation", RadioSet).query_one("#live", RadioButton).value = True
+        await pilot.pause()
+        assert "ANTHROPIC_API_KEY is not set" in problem_text(screen)  # the agent's SDK would need it too
+        assert screen.query_one("#run", Button).disabled
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+        screen.validate()
+        assert not screen.query_one("#run", Button).disabled
+
+
+async def test_a_failing_agent_reports_its_last_error_line(incident_copy: Path) -> None:
+    app = make_app(incident_copy)
+    agent = f"{sys.executable} -c \"import sys; sys.exit('ModuleNotFoundError: No module named anthropic')\""
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_fork(pilot)
+        await fill(pilot, screen, agent)
+        await pilot.press("ctrl+r")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        status = str(screen.query_one("#fork-status", Static).render())
+        assert status.startswith("error: the fork exited with status")
+        assert "the log above" not in status
+        assert status.count("\n") == 0
+
+
+async def test_what_if_from_inline_replies_opens_the_diff_at_the_fork_point(incident_copy: Path) -> None:
+    from blackbox_tui.screens.diff import DiffScreen
+
+    app = make_app(incident_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_fork(pilot)
+        assert screen.runner == "whatif"  # nothing remembered: Blackbox continues by itself
+        screen.query_one("#value", JsonEditor).text = READING.read_text(encoding="utf-8")
+        screen.query_one("#continuation", RadioSet).query_one("#inline", RadioButton).value = True
+        screen.query_one("#replies", JsonEditor).text = '[{"type": "final_answer", "text": "Urgent: VAN-14."}]'
+        await pilot.pause()
+        assert problem_text(screen) == ""
+        await pilot.press("ctrl+r")
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        diff = app.screen
+        assert isinstance(diff, DiffScreen), str(screen.query_one("#fork-status", Static).render())
+        assert diff.comparison.first_divergence == 5 and diff.table.cursor == 5
+        fork = load(default_out(incident_copy, 5))
+        assert fork.parentId == "triage-incident" and fork.steps[-2].payload["text"] == "Urgent: VAN-14."
+
+
+async def test_what_if_live_against_the_fake_api(incident_copy: Path, fake_api, monkeypatch) -> None:
+    from blackbox_tui.screens.diff import DiffScreen
+    from tests.fakeapi import anthropic_message
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_api.url)
+    fake_api.queue(anthropic_message(text="124 °C: open an urgent work order."))
+    app = make_app(incident_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_fork(pilot)
+        screen.query_one("#value", JsonEditor).text = READING.read_text(encoding="utf-8")
+        screen.query_one("#continuation", RadioSet).query_one("#live", RadioButton).value = True
+        await pilot.pause()
+        assert screen.query_one("#model-name", Input).value == "claude-haiku-4-5"
+        await pilot.press("ctrl+r")
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert isinstance(app.screen, DiffScreen), str(screen.query_one("#fork-status", Static).render())
+        assert app.screen.table.cursor == 5
+    assert fake_api.paths() == ["/v1/messages"]
+    sent = [b for m in fake_api.bodies()[0]["messages"] if isinstance(m["content"], list) for b in m["content"]
+            if b["type"] == "tool_result"]
+    assert json.loads(sent[-1]["content"]) == json.loads(READING.read_text(encoding="utf-8"))
+
+
+async def test_the_demo_fork_finishes_without_an_agent(tmp_path: Path, monkeypatch) -> None:
+    from blackbox.demo import demo_pair
+    from blackbox_tui.app import BlackboxApp, load_runs
+    from blackbox_tui.screens.diff import DiffScreen
+
+    monkeypatch.chdir(tmp_path / "state" if (tmp_path / "state").is_dir() else tmp_path)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    parent, _ = demo_pair(scratch)
+    app = BlackboxApp(load_runs([parent]), demo=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_fork(pilot, at=3)
+        assert screen.runner == "demo"
+        screen.query_one("#value", JsonEditor).text = '{"results": [], "available": false}'
+        await pilot.pause()
+        await pilot.press("ctrl+r")
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert isinstance(app.screen, DiffScreen), str(screen.query_one("#fork-status", Static).render())
+    assert (scratch / "example-trace-fork-at-3.json").is_file()
+    assert not (tmp_path / "traces").exists()
+
+
+async def test_what_if_asks_for_the_result_of_a_call_the_run_never_made(incident_copy: Path) -> None:
+    from blackbox_tui.screens.diff import DiffScreen
+    from blackbox_tui.screens.prompts import PathPrompt
+
+    replies = [{"type": "tool_call", "toolName": "get_service_history", "toolInput": {"vehicle_id": "VAN-99"}},
+               {"type": "final_answer", "text": "VAN-99 has no history."}]
+    app = make_app(incident_copy)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_fork(pilot)
+        screen.query_one("#continuation", RadioSet).query_one("#inline", RadioButton).value = True
+        screen.query_one("#replies", JsonEditor).text = json.dumps(replies)
+        await pilot.pause()
+        await pilot.press("ctrl+r")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if isinstance(app.screen, PathPrompt):
+                break
+        prompt = app.screen
+        assert isinstance(prompt, PathPrompt) and "get_service_history" in prompt.title_text
+        prompt.query_one(Input).value = '{"services": []}'
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert isinstance(app.screen, DiffScreen), str(screen.query_one("#fork-status", Static).render())
+    fork = load(default_out(incident_copy, 5))
+    results = [s.payload for s in fork.steps if s.type == "tool_result"]
+    assert results[-1]["result"] == {"services": []} and fork.steps[-1].payload["status"] == "success"

@@ -92,3 +92,48 @@ def test_fork_screen(snap_compare) -> None:
 def test_help(snap_compare) -> None:
     app = make_app(PARENT)
     assert snap_compare(app, terminal_size=SIZE, run_before=steady("question_mark"))
+
+
+# -- the second pass: escape sequences, small terminals, the what-if fork --------------------------------------
+
+
+@pytest.fixture
+def escapes(tmp_path: Path) -> Path:
+    from blackbox.cassette import save
+    from tests.tui.synthetic import escape_cassette
+
+    path = tmp_path / "escapes.json"
+    save(escape_cassette(), path)
+    return path
+
+
+def test_escape_sequences_render_inert(snap_compare, escapes: Path) -> None:
+    app = make_app(escapes)
+    assert snap_compare(app, terminal_size=SIZE, run_before=steady("2"))
+
+
+def test_search_highlights_only_the_match(snap_compare) -> None:
+    app = make_app(INCIDENT, theme="textual-light")
+
+    async def run_before(pilot: Pilot[object]) -> None:
+        await settle(pilot)
+        pilot.app.screen.search("VAN-14")
+        await steady()(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)])
+def test_fork_screen_small(snap_compare, size: tuple[int, int]) -> None:
+    app = make_app(INCIDENT)
+    assert snap_compare(app, terminal_size=size, run_before=steady("j", "j", "j", "j", "j", "f"))
+
+
+def test_browse_80x24(snap_compare) -> None:
+    app = make_app(INCIDENT)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=steady("j", "j", "j", "j", "j"))
+
+
+def test_diff_80x24(snap_compare) -> None:
+    app = make_app(PARENT, CHILD, diff=True)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=steady())

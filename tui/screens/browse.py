@@ -5,19 +5,23 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
+from textual.content import Content
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
 from blackbox.cassette import Step, atomic_write
 from blackbox.errors import CassetteError
+from blackbox.inert import inert
 from blackbox_tui.external import open_readonly, viewer_command
+from blackbox_tui.follow import Follower
+from blackbox_tui.notice import say
 from blackbox_tui.run import Run, pretty_json
 from blackbox_tui.screens.prompts import PathPrompt, PickOne
 from blackbox_tui.widgets.line_table import LineTable
@@ -28,21 +32,28 @@ from blackbox_tui.widgets.step_table import StepTable
 __all__ = ["REST_DELAY", "BrowseScreen"]
 
 REST_DELAY = 0.05  # seconds the cursor must rest before the detail pane is rendered
+FOLLOW_EVERY = 0.3  # seconds between looks at a followed recording's journal
 
 
 class BrowseScreen(Screen[None]):
     """One run. `companion` is the cassette `d` compares with (the fork beside it), if any."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "search", "Search", key_display="/", id="browse.search"),
-        Binding("n", "next_match", "Next match", id="browse.next_match"),
+        Binding("slash", "search", "Search", key_display="/",
+                tooltip='Find steps whose summary or payload holds a text', id="browse.search"),
+        Binding("n", "next_match", "Next match", show=False,
+                tooltip='Go to the next search match (N: the previous one)', id="browse.next_match"),
         Binding("N", "previous_match", "Prev match", show=False, id="browse.previous_match"),
-        Binding("t", "filter", "Filter", id="browse.filter"),
-        Binding("e", "next_error", "Next error", id="browse.next_error"),
-        Binding("r", "next_result", "Next result", id="browse.next_result"),
-        Binding("d", "diff", "Diff", id="browse.diff"),
-        Binding("f", "fork", "Fork", id="browse.fork"),
-        Binding("c", "copy", "Copy", id="browse.copy"),
+        Binding("t", "filter", "Filter",
+                tooltip='Show only one step type, one tool, or the error results', id="browse.filter"),
+        Binding("e", "next_error", "Next error",
+                tooltip='Go to the next tool result that is an error', id="browse.next_error"),
+        Binding("r", "next_result", "Next result", show=False,
+                tooltip='Go to the next tool result (a fork point)', id="browse.next_result"),
+        Binding("d", "diff", "Diff", tooltip='Compare this run with another cassette (or its fork)', id="browse.diff"),
+        Binding("f", "fork", "Fork", tooltip='Fork the run at this tool result with another value', id="browse.fork"),
+        Binding("c", "copy", "Copy", show=False,
+                tooltip="Copy this step's payload to the clipboard (OSC 52)", id="browse.copy"),
         Binding("w", "write", "Write payload to a file", show=False, id="browse.write"),
         Binding("o", "open_editor", "Open in $EDITOR", show=False, id="browse.open_editor"),
         Binding("p", "open_pager", "Open in $PAGER", show=False, id="browse.open_pager"),
@@ -50,7 +61,7 @@ class BrowseScreen(Screen[None]):
         Binding("1", "tab('tab-json')", "JSON tab", show=False, id="browse.tab_json"),
         Binding("2", "tab('tab-conversation')", "Conversation tab", show=False, id="browse.tab_conversation"),
         Binding("3", "tab('tab-step')", "Hash & time tab", show=False, id="browse.tab_step"),
-        Binding("escape", "clear", "Clear search/filter", show=False, id="browse.clear"),
+        Binding("escape", "clear", "Clear search/filter (or back)", show=False, id="browse.clear"),
     ]
 
     DEFAULT_CSS = """
@@ -72,8 +83,13 @@ class BrowseScreen(Screen[None]):
     }
     """
 
-    def __init__(self, run: Run, *, companion: Run | None = None, at: int = 0) -> None:
+    def __init__(self, run: Run, *, companion: Run | None = None, at: int = 0, back: bool = False,
+                 follow: Follower | None = None) -> None:
+        """`back`: opened from another screen (the diff), so escape with nothing to clear returns to it.
+        `follow`: the journal of a recording in progress; its new steps are appended as they are written."""
         super().__init__()
+        self.back = back
+        self.follower = follow
         self.run = run
         self.companion = companion
         self.start_at = at
@@ -101,6 +117,42 @@ class BrowseScreen(Screen[None]):
         self._show_detail()
         self._update_status()
         self._check_chain()
+        if self.follower is not None:
+            self.set_interval(FOLLOW_EVERY, self._follow)
+
+    def _follow(self) -> None:
+        """Append what the recording wrote since the last look; the cursor on the last row stays on the last."""
+        follower = self.follower
+        if follower is None:
+            return
+        new = follower.poll()
+        if new:
+            table = self.table
+            at_end = table.cursor >= table.row_count - 1
+            self.run.append(new)
+            table._index_width = max(table._index_width, len(str(len(self.run) - 1)))
+            if not self.filter_label:
+                table.indices = range(len(self.run))
+            table.rows_changed(table.row_count - 1 if at_end else table.cursor)
+            self.query_one(RunHeader).refresh_chain()
+            self._check_chain()
+            self._show_detail()
+        if follower.finished:
+            self.follower = None
+            done = "written" if follower.out.exists() else "not written (see the agent's output)"
+            say(self.app, f"The recording ended: {follower.out} {done}.")
+        self._update_status()
+
+    def on_screen_resume(self) -> None:
+        """Back from the diff or a fork: the keys go to the step list again (it was never focused when the
+        diff opened on top at start)."""
+        if self.focused is None:
+            self.table.focus()
+
+    @property
+    def _app(self) -> Any:
+        """The Blackbox app (its routing: open_diff, open_fork); typed loosely to avoid an import cycle."""
+        return self.app
 
     # -- parts ---------------------------------------------------------------------------------------------
 
@@ -129,10 +181,10 @@ class BrowseScreen(Screen[None]):
         broken = self.run.chain
         if broken is not None:
             self.add_class("-broken")
-            self.query_one("#chain-banner", Static).update(
-                f"⚠ Chain broken at step {broken.index}: {broken.reason}. The file changed after it was "
+            self.query_one("#chain-banner", Static).update(Content(
+                f"⚠ Chain broken at step {broken.index}: {inert(broken.reason)}. The file changed after it was "
                 "recorded; what follows may not be what ran. Still browsable."
-            )
+            ))
         self.detail.refresh_facts()
 
     # -- following the cursor ------------------------------------------------------------------------------
@@ -146,18 +198,37 @@ class BrowseScreen(Screen[None]):
 
     def _show_detail(self) -> None:
         self._detail_timer = None
-        self.detail.show(self.current_step)
+        index = self.table.step_index
+        needle = self.query_text if index is not None and index in self.table.marked else ""
+        self.detail.show(self.current_step, needle)
         self._update_status()
 
     def _update_status(self) -> None:
         index = self.table.step_index
         where = f"step {index} of {len(self.run)}" if index is not None else "no steps shown"
         parts = [where]
+        if self.follower is not None:
+            parts.append(f"following {inert(self.follower.journal.name)} (live)" + (
+                f" — {inert(self.follower.problem)}" if self.follower.problem else ""))
         if self.filter_label:
-            parts.append(f"filter: {self.filter_label} ({self.table.row_count} shown)")
+            parts.append(f"filter: {inert(self.filter_label)} ({self.table.row_count} shown)")
         if self.query_text:
-            parts.append(f'search "{self.query_text}": {len(self.matches)} match(es)')
-        self.query_one("#status", Static).update("  ·  ".join(parts))
+            parts.append(f'search "{inert(self.query_text)}": {self.match_position()}')
+        self.query_one("#status", Static).update(Content("  ·  ".join(parts)))
+
+    def match_position(self) -> str:
+        """`match 3 of 12` when the cursor is on a match, else how many there are (n / N move between them)."""
+        shown = [i for i in self.matches if i in self._shown_set()]
+        if not shown:
+            return "no match" + (" in the steps shown" if self.matches else "")
+        index = self.table.step_index
+        if index is not None and index in self.table.marked:
+            return f"match {shown.index(index) + 1} of {len(shown)}" if index in shown else f"{len(shown)} matches"
+        return f"{len(shown)} match{'es' if len(shown) != 1 else ''} (n: next, N: previous)"
+
+    def _shown_set(self) -> frozenset[int] | range:
+        rows = self.table.indices
+        return rows if isinstance(rows, range) else frozenset(rows)
 
     # -- search --------------------------------------------------------------------------------------------
 
@@ -177,18 +248,18 @@ class BrowseScreen(Screen[None]):
         self.query_text = text.strip()
         needle = self.query_text.lower()
         self.matches = [i for i in range(len(self.run)) if self.run.matches(i, needle)] if needle else []
-        self.table.mark(frozenset(self.matches))
+        self.table.mark(frozenset(self.matches), needle)
         if self.matches:
             self._jump(lambda i: i in self.table.marked, forward=True, what="match", include_current=True)
         elif needle:
-            self.notify(f'No step contains "{self.query_text}".', severity="warning")
+            say(self.app, f'No step contains "{self.query_text}".', severity="warning")
         self._update_status()
 
     def _close_search(self) -> None:
         self.query_one("#search", Input).remove_class("-visible")
         self.table.focus()
 
-    def on_key(self, event) -> None:
+    def on_key(self, event: events.Key) -> None:
         if event.key == "escape" and self.focused is self.query_one("#search", Input):
             event.stop()
             self._close_search()
@@ -201,7 +272,7 @@ class BrowseScreen(Screen[None]):
 
     def _jump_to_match(self, *, forward: bool) -> None:
         if not self.query_text:
-            self.notify("Nothing to find yet: press / and type.", severity="warning")
+            say(self.app, "Nothing to find yet: press / and type.", severity="warning")
             return
         self._jump(lambda i: i in self.table.marked, forward=forward, what="match")
 
@@ -227,10 +298,10 @@ class BrowseScreen(Screen[None]):
             row = (start + offset * step) % count
             if wanted(rows[row]):
                 if (forward and row < table.cursor) or (not forward and row > table.cursor):
-                    self.notify(f"Wrapped around to the {'first' if forward else 'last'} {what}.")
+                    say(self.app, f"Wrapped around to the {'first' if forward else 'last'} {what}.")
                 table.move_to(row)
                 return
-        self.notify(f"No {what} in the steps shown.", severity="warning")
+        say(self.app, f"No {what} in the steps shown.", severity="warning")
 
     # -- filter --------------------------------------------------------------------------------------------
 
@@ -238,7 +309,7 @@ class BrowseScreen(Screen[None]):
         options = [("all", "All steps")]
         options += [(f"type:{kind}", f"type  {kind}") for kind in self.run.step_types()]
         options += [("errors", "tool results with an error")]
-        options += [(f"tool:{name}", f"tool  {name}") for name in self.run.tool_names()]
+        options += [(f"tool:{name}", f"tool  {inert(name)}") for name in self.run.tool_names()]
         self.app.push_screen(PickOne("Show only…", options), self.apply_filter)
 
     def apply_filter(self, choice: str | None) -> None:
@@ -256,10 +327,14 @@ class BrowseScreen(Screen[None]):
         self._show_detail()
 
     def action_clear(self) -> None:
+        if self.back and not self.query_text and not self.filter_label:
+            self.app.pop_screen()
+            return
         if self.query_text:
             self.query_text = ""
             self.matches = []
             self.table.mark(frozenset())
+            self._show_detail()
         if self.filter_label:
             self.apply_filter("all")
         self._update_status()
@@ -269,7 +344,7 @@ class BrowseScreen(Screen[None]):
     def _payload_text(self) -> tuple[Step, str] | None:
         step = self.current_step
         if step is None:
-            self.notify("No step selected.", severity="warning")
+            say(self.app, "No step selected.", severity="warning")
             return None
         return step, pretty_json(step.payload)
 
@@ -279,7 +354,7 @@ class BrowseScreen(Screen[None]):
             return
         step, text = got
         self.app.copy_to_clipboard(text)
-        self.notify(f"Copied the payload of step {step.index} ({len(text):,} characters) to the clipboard "
+        say(self.app, f"Copied the payload of step {step.index} ({len(text):,} characters) to the clipboard "
                     "(OSC 52; w writes it to a file instead).")
 
     def action_write(self) -> None:
@@ -296,9 +371,9 @@ class BrowseScreen(Screen[None]):
             try:
                 atomic_write(Path(path).expanduser(), text.encode("utf-8", "surrogatepass"))
             except OSError as exc:
-                self.notify(f"Cannot write {path}: {exc.strerror or exc}", severity="error")
+                say(self.app, f"Cannot write {path}: {exc.strerror or exc}", severity="error")
                 return
-            self.notify(f"Wrote the payload of step {step.index} to {path}.")
+            say(self.app, f"Wrote the payload of step {step.index} to {path}.")
 
         self.app.push_screen(PathPrompt(f"Write the payload of step {step.index} to:", default), write)
 
@@ -315,7 +390,7 @@ class BrowseScreen(Screen[None]):
         command = viewer_command(kind)
         status = open_readonly(self.app, pretty_json(step), command, f"step-{step.index}")
         if status == 127:
-            self.notify(f"Cannot start {command[0]}; set ${'EDITOR' if kind == 'editor' else 'PAGER'}.",
+            say(self.app, f"Cannot start {command[0]}; set ${'EDITOR' if kind == 'editor' else 'PAGER'}.",
                         severity="error")
         self.refresh(layout=True)
 
@@ -331,7 +406,7 @@ class BrowseScreen(Screen[None]):
 
     def action_diff(self) -> None:
         if self.companion is not None:
-            self.app.open_diff(self.run, self.companion)
+            self._app.open_diff(self.run, self.companion)
             return
         self.app.push_screen(PathPrompt("Compare with which cassette? (path)", ""), self._load_companion)
 
@@ -344,20 +419,20 @@ class BrowseScreen(Screen[None]):
         try:
             other = Run.open(Path(path).expanduser())
         except CassetteError as exc:
-            self.app.call_from_thread(self.notify, str(exc), severity="error", timeout=10)
+            self.app.call_from_thread(say, self.app, str(exc), severity="error", timeout=10)
             return
         self.app.call_from_thread(self._companion_loaded, other)
 
     def _companion_loaded(self, other: Run) -> None:
         self.companion = other
-        self.app.open_diff(self.run, other)
+        self._app.open_diff(self.run, other)
 
     def action_fork(self) -> None:
         step = self.current_step
         if step is None or step.type != "tool_result":
             points = self.run.indices("type", "tool_result")[:12]
             hint = f"tool results here: {', '.join(map(str, points))}" if points else "this run has none"
-            self.notify(f"A fork starts at a tool_result step ({hint}); press r to go to the next one.",
+            say(self.app, f"A fork starts at a tool_result step ({hint}); press r to go to the next one.",
                         severity="warning")
             return
-        self.app.open_fork(self.run, step.index)
+        self._app.open_fork(self.run, step.index)

@@ -1,7 +1,11 @@
-"""Compare two runs: the §9 verdict, both step lists side by side, and the changed fields of a step."""
+"""Compare two runs: the outcome verdict, both step lists side by side, and the changed fields of a step.
+
+Rows say why they differ: ✎ the fork point's new value, ≈ a step that only carries it (a request whose history
+holds the new value, or a step whose hash differs while its payload does not), ≠ where behaviour changed."""
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, ClassVar
 
 from textual import on, work
@@ -13,21 +17,27 @@ from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Label, Static
 
-from blackbox_tui.diffing import Comparison, compare, field_changes
-from blackbox_tui.run import Run, compact_json
-from blackbox_tui.screens.browse import REST_DELAY
+from blackbox.cassette import Step
+from blackbox.errors import BlackboxError
+from blackbox.inert import inert
+from blackbox_tui.diffing import KIND_TEXT, Classifier, Comparison, compare, field_changes, word_changes
+from blackbox_tui.notice import say
+from blackbox_tui.run import Run, compact_json, pretty_json
+from blackbox_tui.screens.browse import REST_DELAY, BrowseScreen
+from blackbox_tui.screens.prompts import PathPrompt
 from blackbox_tui.widgets.diff_table import DiffTable
 from blackbox_tui.widgets.line_table import LineTable
-from blackbox_tui.widgets.payload_view import PayloadView
 
 __all__ = ["BothValues", "DiffScreen"]
 
 VALUE_CLIP = 70
+WORDS_FROM = 40  # strings at least this long on both sides are compared word by word
 CHANGE_LIMIT = 200
+SHORT = 30  # a terminal fewer lines high than this gets a smaller header and changes pane
 
 
 def _clip(value: Any) -> str:
-    text = compact_json(value)
+    text = inert(compact_json(value))
     return text if len(text) <= VALUE_CLIP else text[: VALUE_CLIP - 1] + "…"
 
 
@@ -36,20 +46,29 @@ class DiffScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("right_square_bracket,n", "next_difference", "Next diff", key_display="]",
+                tooltip="The next row that differs",
                 id="diff.next_difference"),
-        Binding("left_square_bracket,N", "previous_difference", "Prev diff", key_display="[",
+        Binding("left_square_bracket,N", "previous_difference", "Prev diff", key_display="[", show=False,
+                tooltip="The previous row that differs",
                 id="diff.previous_difference"),
-        Binding("s", "toggle_semantic", "Hash/semantic", id="diff.toggle_semantic"),
-        Binding("v", "view_values", "Both values", id="diff.view_values"),
-        Binding("escape", "back", "Back", id="diff.back"),
+        Binding("s", "toggle_semantic", "Hash/semantic",
+                tooltip="Compare by stored hash, or by type and payload (two recordings)", id="diff.toggle_semantic"),
+        Binding("v", "view_values", "Both values",
+                tooltip="Both steps' payloads side by side, aligned, changes marked", id="diff.view_values"),
+        Binding("enter", "browse", "Browse", tooltip="Browse run A at this step (escape comes back)", id="diff.browse"),
+        Binding("f", "fork", "Fork", tooltip="Fork run A at this tool result", id="diff.fork"),
+        Binding("slash", "search", "Find", key_display="/", show=False,
+                tooltip="Go to the next row whose summary holds a text", id="diff.search"),
+        Binding("escape", "back", "Back", show=False, id="diff.back"),
     ]
 
     DEFAULT_CSS = """
     DiffScreen {
-        #verdict { height: auto; padding: 0 1; background: $panel; }
+        #verdict { height: auto; padding: 0 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
         #columns { height: 1; padding: 0; color: $text-muted; background: $panel; text-style: bold; }
         #rows { height: 1fr; }
         #changes-box { height: 12; border-top: hkey $panel-lighten-2; background: $surface; }
+        &.-short #changes-box { height: 7; }
         #changes { padding: 0 1; }
     }
     """
@@ -61,6 +80,8 @@ class DiffScreen(Screen[None]):
         self.semantic = semantic
         self.start_at = at
         self.comparison: Comparison | None = None
+        self.first_behavioural: int | None = None
+        self.find_text = ""
         self._changes_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
@@ -77,6 +98,8 @@ class DiffScreen(Screen[None]):
         self._compare()
 
     def on_resize(self) -> None:
+        self.set_class(self.size.height < SHORT, "-short")
+        self._update_verdict()
         self.call_after_refresh(self._update_columns)
 
     @property
@@ -89,18 +112,22 @@ class DiffScreen(Screen[None]):
     def _compare(self) -> None:
         try:
             result = compare(self.a, self.b, semantic=self.semantic)
-        except Exception as exc:
-            self.app.call_from_thread(self._failed, f"cannot compare these runs: {exc}")
+            classifier = Classifier(self.a, self.b, result)
+            behavioural = classifier.first_behavioural()
+        except (BlackboxError, ValueError, MemoryError) as exc:
+            self.app.call_from_thread(self._failed, f"cannot compare these runs: {inert(str(exc))}")
             return
-        self.app.call_from_thread(self._compared, result)
+        self.app.call_from_thread(self._compared, result, classifier, behavioural)
 
     def _failed(self, message: str) -> None:
         self.query_one("#verdict", Static).update(Content.styled(message, "bold $text-error"))
 
-    def _compared(self, result: Comparison) -> None:
+    def _compared(self, result: Comparison, classifier: Classifier, behavioural: int | None) -> None:
         first_load = self.comparison is None
         self.comparison = result
+        self.first_behavioural = behavioural
         self.table.comparison = result
+        self.table.classifier = classifier
         self.table.refresh()
         self._update_verdict()
         self.call_after_refresh(self._update_columns)
@@ -118,22 +145,33 @@ class DiffScreen(Screen[None]):
             where = Content.styled("no divergence", "bold $text-success")
         else:
             where = Content.styled(f"first divergence at step {result.first_divergence}", "bold $text-warning")
+            classifier = self.table.classifier
+            if self.first_behavioural is not None and self.first_behavioural != result.first_divergence:
+                where += Content.styled(f" · first behavioural divergence at step {self.first_behavioural}",
+                                        "bold $text-error")
+            elif self.first_behavioural is None and classifier is not None and not classifier.complete:
+                where += Content.styled(f" · no behavioural divergence up to step {classifier.scanned_to} "
+                                        "(] looks further)", "$text-muted")
         counts = {kind: result.rows.count(kind) for kind in ("changed", "only_a", "only_b")}
         first = Content.assemble(
-            (self.a.cassette.id, "bold"), ("  ↔  ", "$text-muted"), (self.b.cassette.id, "bold"),
+            (self.a.label, "bold"), ("  ↔  ", "$text-muted"), (self.b.label, "bold"),
             (f"   compared by {mode} (s toggles)", "$text-muted"),
         )
         second = where + Content.styled(
             f"   ·  {counts['changed']} changed, {counts['only_a']} only in A, {counts['only_b']} only in B",
             "$text-muted",
         )
-        verdict = Content.styled(result.verdict, "bold $text-accent")
-        self.query_one("#verdict", Static).update(Content("\n").join([first, second, verdict]))
+        verdict = Content.styled(inert(result.verdict), "bold $text-accent")
+        outcomes = [Content.assemble((f"{side} ", "bold $text-muted"), (inert(run.outcome.describe()), "$text-muted"))
+                    for side, run in (("A", self.a), ("B", self.b))]
+        shown = [first, second, verdict] if self.has_class("-short") else [first, second, verdict, *outcomes]
+        self.query_one("#verdict", Static).update(Content("\n").join(shown))
 
     def _update_columns(self) -> None:
         a_start, b_start, side = self.table.layout(self.table.content_width or self.size.width)
         left = f" A  {self.a.name}"[:side].ljust(b_start - a_start)
-        self.query_one("#columns", Static).update(f"{' ' * a_start}{left} B  {self.b.name}"[: a_start + 2 * side + 4])
+        text = f"{' ' * a_start}{left} B  {self.b.name}"[: a_start + 2 * side + 4]
+        self.query_one("#columns", Static).update(Content(text))  # Content: a file name is not markup
 
     # -- the selected row ----------------------------------------------------------------------------------
 
@@ -158,12 +196,23 @@ class DiffScreen(Screen[None]):
             return head + Content.styled(f"only in B — {self.b.summary(index)}", "$text-success")
         if kind == "same":
             return head + Content.styled(f"same on both sides — {self.a.summary(index)}", "$text-muted")
+        if kind == "hash_only":
+            a_step, b_step = self.a.steps[index], self.b.steps[index]
+            why = (f"its time differs ({a_step.timestamp} → {b_step.timestamp} ms)"
+                   if a_step.timestamp != b_step.timestamp else "an earlier step differs (the hash chains it)")
+            return head + Content.styled(f"same payload, different hash: {why}; nothing in this step changed",
+                                         "$text-muted")
         changes = field_changes(self.a, self.b, index, limit=CHANGE_LIMIT)
-        lines = [head + Content.styled(f"{len(changes)} changed field(s); v shows both steps in full",
-                                       "$text-warning")]
+        count = f"{len(changes)} changed field{'s' if len(changes) != 1 else ''}"
+        lines = [head + Content.styled(f"{KIND_TEXT.get(kind, kind)} · {count}; v shows both steps side by side",
+                                       "$text-warning" if kind == "changed" else "$text-muted")]
         for change in changes:
-            lines.append(Content.assemble(
-                (f"{change.path}: ", "bold"),
+            path = Content.styled(f"{inert(change.path)}: ", "bold")
+            if isinstance(change.old, str) and isinstance(change.new, str) and \
+                    min(len(change.old), len(change.new)) >= WORDS_FROM:
+                lines.append(path + _words(change.old, change.new))
+                continue
+            lines.append(path + Content.assemble(
                 (_clip(change.old) if change.old_present else "(absent)", "$text-error"),
                 (" → ", "$text-muted"),
                 (_clip(change.new) if change.new_present else "(absent)", "$text-success"),
@@ -198,8 +247,42 @@ class DiffScreen(Screen[None]):
         index = self.table.cursor
         a_step = self.a.steps[index] if index < len(self.a) else None
         b_step = self.b.steps[index] if index < len(self.b) else None
-        self.app.push_screen(BothValues(index, a_step.payload if a_step else None,
-                                        b_step.payload if b_step else None))
+        self.app.push_screen(BothValues(index, a_step, b_step))
+
+    def action_browse(self) -> None:
+        """Open run A at this row's step (escape comes back here)."""
+        row = self.table.cursor
+        if row >= len(self.a):
+            say(self.app, f"A has no step {row}; it ended at step {len(self.a) - 1}.", severity="warning")
+            return
+        self.app.push_screen(BrowseScreen(self.a, companion=self.b, at=row, back=True))
+
+    def action_fork(self) -> None:
+        row = self.table.cursor
+        if row >= len(self.a) or self.a.steps.type(row) != "tool_result":
+            say(self.app, "A fork starts at a tool_result step of A; move to one (] jumps between differences).",
+                severity="warning")
+            return
+        open_fork = getattr(self.app, "open_fork", None)
+        if open_fork is not None and self.a.path is not None:
+            open_fork(self.a, row)
+
+    def action_search(self) -> None:
+        self.app.push_screen(PathPrompt("Find the next row whose summary holds (either side):", self.find_text),
+                             self._find)
+
+    def _find(self, text: str | None) -> None:
+        if not text:
+            return
+        self.find_text = text
+        needle = text.lower()
+        count = self.table.row_count
+        for offset in range(1, count + 1):
+            row = (self.table.cursor + offset) % count
+            if any(row < len(run) and needle in run.summary(row).lower() for run in (self.a, self.b)):
+                self.table.move_to(row, center=True)
+                return
+        say(self.app, f'No row holds "{text}".', severity="warning")
 
     def action_back(self) -> None:
         if len(self.app.screen_stack) > 2:
@@ -218,24 +301,58 @@ class BothValues(ModalScreen[None]):
         align: center middle;
         & > Vertical { width: 96%; height: 90%; border: round $accent; background: $panel; }
         & Horizontal { height: 1fr; }
-        & PayloadView { width: 1fr; border: round $panel-lighten-2; }
+        & VerticalScroll { width: 1fr; border: round $panel-lighten-2; background: $surface; padding: 0 1; }
         & Label { padding: 0 1; color: $text-muted; }
     }
     """
 
-    def __init__(self, index: int, a: Any, b: Any) -> None:
+    def __init__(self, index: int, a: Step | None, b: Step | None) -> None:
         super().__init__()
         self.index = index
         self.a = a
         self.b = b
 
     def compose(self) -> ComposeResult:
+        left, right = aligned_json(self.a, self.b)
         with Vertical():
-            yield Label(f"step {self.index}: A on the left, B on the right (escape closes)")
+            yield Label(f"step {self.index}: A on the left, B on the right; changed lines marked (escape closes)")
             with Horizontal():
-                yield PayloadView(id="value-a")
-                yield PayloadView(id="value-b")
+                with VerticalScroll(id="value-a"):
+                    yield Static(left)
+                with VerticalScroll(id="value-b"):
+                    yield Static(right)
 
-    def on_mount(self) -> None:
-        self.query_one("#value-a", PayloadView).show(self.a)
-        self.query_one("#value-b", PayloadView).show(self.b)
+
+def _words(old: str, new: str) -> Content:
+    """A long string's change, word by word: only the words that differ are coloured."""
+    left, right = word_changes(inert(old), inert(new))
+    a = Content.assemble(*[(text, "bold $text-error underline" if changed else "$text-muted")
+                           for text, changed in left])
+    b = Content.assemble(*[(text, "bold $text-success underline" if changed else "$text-muted")
+                           for text, changed in right])
+    return Content("\n  A: ") + a + Content("\n  B: ") + b
+
+
+def aligned_json(a: Step | None, b: Step | None) -> tuple[Content, Content]:
+    """Both payloads as JSON, line for line: equal lines side by side, changed lines marked, a side's extra
+    lines faced by blank ones; a missing step says so instead of `null`."""
+    a_lines = inert(pretty_json(a.payload), keep_newlines=True).split("\n") if a is not None else []
+    b_lines = inert(pretty_json(b.payload), keep_newlines=True).split("\n") if b is not None else []
+    left: list[Content] = []
+    right: list[Content] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a_lines, b_lines, autojunk=False).get_opcodes():
+        if tag == "equal":
+            left += [Content(line) for line in a_lines[i1:i2]]
+            right += [Content(line) for line in b_lines[j1:j2]]
+            continue
+        old, new = a_lines[i1:i2], b_lines[j1:j2]
+        height = max(len(old), len(new))
+        left += [Content.styled(line, "$text-error on $error 15%") for line in old] + \
+            [Content("")] * (height - len(old))
+        right += [Content.styled(line, "$text-success on $success 15%") for line in new] + \
+            [Content("")] * (height - len(new))
+    if a is None:
+        left = [Content.styled("(no such step in A)", "italic $text-muted")]
+    if b is None:
+        right = [Content.styled("(no such step in B)", "italic $text-muted")]
+    return Content("\n").join(left), Content("\n").join(right)

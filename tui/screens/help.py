@@ -25,14 +25,15 @@ INTRO = {
 }
 COMMON = (
     ("↑ ↓ j k", "move"), ("g G home end", "first / last"), ("pgup pgdn", "page"),
-    ("tab", "next pane"), ("ctrl+p", "command palette"), ("?", "this help"), ("q", "quit"),
+    ("tab", "next pane"), ("ctrl+p", "command palette"),
 )
 
 
 def help_content(screen: Screen[object]) -> Content:
     lines = [Content.styled(INTRO.get(type(screen).__name__, ""), "$text-muted"), Content("")]
-    rows = [(key, description) for description, key, _, _ in screen_actions(screen)]
-    rows += [row for row in COMMON if row[1] not in {d for _, d in rows}]
+    rows = [(key, f"{description} — {tooltip}" if tooltip else description)
+            for description, key, _, _, tooltip in screen_actions(screen)]
+    rows += list(COMMON)
     for key, description in rows:
         lines.append(Content.assemble((f"{key:>14}  ", "bold $text-accent"), description))
     return Content("\n").join(lines)
@@ -46,7 +47,7 @@ class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen {
         align: center middle;
-        & > Vertical { width: 80; max-width: 95%; height: auto; max-height: 90%; border: round $accent;
+        & > Vertical { width: 100; max-width: 95%; height: auto; max-height: 90%; border: round $accent;
                        background: $panel; padding: 0 1; }
     }
     """

@@ -1,6 +1,7 @@
 """A `model_input` as a conversation: the system prompt, each message by role, tool calls and results.
 
 Long text is folded to a few lines (`z` unfolds everything); tool inputs and results are shown as JSON.
+Every string is made inert first: a message may hold escape sequences that a terminal would obey.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from blackbox.canonical import decode_json
+from blackbox.inert import inert, inert_lines
 from blackbox_tui.run import compact_json, pretty_json
 
 __all__ = ["ConversationView", "conversation_content"]
@@ -22,7 +24,8 @@ ROLE_STYLES = {"user": "bold $text-primary", "assistant": "bold $text-accent", "
 
 
 def _fold(text: str, unfold: bool) -> Content:
-    lines = text.splitlines() or [""]
+    text = inert_lines(text)
+    lines = text.split("\n")
     if unfold or len(lines) <= FOLD_LINES:
         return Content(text)
     hidden = len(lines) - FOLD_LINES
@@ -38,8 +41,8 @@ def _readable(value: Any) -> str:
             decoded = decode_json(value)
         except ValueError:
             return value
-        return pretty_json(decoded) if isinstance(decoded, dict | list) else value
-    return pretty_json(value)
+        return str(pretty_json(decoded)) if isinstance(decoded, dict | list) else value
+    return str(pretty_json(value))
 
 
 def _indent(content: Content, prefix: str = "  ") -> Content:
@@ -50,8 +53,8 @@ def _part(part: Any, unfold: bool) -> Content:
     if not isinstance(part, dict):
         return _fold(pretty_json(part), unfold)
     kind = part.get("type")
-    name = str(part.get("toolName", "?"))
-    call_id = str(part.get("toolCallId", ""))
+    name = inert(str(part.get("toolName", "?")))
+    call_id = inert(str(part.get("toolCallId", "")))
     if kind == "text":
         return _fold(str(part.get("text", "")), unfold)
     if kind == "tool_use":
@@ -59,7 +62,7 @@ def _part(part: Any, unfold: bool) -> Content:
         return head + "\n" + _indent(_fold(compact_json(part.get("toolInput")), unfold))
     if kind == "tool_result" and "error" in part:
         head = Content.assemble(("← error ", "bold $text-error"), (name, "bold"), (f"  {call_id}", "$text-muted"))
-        return head + "\n" + _indent(Content.styled(str(part.get("error")), "$text-error"))
+        return head + "\n" + _indent(Content.styled(inert_lines(str(part.get("error"))), "$text-error"))
     if kind == "tool_result":
         head = Content.assemble(("← result ", "bold $text-success"), (name, "bold"), (f"  {call_id}", "$text-muted"))
         return head + "\n" + _indent(_fold(_readable(part.get("result")), unfold))
@@ -69,7 +72,7 @@ def _part(part: Any, unfold: bool) -> Content:
 def _message(message: Any, unfold: bool) -> Content:
     if not isinstance(message, dict):
         return _fold(pretty_json(message), unfold)
-    role = str(message.get("role", "?"))
+    role = inert(str(message.get("role", "?")))
     head = Content.styled(role, ROLE_STYLES.get(role, "bold"))
     content = message.get("content")
     parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
@@ -82,9 +85,9 @@ def conversation_content(payload: Any, unfold: bool = False) -> Content:
     if not isinstance(payload, dict):
         return Content.styled("This step is not a model request.", "$text-muted")
     blocks: list[Content] = []
-    facts = [f"model {payload['model']}" if isinstance(payload.get("model"), str) else ""]
+    facts = [f"model {inert(payload['model'])}" if isinstance(payload.get("model"), str) else ""]
     if isinstance(payload.get("params"), dict):
-        facts.append(compact_json(payload["params"]))
+        facts.append(inert(compact_json(payload["params"])))
     if any(facts):
         blocks.append(Content.styled("  ".join(f for f in facts if f), "$text-muted"))
     if isinstance(payload.get("systemPrompt"), str):
@@ -96,7 +99,7 @@ def conversation_content(payload: Any, unfold: bool = False) -> Content:
     tools = payload.get("tools")
     if isinstance(tools, list) and tools:
         names = ", ".join(str(t.get("name", "?")) if isinstance(t, dict) else "?" for t in tools)
-        blocks.append(Content.styled(f"tools: {names}", "$text-muted"))
+        blocks.append(Content.styled(f"tools: {inert(names)}", "$text-muted"))
     return Content("\n\n").join(blocks)
 
 

@@ -11,14 +11,15 @@ from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 
-from blackbox_tui.diffing import Comparison
+from blackbox_tui.diffing import Classifier, Comparison
 from blackbox_tui.run import Run
 from blackbox_tui.widgets.line_table import LineTable
 from blackbox_tui.widgets.step_table import TYPE_WIDTH
 
 __all__ = ["MARKS", "DiffTable"]
 
-MARKS = {"same": " = ", "changed": " ≠ ", "only_a": " ◀ ", "only_b": " ▶ "}
+MARKS = {"same": " = ", "changed": " ≠ ", "only_a": " ◀ ", "only_b": " ▶ ", "edited": " ✎ ", "carry": " ≈ ",
+         "hash_only": " ≈ "}
 
 
 class DiffTable(LineTable):
@@ -30,6 +31,9 @@ class DiffTable(LineTable):
         "diff-table--only_a",
         "diff-table--only_b",
         "diff-table--divider",
+        "diff-table--edited",
+        "diff-table--carry",
+        "diff-table--hash_only",
     }
 
     DEFAULT_CSS = """
@@ -39,6 +43,9 @@ class DiffTable(LineTable):
         & > .diff-table--only_a { color: $text-error; }
         & > .diff-table--only_b { color: $text-success; }
         & > .diff-table--divider { color: $panel-lighten-2; }
+        & > .diff-table--edited { color: $text-accent; text-style: bold; }
+        & > .diff-table--carry { color: $text-muted; text-style: italic; }
+        & > .diff-table--hash_only { color: $text-muted; text-style: italic; }
     }
     """
 
@@ -47,6 +54,7 @@ class DiffTable(LineTable):
         self.a = a
         self.b = b
         self.comparison: Comparison | None = None
+        self.classifier: Classifier | None = None
         self._index_width = len(str(max(len(a), len(b), 1) - 1))
 
     @property
@@ -54,6 +62,9 @@ class DiffTable(LineTable):
         return max(len(self.a), len(self.b))
 
     def kind(self, row: int) -> str:
+        """same / changed / only_a / only_b, and for changed rows why: edited, carry, hash_only or changed."""
+        if self.classifier is not None:
+            return str(self.classifier.kind(row))
         rows = self.comparison.rows if self.comparison else ()
         return rows[row] if row < len(rows) else "same"
 

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Static, TextArea
 
 from blackbox.canonical import decode_json
+from blackbox.inert import inert
 
-__all__ = ["JsonEditor", "json_problem"]
+__all__ = ["JsonArea", "JsonEditor", "editable_json", "json_problem"]
 
 _BYTE = re.compile(r"\(byte (\d+)\)")
 
@@ -39,6 +41,22 @@ def json_problem(text: str, *, want_list: bool = False) -> str | None:
     if want_list and not isinstance(value, list):
         return "must be a JSON array of model replies"
     return None
+
+
+def editable_json(text: str) -> str:
+    """JSON text with every character a terminal would obey written as a JSON escape, so the value is the same.
+
+    Such characters can only sit inside JSON strings, where `\\uXXXX` means the same character."""
+    return "".join(f"\\u{ord(c):04x}" if c not in "\n\t" and inert(c) != c else c for c in text)
+
+
+class JsonArea(TextArea):
+    """A TextArea where Tab moves on (indentation is two spaces on Enter), Ctrl+A selects everything and a
+    paste over a selection replaces it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+a", "select_all", "Select all", id="json.select_all"),
+    ]
 
 
 class JsonEditor(Vertical):
@@ -70,7 +88,7 @@ class JsonEditor(Vertical):
         self.problem: str | None = json_problem(text, want_list=want_list)
 
     def compose(self) -> ComposeResult:
-        yield TextArea(self._initial, soft_wrap=True, show_line_numbers=True, tab_behavior="indent")
+        yield JsonArea(editable_json(self._initial), soft_wrap=True, show_line_numbers=True, tab_behavior="focus")
         yield Static(classes="json-error")
 
     def on_mount(self) -> None:

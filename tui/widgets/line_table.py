@@ -19,7 +19,11 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-__all__ = ["LineTable"]
+__all__ = ["KEEP", "KEEP_STYLE", "LineTable"]
+
+# A segment whose style carries this meta key keeps its colours on the cursor row (a search match).
+KEEP = "line-table-keep"
+KEEP_STYLE = Style(meta={KEEP: True})
 
 
 class LineTable(ScrollView, can_focus=True):
@@ -112,7 +116,8 @@ class LineTable(ScrollView, can_focus=True):
         segments = self.render_row(row, width)
         if row == self.cursor:
             highlight = self.get_component_rich_style("line-table--cursor")
-            segments = [Segment(text, (style or Style()) + highlight) for text, style, _ in segments]
+            segments = [Segment(text, style if style is not None and style.meta.get(KEEP) else
+                                (style or Style()) + highlight) for text, style, _ in segments]
             pad = self.style_of("line-table--cursor")
         else:
             pad = self.rich_style

@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
+from blackbox.inert import inert
 from blackbox_tui.run import Run, format_time
 
 __all__ = ["RunHeader", "outcome_content"]
@@ -14,7 +15,7 @@ STATUS_STYLES = {"success": "bold $text-success", "error": "bold $text-error", "
 
 def outcome_content(run: Run) -> Content:
     result = run.outcome
-    return Content.styled(result.describe(), STATUS_STYLES[result.status])
+    return Content.styled(inert(result.describe()), STATUS_STYLES[result.status])
 
 
 def chain_content(run: Run) -> Content:
@@ -48,15 +49,15 @@ class RunHeader(Static):
         run = self.run
         cassette = run.cassette
         first = Content.assemble(
-            (cassette.id, "bold"),
+            (run.label, "bold"),
             ("  ", ""),
             (run.name, "$text-muted"),
         )
         if cassette.parentId is not None:
             first += Content.assemble(
                 ("  fork of ", "$text-muted"),
-                (cassette.parentId, "$text-accent"),
-                (f" at {cassette.forkedFromStepId or '?'}", "$text-muted"),
+                (inert(cassette.parentId), "$text-accent"),
+                (f" at {inert(cassette.forkedFromStepId or '?')}", "$text-muted"),
             )
         second = Content.assemble(
             (f"created {format_time(cassette.createdAt)}", "$text-muted"),

@@ -13,6 +13,7 @@ from textual.content import Content
 from textual.widgets import Static, TabbedContent, TabPane
 
 from blackbox.cassette import Step
+from blackbox.inert import inert
 from blackbox_tui.run import Run, format_time
 from blackbox_tui.widgets.conversation import ConversationView
 from blackbox_tui.widgets.payload_view import PayloadView
@@ -25,18 +26,18 @@ TABS = ("tab-json", "tab-conversation", "tab-step")
 def step_facts(run: Run, step: Step) -> Content:
     """id, time, hash, prevHash, and whether this step's link of the chain holds."""
     rows = [
-        ("id", step.id),
+        ("id", inert(step.id)),
         ("index", str(step.index)),
-        ("type", step.type),
+        ("type", inert(step.type)),
         ("time", f"{format_time(step.timestamp)}  ({step.timestamp} ms)"),
-        ("hash", step.hash),
-        ("prevHash", step.prevHash or "null (first step)"),
+        ("hash", inert(step.hash)),
+        ("prevHash", inert(step.prevHash) if step.prevHash else "null (first step)"),
     ]
     lines = [Content.assemble((f"{label:<9}", "$text-muted"), value) for label, value in rows]
     if run.chain_checked:
         broken = run.chain
         if broken is not None and broken.index == step.index:
-            lines.append(Content.styled(f"chain    broken here: {broken.reason}", "bold $text-error"))
+            lines.append(Content.styled(f"chain    broken here: {inert(broken.reason)}", "bold $text-error"))
         elif broken is not None and step.index > broken.index:
             lines.append(Content.styled(f"chain    after the break at step {broken.index}", "$text-warning"))
         else:
@@ -59,6 +60,7 @@ class StepDetail(Vertical):
         super().__init__(id=id)
         self.run = run
         self.step: Step | None = None
+        self.needle = ""
         self._rendered: set[str] = set()
 
     def compose(self) -> ComposeResult:
@@ -74,8 +76,10 @@ class StepDetail(Vertical):
     def active_tab(self) -> str:
         return self.query_one(TabbedContent).active
 
-    def show(self, step: Step | None) -> None:
+    def show(self, step: Step | None, needle: str = "") -> None:
+        """Show `step`; `needle` (the search text) is highlighted in its JSON and the view scrolled to it."""
         self.step = step
+        self.needle = needle
         self._rendered.clear()
         self._render_tab(self.active_tab)
 
@@ -89,7 +93,9 @@ class StepDetail(Vertical):
         self._render_tab(self.active_tab)
 
     def toggle_fold(self) -> None:
+        """Unfold (or fold again) long text: the conversation's long messages and the JSON's long strings."""
         self.query_one(ConversationView).toggle_fold()
+        self.query_one(PayloadView).toggle_fold()
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
@@ -102,7 +108,7 @@ class StepDetail(Vertical):
         self._rendered.add(tab)
         step = self.step
         if tab == "tab-json":
-            self.query_one(PayloadView).show(step.payload if step else None)
+            self.query_one(PayloadView).show(step.payload if step else None, self.needle)
         elif tab == "tab-conversation":
             view = self.query_one(ConversationView)
             if step is not None and step.type == "model_input":

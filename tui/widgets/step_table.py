@@ -11,10 +11,12 @@ import bisect
 from collections.abc import Sequence
 from typing import ClassVar
 
+from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
+from rich.style import Style
 
 from blackbox_tui.run import Run, is_error_result
-from blackbox_tui.widgets.line_table import LineTable
+from blackbox_tui.widgets.line_table import KEEP_STYLE, LineTable
 
 __all__ = ["StepTable"]
 
@@ -42,7 +44,7 @@ class StepTable(LineTable):
         & > .step-table--tool_result { color: $text-success; }
         & > .step-table--metadata { color: $text-secondary; }
         & > .step-table--error { color: $text-error; text-style: bold; }
-        & > .step-table--match { background: $warning 25%; }
+        & > .step-table--match { background: $warning; color: black; text-style: bold; }
     }
     """
 
@@ -51,6 +53,7 @@ class StepTable(LineTable):
         self.run = run
         self.indices: Sequence[int] = range(len(run))
         self.marked: frozenset[int] = frozenset()
+        self.needle = ""
         self._index_width = len(str(max(len(run) - 1, 0)))
 
     @property
@@ -70,9 +73,10 @@ class StepTable(LineTable):
             row = _position(indices, keep)
         self.rows_changed(row)
 
-    def mark(self, steps: frozenset[int]) -> None:
-        """Highlight the rows of these steps (search matches)."""
+    def mark(self, steps: frozenset[int], needle: str = "") -> None:
+        """Mark the rows of these steps (search matches) and highlight `needle` where the summary holds it."""
         self.marked = steps
+        self.needle = needle.lower()
         self.refresh()
 
     def go_to_step(self, index: int, *, center: bool = False) -> bool:
@@ -89,15 +93,33 @@ class StepTable(LineTable):
         kind = "error" if is_error_result(step) else step.type
         colour = self.style_of(f"step-table--{kind}")
         muted = self.style_of("line-table--muted")
-        summary_style = colour
-        if index in self.marked:
-            summary_style = colour + self.get_component_rich_style("step-table--match", partial=True)
-        return [
-            Segment(f" {index:>{self._index_width}}  ", muted),
+        marked = index in self.marked
+        lead = [
+            Segment("›" if marked else " ", self.style_of("step-table--match") if marked else muted),
+            Segment(f"{index:>{self._index_width}}  ", muted),
             Segment(f"{step.type:<{TYPE_WIDTH}}", colour),
             Segment(self.run.nesting(index), muted),
-            Segment(self.run.summary(index), summary_style),
         ]
+        room = width - sum(cell_len(segment.text) for segment in lead)
+        summary = self.run.summary(index)
+        if cell_len(summary) > room > 1:
+            summary = set_cell_size(summary, room - 1) + "…"
+        if marked and self.needle:
+            match = self.style_of("step-table--match") + KEEP_STYLE
+            return lead + _highlighted(summary, self.needle, colour, match)
+        return [*lead, Segment(summary, colour)]
+
+
+def _highlighted(text: str, needle: str, style: Style, match: Style) -> list[Segment]:
+    """`text` in `style`, with each case-insensitive occurrence of `needle` (and nothing else) in `match`."""
+    segments: list[Segment] = []
+    lowered = text.lower()
+    at = 0
+    while (found := lowered.find(needle, at)) != -1:
+        segments += [Segment(text[at:found], style), Segment(text[found:found + len(needle)], match)]
+        at = found + len(needle)
+    segments.append(Segment(text[at:], style))
+    return segments
 
 
 def _position(indices: Sequence[int], index: int, *, exact: bool = False) -> int:

@@ -1,0 +1,82 @@
+"""`blackbox fork … --model-only`: the what-if continuation without the agent (`blackbox.whatif`), from the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from blackbox.cli.render import EXIT_USAGE, console, err_console, fail
+from blackbox.errors import BlackboxError, CassetteError, UsageError
+from blackbox.inert import inert
+
+__all__ = ["load_tool_results", "run_model_only"]
+
+
+def load_tool_results(path: Path) -> dict[str, list[Any]]:
+    """`--tool-results FILE`: a JSON object mapping a tool name to the results to give, in order (one value
+    is used for every call; `{"error": "…"}` is an error result)."""
+    from blackbox.canonical import decode_json
+
+    try:
+        data = decode_json(path.read_bytes())
+    except OSError as exc:
+        raise UsageError(f"--tool-results {path}: cannot read it: {exc.strerror or exc}") from None
+    except ValueError:
+        raise UsageError(f"--tool-results {path} is not valid JSON; it must map tool names to results") from None
+    if not isinstance(data, dict):
+        raise UsageError(f'--tool-results {path} must be a JSON object, e.g. {{"search": {{"hits": []}}}}')
+    return {name: value if isinstance(value, list) else [value] for name, value in data.items()}
+
+
+def run_model_only(cassette: Path | None, at: int | None, set_value: str | None, out: Path | None, *,
+                   live: bool, script: Path | None, provider: str | None, tool_results: Path | None,
+                   model_name: str | None = None) -> int:
+    """Fork without the agent: Blackbox sends the requests (live) or answers them (script); returns the exit code."""
+    from blackbox.cassette import load, save
+    from blackbox.fork import check_out_path, load_script, parse_set_value
+    from blackbox.settings import default_trace_id
+    from blackbox.whatif import NO_RESULT, LiveModel, ModelSource, ScriptedModel, choose_provider, what_if
+
+    if cassette is None or at is None or set_value is None or out is None:
+        fail("fork --model-only needs a cassette, --at N, --set VALUE and --out FILE (and no agent command)",
+             EXIT_USAGE)
+    if live == (script is not None):
+        fail("choose one continuation: --live (the provider's API) or --script replies.json", EXIT_USAGE)
+    try:
+        parent = load(cassette)
+        value = parse_set_value(set_value)
+        check_out_path(out, cassette, script)
+        model: ModelSource = ScriptedModel(load_script(script)) if script is not None else \
+            LiveModel(choose_provider(parent, provider, model_name))
+        given = load_tool_results(tool_results) if tool_results is not None else {}
+    except UsageError as exc:
+        fail(str(exc), EXIT_USAGE)
+    except CassetteError as exc:
+        fail(str(exc))
+
+    def answer(call: dict[str, Any]) -> Any:
+        queue = given.get(str(call.get("toolName")))
+        if not queue:
+            return NO_RESULT
+        return queue.pop(0) if len(queue) > 1 else queue[0]
+
+    try:
+        fork, reason = what_if(parent, at, value, model, trace_id=default_trace_id(str(out)), tool_results=answer,
+                               model_name=model_name)
+        save(fork, out)
+    except UsageError as exc:
+        fail(str(exc), EXIT_USAGE)
+    except BlackboxError as exc:
+        fail(f"the what-if continuation stopped: {exc}; nothing was written")
+    except OSError as exc:
+        fail(f"cannot write the fork: {exc.strerror or exc} ({exc.filename}); choose another --out")
+    from blackbox.outcome import outcome
+
+    result = outcome(fork)
+    console().print(f"forked {out} without the agent: {len(fork.steps)} steps, {result.status} ({inert(reason)}); "
+                    f"steps 0–{at - 1} are the parent's, step {at} is the new result", markup=False, highlight=False)
+    if result.status == "incomplete":
+        err_console().print("the fork is incomplete: give the missing tool results with --tool-results FILE",
+                            markup=False, highlight=False)
+    console().print(f"next: blackbox diff {cassette} {out}", markup=False, highlight=False)
+    return 0

@@ -1,0 +1,318 @@
+"""What if this tool had returned something else?  Blackbox continues the conversation itself, no agent needed.
+
+From a `tool_result` step N of a cassette: steps 0…N-1 are copied verbatim, step N gets the new value, the rest
+of that turn's tool steps are served from the cassette, and then Blackbox plays the agent's part.  Each model
+request is the recorded history with the new value in place (the parent's next request, its tool result
+replaced), then that history grown by each reply and its tool results.  A reply comes from a `ModelSource`:
+the provider's API (`LiveModel`: the provider named or inferred from the recorded `model`, the key from the
+environment) or replies written beforehand (`ScriptedModel`).  When the model calls a tool with the same name
+and input as a recorded call, the recorded result is served; otherwise `tool_results` answers (a file of
+results, a person in the UI) or the run stops there and the fork ends incomplete.
+
+The outcome is an ordinary fork cassette (`parentId`, `forkedFromStepId`, the prefix's hashes unchanged) that
+verifies and diffs like one an agent recorded.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+import msgspec
+
+from blackbox.canonical import canonical_bytes
+from blackbox.cassette import Cassette, Step, StepChain
+from blackbox.errors import BlackboxError, UsageError
+from blackbox.fork import check_fork_point, fork_chain
+from blackbox.providers import anthropic as anthropic_codec
+from blackbox.providers import openai_chat as openai_codec
+from blackbox.providers.neutral import CallIds, calls_of
+from blackbox.providers.requests import api_key, base_url, infer_provider, request_body, result_text
+
+__all__ = [
+    "NO_RESULT",
+    "LiveModel",
+    "ModelSource",
+    "ScriptedModel",
+    "WhatIfError",
+    "recorded_model",
+    "what_if",
+]
+
+MAX_MODEL_CALLS = 40  # a continuation that keeps calling tools stops here, incomplete
+NO_RESULT = object()  # what a `tool_results` answer returns to stop the run at this call
+_TOOL_STEPS = ("tool_call", "tool_result")
+
+
+class WhatIfError(BlackboxError):
+    """The continuation cannot go on (the API refused, a reply is malformed); the message says what to do."""
+
+
+class ModelSource(Protocol):
+    """Answers one neutral `model_input` with a neutral `model_output` (ids `call-N` from `ids`)."""
+
+    def reply(self, model_input: dict[str, Any], ids: CallIds) -> dict[str, Any]: ...
+
+
+class ScriptedModel:
+    """Replies written beforehand, in order (the `--script` format); running out is a clear error."""
+
+    def __init__(self, replies: list[dict[str, Any]]) -> None:
+        self.replies = list(replies)
+        self.used = 0
+
+    def reply(self, model_input: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+        if self.used >= len(self.replies):
+            raise WhatIfError(f"the scripted replies ran out after {self.used}: the model was asked again; add a "
+                              'reply (e.g. {"type": "final_answer", "text": "…"}) or continue live')
+        reply = copy.deepcopy(self.replies[self.used])
+        self.used += 1
+        if reply.get("type") not in ("tool_calls", "tool_call"):
+            return reply
+        calls = [{"toolCallId": ids.fresh(), "toolName": call.get("toolName"), "toolInput": call.get("toolInput", {})}
+                 for call in calls_of(reply)]
+        output: dict[str, Any] = {"type": "tool_calls", "calls": calls}
+        if isinstance(reply.get("text"), str) and reply["text"]:
+            output["text"] = reply["text"]
+        return output
+
+
+class LiveModel:
+    """The provider's API over HTTP: the request built from the neutral payload, the reply normalized back."""
+
+    def __init__(self, provider: str, *, env: Mapping[str, str] | None = None, timeout: float = 120.0) -> None:
+        self.provider = provider
+        self.key = api_key(provider, env)  # fails here, before anything is sent, when the key is missing
+        self.url = base_url(provider, env)
+        self.timeout = timeout
+
+    def reply(self, model_input: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+        import httpx  # deferred: `blackbox --help` and the UI's start do not pay for it
+
+        body = request_body(self.provider, model_input)
+        if self.provider == "anthropic":
+            url = f"{self.url}/v1/messages"
+            headers = {"x-api-key": self.key, "anthropic-version": "2023-06-01"}
+        else:
+            url = f"{self.url}/chat/completions"
+            headers = {"authorization": f"Bearer {self.key}"}
+        try:
+            response = httpx.post(url, json=body, headers=headers, timeout=self.timeout)
+        except httpx.HTTPError as exc:
+            raise WhatIfError(f"cannot reach the {self.provider} API at {self.url}: {exc}; check the network "
+                              "(or the base URL variable)") from None
+        if response.status_code != 200:
+            raise WhatIfError(f"the {self.provider} API answered {response.status_code}: "
+                              f"{_api_message(response.text)}")
+        try:
+            data = response.json()
+        except ValueError:
+            raise WhatIfError(f"the {self.provider} API sent a reply that is not JSON") from None
+        codec = anthropic_codec if self.provider == "anthropic" else openai_codec
+        output: dict[str, Any] = codec.normalize_response(data, ids)
+        return output
+
+
+def _api_message(text: str) -> str:
+    try:
+        data = msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        return text.strip()[:200] or "(no body)"
+    error = data.get("error") if isinstance(data, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return str(message) if message else text.strip()[:200]
+
+
+def recorded_model(parent: Cassette) -> str | None:
+    """The `model` of the parent's last request that names one."""
+    for step in reversed(parent.steps):
+        if step.type == "model_input" and isinstance(step.payload, dict) and isinstance(step.payload.get("model"), str):
+            return str(step.payload["model"])
+    return None
+
+
+def choose_provider(parent: Cassette, provider: str | None, model_name: str | None = None) -> str:
+    """`provider` if given, else the one the model named (or the recorded `model`) belongs to; a clear error
+    when neither says."""
+    if provider:
+        if provider not in ("anthropic", "openai"):
+            raise UsageError(f"unknown provider {provider!r}; choose anthropic or openai")
+        return provider
+    model = model_name or recorded_model(parent)
+    guessed = infer_provider(model)
+    if guessed is None:
+        raise UsageError(f"cannot tell the provider from the model ({model or 'none recorded'}); "
+                         "choose one (--provider anthropic|openai) or name a Claude or GPT model (--model)")
+    return guessed
+
+
+def _key(name: Any, tool_input: Any) -> bytes:
+    return canonical_bytes([name, tool_input])
+
+
+def _recorded_results(parent: Cassette) -> dict[bytes, dict[str, Any]]:
+    """Each recorded (tool name, input) → the first result the run got for it (its `result` or `error`)."""
+    inputs: dict[str, bytes] = {}
+    found: dict[bytes, dict[str, Any]] = {}
+    for step in parent.steps:
+        payload = step.payload if isinstance(step.payload, dict) else {}
+        call_id = str(payload.get("toolCallId"))
+        if step.type == "tool_call":
+            inputs[call_id] = _key(payload.get("toolName"), payload.get("toolInput"))
+        elif step.type == "tool_result" and call_id in inputs:
+            found.setdefault(inputs[call_id], {k: payload[k] for k in ("result", "error") if k in payload})
+    return found
+
+
+def _turn_end(steps: list[Step], at: int) -> int:
+    end = at + 1
+    while end < len(steps) and steps[end].type in _TOOL_STEPS:
+        end += 1
+    return end
+
+
+def _with_new_value(model_input: Any, call_id: Any, value: Any) -> dict[str, Any] | None:
+    """The recorded request with the forked call's result replaced by `value` (as text where it was text)."""
+    if not isinstance(model_input, dict):
+        return None
+    request = copy.deepcopy(model_input)
+    replaced = False
+    for message in request.get("messages") or []:
+        parts = message.get("content") if isinstance(message, dict) else None
+        for part in parts if isinstance(parts, list) else []:
+            if isinstance(part, dict) and part.get("type") == "tool_result" and part.get("toolCallId") == call_id:
+                was_text = isinstance(part.get("result", part.get("error")), str)
+                part.pop("error", None)
+                part["result"] = result_text({"result": value}) if was_text else value
+                replaced = True
+    return request if replaced else None
+
+
+def _grown(request: dict[str, Any], output: dict[str, Any], results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The next request: the history plus the model's turn and the tool results it got."""
+    parts: list[dict[str, Any]] = []
+    if output.get("text"):
+        parts.append({"type": "text", "text": output["text"]})
+    parts += [{"type": "tool_use", "toolCallId": c.get("toolCallId"), "toolName": c.get("toolName"),
+               "toolInput": c.get("toolInput")} for c in calls_of(output)]
+    grown = copy.deepcopy(request)
+    grown["messages"] = [*grown.get("messages", []), {"role": "assistant", "content": parts},
+                         {"role": "user", "content": [{"type": "tool_result", **r} for r in results]}]
+    return grown
+
+
+def _ids_after(steps: list[Step]) -> CallIds:
+    """Fresh `call-N` ids start past every id the copied steps use."""
+    ids = CallIds()
+    for step in steps:
+        payload = step.payload if isinstance(step.payload, dict) else {}
+        for call in [payload, *calls_of(payload)] if step.type in ("model_output", "tool_call") else []:
+            call_id = call.get("toolCallId")
+            if isinstance(call_id, str):
+                ids.bind(call_id, call_id)
+    return ids
+
+
+ToolAnswer = Callable[[dict[str, Any]], Any]
+
+
+def what_if(
+    parent: Cassette,
+    at: int,
+    value: Any,
+    model: ModelSource,
+    *,
+    trace_id: str,
+    tool_results: ToolAnswer | None = None,
+    model_name: str | None = None,
+    progress: Callable[[str], None] | None = None,
+    clock: Callable[[], int] = lambda: int(time.time() * 1000),
+) -> tuple[Cassette, str]:
+    """Fork `parent` at tool_result `at` with `value` and continue without the agent.
+
+    Returns the fork and why it stopped: `final answer`, `run ended`, or the reason it is incomplete.
+    `tool_results(call)` answers a tool call the parent never made (return `NO_RESULT` to stop there; a dict
+    with `error` is an error result, anything else the result).  `model_name` goes into requests that name no
+    model (an imported Claude Code session records none)."""
+    original = check_fork_point(parent, at)
+    chain: StepChain = fork_chain(parent, at, value, trace_id)
+    steps = parent.steps
+    say = progress or (lambda _: None)
+    recorded = _recorded_results(parent)
+    end = _turn_end(steps, at)
+    last: list[float] = [steps[at].timestamp]
+
+    def stamp() -> float:
+        last[0] = max(last[0], clock())
+        return last[0]
+
+    def add(kind: str, payload: Any, timestamp: float | None = None) -> None:
+        chain.append(kind, stamp() if timestamp is None else max(timestamp, last[0]), payload)  # type: ignore[arg-type]
+
+    for step in steps[at + 1:end]:  # the same turn's other calls and results, as recorded
+        add(step.type, copy.deepcopy(step.payload), step.timestamp)
+    call_id = original.payload.get("toolCallId") if isinstance(original.payload, dict) else None
+    request = None
+    if end < len(steps) and steps[end].type == "model_input":
+        request = _with_new_value(steps[end].payload, call_id, value)
+    if request is None:
+        request = _rebuilt(steps, at, end, value)
+    ids = _ids_after(chain.steps)
+
+    def finish(reason: str) -> tuple[Cassette, str]:
+        fork = chain.cassette(parent.createdAt, parent_id=parent.id, forked_from_step_id=steps[at].id)
+        return fork, reason
+
+    for turn in range(MAX_MODEL_CALLS):
+        if model_name and not request.get("model"):
+            request["model"] = model_name
+        add("model_input", request)
+        say(f"model call {turn + 1}…")
+        output = model.reply(request, ids)
+        add("model_output", output)
+        calls = calls_of(output)
+        if output.get("type") == "final_answer" or not calls:
+            text = output.get("text") if isinstance(output.get("text"), str) else ""
+            add("metadata", {"event": "run_completed", "status": "success", "result": text})
+            return finish("final answer")
+        results: list[dict[str, Any]] = []
+        for call in calls:
+            name, tool_input = call.get("toolName"), call.get("toolInput")
+            add("tool_call", {"toolCallId": call.get("toolCallId"), "toolName": name, "toolInput": tool_input})
+            answer = recorded.get(_key(name, tool_input))
+            if answer is None:
+                given = tool_results(call) if tool_results is not None else NO_RESULT
+                if given is NO_RESULT:
+                    shown = canonical_bytes(tool_input).decode()
+                    return finish(f"stopped at a call the parent never made: {name} {shown}; give its result to go on")
+                answer = given if isinstance(given, dict) and set(given) == {"error"} else {"result": given}
+            body = {"toolCallId": call.get("toolCallId"), "toolName": name, **answer}
+            add("tool_result", body)
+            results.append({k: v for k, v in body.items()})
+        request = _grown(request, output, results)
+    return finish(f"stopped after {MAX_MODEL_CALLS} model calls")
+
+
+def _rebuilt(steps: list[Step], at: int, end: int, value: Any) -> dict[str, Any]:
+    """When the parent has no request after the fork's turn: the turn's request, its output and the results."""
+    start = at
+    while start > 0 and steps[start - 1].type in _TOOL_STEPS:
+        start -= 1
+    if start < 2 or steps[start - 1].type != "model_output" or steps[start - 2].type != "model_input":
+        raise UsageError(f"step {at} does not follow a recorded model request; fork at a tool result the model "
+                         "asked for")
+    request = steps[start - 2].payload
+    output = steps[start - 1].payload
+    if not isinstance(request, dict) or not isinstance(output, dict):
+        raise UsageError(f"the request before step {at} is not an object; the cassette is malformed")
+    results = []
+    for step in steps[start:end]:
+        if step.type == "tool_result" and isinstance(step.payload, dict):
+            body = dict(step.payload)
+            if step.index == at:
+                body.pop("error", None)
+                body["result"] = value
+            results.append(body)
+    return _grown(request, output, results)
