@@ -29,6 +29,7 @@ from blackbox.providers import Provider
 from blackbox.providers.neutral import CallIds
 from blackbox.recorder import Recorder, ToolSlot
 from blackbox.replayer import Replayer, ToolClaim, divergence
+from blackbox.secrets import Secrets
 from blackbox.settings import Mode, Settings
 
 __all__ = ["ForkEngine", "thinking_refusal", "uses_thinking"]
@@ -69,7 +70,7 @@ class ForkEngine(Replaying, Recording):
     mode: Mode = "fork"
 
     def __init__(self, settings: Settings, trace_id: str, created_at: int, ids: CallIds,
-                 secrets: Callable[[], Iterable[str]]) -> None:
+                 secrets: Secrets | Callable[[], Iterable[str]]) -> None:
         """The same arguments as `RecordEngine`; `created_at` is unused (a fork keeps its parent's)."""
         assert settings.fork_at is not None and settings.out is not None
         parent = load_replayable(settings.cassette or "")

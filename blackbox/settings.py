@@ -115,7 +115,7 @@ def resolve_settings(
     cont = continue_with if continue_with is not None else _env(env, ENV_CONTINUE)
     if cont is not None:
         s.continue_with = _choice(cont, _CONTINUES, "continue_with", ENV_CONTINUE, continue_with is None)
-    s.out = _path(env, out, ENV_OUT)
+    s.out = _out_path(env, out)
     s.cassette = _path(env, cassette, ENV_CASSETTE)
     s.script = _path(env, script, ENV_SCRIPT)
     s.report = _env(env, ENV_REPORT)
@@ -139,6 +139,22 @@ def _path(env: Mapping[str, str], value: Any, var: str) -> str | None:
     if value is not None:
         return str(os.fspath(value))
     return _env(env, var)
+
+
+def _out_path(env: Mapping[str, str], value: Any) -> str | None:
+    """The output file; one that can never be a file (a folder, a name that is not UTF-8) is refused here,
+    naming where it came from."""
+    path = _path(env, value, ENV_OUT)
+    if path is None:
+        return None
+    source = f"{ENV_OUT}={path!r}" if value is None else f"out={path!r}"
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"{source} is not valid: the name is not UTF-8; choose a file name in UTF-8") from None
+    if not Path(path).name or path.endswith(os.sep):
+        raise UsageError(f"{source} is not valid: it names a folder; give a file path such as run.json")
+    return path
 
 
 def _fork_at(env: Mapping[str, str], value: Any) -> int | None:

@@ -15,8 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent / "blackbox"
 
 READERS = {"canonical", "cassette", "verify", "diff", "firstdiff", "outcome", "inert", "expectations"}
-LIVE_WING = {"session", "transport", "calls", "recorder", "replayer", "forking", "engines", "launcher", "providers",
-             "wrapping", "report"}
+LIVE_WING = {"session", "transport", "calls", "recorder", "journal", "replayer", "forking", "engines", "launcher",
+             "providers", "wrapping", "report"}
 PROVIDER_MAY_IMPORT = {"providers", "payloads", "errors", "canonical"}
 
 
