@@ -45,7 +45,7 @@ __all__ = ["JOURNAL_SUFFIX", "Journal", "ToolEntry", "journal_locked", "journal_
 JOURNAL_SUFFIX = ".blackbox-journal"
 # What a folder that cannot hold the journal says: the cassette could not be written there either.
 _REFUSED = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EISDIR, errno.ENOENT, errno.ELOOP,
-            errno.ENAMETOOLONG}
+            errno.EEXIST, errno.ENAMETOOLONG}
 
 
 def journal_path(out: str | os.PathLike[str]) -> Path:

@@ -174,3 +174,11 @@ def test_key_search_finds_every_long_piece_of_a_key_and_nothing_shorter() -> Non
     assert search.found_in(key[: len(key) * 95 // 100].encode())
     assert not search.found_in(b"short") and not KeySearch(["short"])
     assert KeySearch(["exactly-twenty-chars"]).found_in(b"..exactly-twenty-chars..")
+
+
+def test_a_session_whose_out_cannot_be_a_file_refuses_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "plain").write_text("a file")
+    with pytest.raises(SessionError, match=r"^cannot record to .*plain/run\.json: .*; choose an output file in a "
+                                           r"folder you can write$"):
+        blackbox.session("record", out=tmp_path / "plain" / "run.json")
+    assert (tmp_path / "plain").read_text() == "a file"
