@@ -28,6 +28,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -100,13 +101,18 @@ class Journal:
         self._fd: int | None = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK,
+                         0o600)
         except OSError as exc:
             if exc.errno in _REFUSED:
                 raise SessionError(f"cannot record to {out}: {exc.strerror or exc} ({path}); choose an output "
                                    "file in a folder you can write") from None
             self._fail(exc)
             return
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device there is never truncated or deleted
+            os.close(fd)
+            raise SessionError(f"cannot record to {out}: {path} is not a regular file; remove it or choose "
+                               "another output file")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

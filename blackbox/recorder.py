@@ -362,8 +362,8 @@ def rescue_journal(out: str | os.PathLike[str]) -> Path | None:
     (see `recovered_path`) and is removed.  Returns that cassette's path, or None when there was nothing.
     """
     journal = journal_path(out)
-    if not journal.exists() or journal_locked(journal):
-        return None  # nothing to rescue, or a live recording's: never touched
+    if not journal.is_file() or journal_locked(journal):
+        return None  # nothing to rescue (or not a file: a FIFO would block the read), or a live recording's
     try:
         cassette = recover(journal)
     except CassetteError:

@@ -182,3 +182,13 @@ def test_a_session_whose_out_cannot_be_a_file_refuses_in_one_line(tmp_path: Path
                                            r"folder you can write$"):
         blackbox.session("record", out=tmp_path / "plain" / "run.json")
     assert (tmp_path / "plain").read_text() == "a file"
+
+
+def test_a_fifo_where_the_journal_goes_is_refused_and_left_alone(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(journal_path(tmp_path / "run.json"))
+    with pytest.raises(SessionError, match=r"^cannot record to .*run\.json: .*blackbox-journal is not a regular "
+                                           r"file"):
+        recorder(tmp_path)
+    assert journal_path(tmp_path / "run.json").is_fifo()

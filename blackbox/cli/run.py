@@ -315,8 +315,9 @@ def _demo_fork(trace: Path | None, out: Path | None, fork_index: int | None, mut
     ]
     out_console = console()
     for label, value in lines:
-        out_console.print(f"{label:<14}{value}", markup=False, highlight=False)
-    out_console.print(f"next: blackbox diff {parent_path} {written}", markup=False, highlight=False)
+        out_console.print(f"{label:<14}{inert(value)}", markup=False, highlight=False)
+    out_console.print(f"next: blackbox diff {inert(str(parent_path))} {inert(str(written))}", markup=False,
+                      highlight=False)
 
 
 @app.command(rich_help_panel=_RUN)
@@ -344,7 +345,7 @@ def recover(
     except CassetteError as exc:
         fail(f"{exc}; give the .blackbox-journal file a recording left beside its --out")
     if not cassette.steps:
-        fail(f"{journal} holds no complete step; nothing to recover")
+        fail(f"{inert(str(journal))} holds no complete step; nothing to recover")
     if out is not None and same_file(out, journal):
         fail("--out must differ from the journal; the journal is removed once the cassette is written", EXIT_USAGE)
     target = out or recovered_path(journal.with_name(journal.name.removesuffix(JOURNAL_SUFFIX)))
@@ -355,5 +356,4 @@ def recover(
              f"{failure.detail if failure else ''}); nothing was written")
     atomic_write(target, dumps(cassette))
     journal.unlink(missing_ok=True)
-    console().print(f"recovered {target}: {len(cassette.steps)} steps, {outcome(cassette).status}",
-                    markup=False, highlight=False)
+    _say(f"recovered {inert(str(target))}: {len(cassette.steps)} steps, {outcome(cassette).status}")
