@@ -7,6 +7,7 @@ the agent's session reads them with `Settings.from_env()` / `resolve_settings`."
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -26,6 +27,7 @@ __all__ = [
     "Settings",
     "default_trace_id",
     "resolve_settings",
+    "session_names",
 ]
 
 Mode = Literal["off", "record", "replay", "fork"]
@@ -184,6 +186,17 @@ def _check_mode_needs(s: Settings) -> None:
                              "BLACKBOX_FORK_SET, BLACKBOX_CONTINUE)")
         if s.continue_with == "script" and not s.script:
             raise UsageError("continue_with='script' needs script=... (or BLACKBOX_SCRIPT)")
+
+
+_FLAGS = {"--at": f"fork_at ({ENV_FORK_AT})", "--set": f"fork_set ({ENV_FORK_SET})", "--out": f"out ({ENV_OUT})",
+          "--script": f"script ({ENV_SCRIPT})", "--match": f"match ({ENV_MATCH})"}
+_FLAG = re.compile("|".join(rf"{re.escape(flag)}(?![\w-])" for flag in _FLAGS))
+
+
+def session_names(text: str) -> str:
+    """A message the CLI's checks word with its flags (`--at 9 is outside…`), reworded for a session, whose
+    settings come from arguments or BLACKBOX_* variables (`fork_at (BLACKBOX_FORK_AT) 9 is outside…`)."""
+    return _FLAG.sub(lambda m: _FLAGS[m.group(0)], text)
 
 
 def default_trace_id(out: str | None) -> str:
