@@ -131,6 +131,11 @@ class Engine(Protocol):
         """Whether a cassette was written."""
         ...
 
+    @property
+    def journal_error(self) -> str | None:
+        """Why the crash journal stopped being written (a full disk…), or None."""
+        ...
+
     def model_call(self, provider: Provider, request: dict[str, Any], model_input: ModelInput) -> Reply | ModelCall:
         """Answer a normalized model request here, or a `ModelCall` to send to the network and record."""
         ...
@@ -199,6 +204,11 @@ class Recording:
     def written(self) -> bool:
         return self._written
 
+    @property
+    def journal_error(self) -> str | None:
+        """Why the crash journal stopped being written (a full disk…), or None."""
+        return self.recorder.journal_error if self.recorder is not None else None
+
     def _recorder(self) -> Recorder:
         if self.recorder is None:
             raise RuntimeError("no recording is running")
@@ -244,6 +254,7 @@ class RecordEngine(Recording):
         return len(self._recorder().steps)
 
     def model_call(self, provider: Provider, request: dict[str, Any], model_input: ModelInput) -> Reply | ModelCall:
+        self._recorder().keys_known()  # the request's key headers are noted: the held journal can be written
         return ModelCall(provider, model_input, now_ms())
 
     def tool(self, name: str, tool_input: Any, at: int) -> ToolSlot | ToolClaim:
@@ -275,6 +286,7 @@ class ReplayEngine(Replaying):
     mode: Mode = "replay"
     offline = True
     written = False
+    journal_error = None
 
     def __init__(self, settings: Settings, ids: CallIds) -> None:
         self.path = settings.cassette or ""
@@ -311,6 +323,7 @@ class OffEngine:
     mode: Mode = "off"
     offline = False
     written = False
+    journal_error = None
 
     def steps(self) -> int:
         return 0

@@ -21,7 +21,7 @@ from typing import Any, cast
 from blackbox.calls import ModelCall, Reply
 from blackbox.cassette import Cassette, Step
 from blackbox.engines import Ending, Recording, Replaying, RunSummary, answer, load_replayable, now_ms
-from blackbox.errors import BlackboxUnsupportedError, ReplayDivergenceError, SessionError
+from blackbox.errors import BlackboxUnsupportedError, ReplayDivergenceError, SessionError, UsageError
 from blackbox.fork import check_fork_point, check_out_path, fork_chain, load_script
 from blackbox.outcome import TOOL_STEPS, turn_end, turn_start
 from blackbox.payloads import ModelInput, ModelOutput, ToolCall
@@ -29,7 +29,8 @@ from blackbox.providers import Provider
 from blackbox.providers.neutral import CallIds
 from blackbox.recorder import Recorder, ToolSlot
 from blackbox.replayer import Replayer, ToolClaim, divergence
-from blackbox.settings import Mode, Settings
+from blackbox.secrets import Secrets
+from blackbox.settings import Mode, Settings, session_names
 
 __all__ = ["ForkEngine", "thinking_refusal", "uses_thinking"]
 
@@ -69,7 +70,7 @@ class ForkEngine(Replaying, Recording):
     mode: Mode = "fork"
 
     def __init__(self, settings: Settings, trace_id: str, created_at: int, ids: CallIds,
-                 secrets: Callable[[], Iterable[str]]) -> None:
+                 secrets: Secrets | Callable[[], Iterable[str]]) -> None:
         """The same arguments as `RecordEngine`; `created_at` is unused (a fork keeps its parent's)."""
         assert settings.fork_at is not None and settings.out is not None
         parent = load_replayable(settings.cassette or "")
@@ -79,9 +80,12 @@ class ForkEngine(Replaying, Recording):
         self.live = settings.continue_with == "live"
         self.script = settings.script
         self.out = settings.out
-        point = check_fork_point(parent, self.at)
-        check_out_path(settings.out, settings.cassette or "", None if self.live else settings.script)
-        self.replies = [] if self.live else load_script(settings.script or "")
+        try:  # the CLI's checks, whose messages name its flags: name the session's settings instead
+            point = check_fork_point(parent, self.at)
+            check_out_path(settings.out, settings.cassette or "", None if self.live else settings.script)
+            self.replies = [] if self.live else load_script(settings.script or "")
+        except UsageError as exc:
+            raise UsageError(session_names(str(exc))) from None
         if self.live and uses_thinking(parent):
             raise thinking_refusal()
         self._turn_start = turn_start(parent.steps, self.at)

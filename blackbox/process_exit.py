@@ -1,10 +1,18 @@
-"""Never lose a run: close unfinished sessions when the process ends (SPEC §5.1 "Process exit").
+"""Never lose a run: close unfinished sessions when the process ends.
 
-- normal exit and `sys.exit(n)`: an `atexit` hook closes every open session with the exit code (`sys.exit`
-  is wrapped to learn it; Python does not tell atexit hooks the code);
+- normal exit, `sys.exit(n)`, `exit(n)`, `quit(n)`, `raise SystemExit(n)` (also `raise SystemExit("message")`,
+  which exits 1): an `atexit` hook closes every open session with the exit code.  Python does not tell atexit
+  hooks the code, so it is observed where the interpreter learns it: when a `SystemExit` escapes the main
+  module, the interpreter reads the exception's `code` attribute (from C, with no Python frame on the stack)
+  before it runs the atexit hooks.  `SystemExit.code` is replaced by a property that returns the same value
+  and notes that top-level read (`_watch_system_exit`); a read by the program itself (`except SystemExit as
+  e: e.code`) has a caller frame and is ignored, so a caught exit changes nothing.  `sys.exit` is wrapped to
+  raise the same exception from Python (the C function can leave it unnormalized, and then the code is never
+  read as an attribute);
 - an uncaught exception: `sys.excepthook` (chained) notes exit code 1 (130 for KeyboardInterrupt);
-- SIGINT / SIGTERM, when their handler is still Python's default: the sessions are closed with exit code
-  128+n, then the default handler is restored and the signal re-raised so the process dies of it (130/143).
+- SIGINT / SIGTERM / SIGHUP, when their handler is still Python's default: the sessions are closed with exit
+  code 128+n, then the default handler is restored and the signal re-raised so the process dies of it
+  (130/143/129).
 - SIGKILL cannot be caught: the recorder's journal keeps the steps recorded so far (`recorder.recover`).
 
 Hooks are installed once, on the first session that records or replays.
@@ -13,14 +21,17 @@ Hooks are installed once, on the first session that records or replays.
 from __future__ import annotations
 
 import atexit
+import ctypes
+import gc
 import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
-__all__ = ["register", "unregister"]
+__all__ = ["exit_code_of", "register", "unregister"]
 
 
 class _Closable(Protocol):
@@ -32,7 +43,9 @@ _sessions: dict[int, _Closable] = {}
 _state = {"installed": False, "exit_code": 0}
 _install_lock = threading.Lock()
 _previous_excepthook = sys.excepthook
-_original_exit = sys.exit
+_original_exit: Callable[..., Any] = sys.exit
+_SIGNALS: tuple[tuple[str, object], ...] = (
+    ("SIGINT", signal.default_int_handler), ("SIGTERM", signal.SIG_DFL), ("SIGHUP", signal.SIG_DFL))
 
 
 def register(session: _Closable) -> None:
@@ -44,6 +57,16 @@ def register(session: _Closable) -> None:
 def unregister(session: _Closable) -> None:
     """The session finished on its own; nothing to do at exit."""
     _sessions.pop(id(session), None)
+
+
+def exit_code_of(code: object) -> int:
+    """The process exit status Python gives `SystemExit(code)`: None → 0, an int (or bool) → itself, anything
+    else (a message, printed to stderr) → 1."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return int(code)
+    return 1
 
 
 def _close_all(exit_code: int) -> None:
@@ -59,15 +82,47 @@ def _at_exit() -> None:
     _close_all(_state["exit_code"])
 
 
-def _exit(status: object = None) -> None:
-    """`sys.exit`, noting the exit code the atexit hook will report."""
-    if status is None:
-        _state["exit_code"] = 0
-    elif isinstance(status, int):
-        _state["exit_code"] = int(status)  # sys.exit(False) exits 0 and sys.exit(True) exits 1, like 0 and 1
-    else:
-        _state["exit_code"] = 1  # sys.exit("message") prints it and exits 1
+def _exit(status: object = None) -> NoReturn:
+    """`sys.exit`, raising its `SystemExit` from Python so that the exit code is observed like any other."""
+    raise SystemExit(status)
+
+
+def _noting_exit(status: object = None) -> NoReturn:
+    """`sys.exit` where `SystemExit.code` cannot be watched: note the code, then exit (a caught exit is
+    noted too)."""
+    _state["exit_code"] = exit_code_of(status)
     _original_exit(status)
+    raise SystemExit(status)  # not reached
+
+
+def _watch_system_exit() -> bool:
+    """Replace `SystemExit.code` by a property that notes the interpreter's own read of it (see the module
+    docstring).  Returns False where the type cannot be changed (another Python implementation)."""
+    member = SystemExit.__dict__.get("code")
+    if member is None or not hasattr(member, "__set__"):
+        return False
+
+    def get(self: SystemExit) -> object:
+        value = member.__get__(self, SystemExit)
+        try:
+            sys._getframe(1)
+        except ValueError:  # read from C with no Python frame left: the interpreter deciding the exit status
+            if threading.current_thread() is threading.main_thread():
+                _state["exit_code"] = exit_code_of(value)
+        return value
+
+    def set_(self: SystemExit, value: object) -> None:
+        member.__set__(self, value)
+
+    try:
+        namespace = gc.get_referents(SystemExit.__dict__)[0]
+        if not isinstance(namespace, dict):
+            return False
+        namespace["code"] = property(get, set_, doc=getattr(member, "__doc__", None))
+        ctypes.pythonapi.PyType_Modified(ctypes.py_object(SystemExit))
+    except (AttributeError, TypeError, ValueError, IndexError):
+        return False
+    return True
 
 
 def _excepthook(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
@@ -90,9 +145,10 @@ def _install() -> None:
         atexit.register(_at_exit)
         _previous_excepthook = sys.excepthook
         sys.excepthook = _excepthook
-        sys.exit = _exit
+        sys.exit = _exit if _watch_system_exit() else _noting_exit
         if threading.current_thread() is not threading.main_thread():
             return
-        for signum, default in ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL)):
-            if signal.getsignal(signum) in (default, signal.SIG_DFL):
+        for name, default in _SIGNALS:
+            signum = getattr(signal, name, None)
+            if signum is not None and signal.getsignal(signum) in (default, signal.SIG_DFL):
                 signal.signal(signum, _on_signal)

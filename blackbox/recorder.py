@@ -4,19 +4,16 @@ The session hands the recorder neutral payloads (a model step = the normalized r
 recorder chains them (`cassette.StepChain`), puts the wrapped tool calls of a turn in the model's call order
 whatever order they finished in, and flushes them before the next model step.
 
-While recording, every step is also appended to a journal beside the output (`<out>.blackbox-journal`, one
-JSON line per step, one `write()` per step or per model call's pair), so even `kill -9` leaves the run
-recoverable with `recover(journal)`. A clean write removes it.  A step holding a known API key is never
-journaled: the journal is deleted instead and the final write refuses.
-
-Journal format: line 1 is a header `{"blackboxJournal": 1, "id", "createdAt", "out", "parentId"?,
-"forkedFromStepId"?}`; every further line is one step exactly as in the cassette.  A torn last line (the
-process died mid-write) is ignored by `recover`.
+While recording, every step is also appended to a journal beside the output (`journal.Journal`: locked
+for the recording's life, one `write()` per step, per model call's pair or per tool's pair), so even `kill
+-9` leaves the run recoverable with `recover(journal)`; a tool that finishes before an earlier call of its
+turn is journaled at once, as a tool entry `recover` puts back in the model's order.  A clean write removes
+the journal.  A step holding a known API key (or a long piece of one) is never journaled, and the final
+write refuses.  The journal's format is described in `blackbox.journal`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from collections.abc import Callable, Iterable
@@ -30,20 +27,13 @@ from blackbox.cassette import SCHEMA_VERSION, Cassette, Step, StepChain, atomic_
 from blackbox.errors import CassetteError, SessionError
 from blackbox.firstdiff import json_equal
 from blackbox.inert import inert
+from blackbox.journal import JOURNAL_SUFFIX, Journal, ToolEntry, journal_locked, journal_path, journal_steps
 from blackbox.payloads import Metadata, ModelInput, ModelOutput, ToolCall
 from blackbox.providers.neutral import CallIds, calls_of
-from blackbox.secrets import MIN_KEY_LENGTH, holds_any, searchable
+from blackbox.secrets import KeySearch, Secrets
 from blackbox.verify import verify
 
 __all__ = ["JOURNAL_SUFFIX", "Recorder", "ToolSlot", "journal_path", "recover"]
-
-JOURNAL_SUFFIX = ".blackbox-journal"
-
-
-def journal_path(out: str | os.PathLike[str]) -> Path:
-    """Where the journal of a recording to `out` lives."""
-    out = Path(out)
-    return out.with_name(out.name + JOURNAL_SUFFIX)
 
 
 def _enc_hook(obj: Any) -> Any:
@@ -53,32 +43,6 @@ def _enc_hook(obj: Any) -> Any:
 
 
 _LINE = msgspec.json.Encoder(enc_hook=_enc_hook)
-
-
-class _Journal:
-    """An append-only file of JSON lines, one `write()` per step (a model call's two steps share one).
-
-    A killed process loses nothing already written: the kernel holds it.  Not fsynced per line: that guards
-    only against a machine crash and costs ~0.4 ms a step (3× the SDK's own time per call, bench_session).
-    """
-
-    def __init__(self, path: Path, header: dict[str, Any]) -> None:
-        self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
-        self.write_line(_LINE.encode(header))
-
-    def write_line(self, line: bytes) -> None:
-        if self._fd is not None:
-            os.write(self._fd, line + b"\n")
-
-    def discard(self) -> None:
-        """Close and delete the journal (after a clean write, or when it must not hold a step)."""
-        if self._fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self._fd)
-            self._fd = None
-        self.path.unlink(missing_ok=True)
 
 
 class ToolSlot(msgspec.Struct):
@@ -104,7 +68,7 @@ class Recorder:
         created_at: int,
         ids: CallIds,
         *,
-        secrets: Callable[[], Iterable[str]] = tuple,
+        secrets: Secrets | Callable[[], Iterable[str]] = tuple,
         prefix: list[Step] | None = None,
         parent_id: str | None = None,
         forked_from_step_id: str | None = None,
@@ -115,15 +79,19 @@ class Recorder:
         self.parent_id = parent_id
         self.forked_from_step_id = forked_from_step_id
         self._ids = ids
-        self._secrets = secrets
+        # A `Secrets` also says when the keys are known (the first request); a bare callable means now.
+        self._secrets: Callable[[], Iterable[str]] = secrets.values if isinstance(secrets, Secrets) else secrets
+        self._search_of = secrets.search if isinstance(secrets, Secrets) else self._own_search
+        self._keys_known: Callable[[], bool] = ((lambda: secrets.requests_seen) if isinstance(secrets, Secrets)
+                                                else (lambda: True))
+        self._own: KeySearch | None = None
         self._chain = StepChain(trace_id, prefix=prefix)
         self._turn_calls: list[dict[str, Any]] = []
+        self._turn: int | None = None  # the index of the model_output step whose turn the tools answer
         self._slots: list[ToolSlot] = []
         self._unasked = 0
-        self._leak_step: int | None = None
-        self._secrets_seen: Iterable[str] | None = None
-        self._secret_bytes: tuple[bytes, ...] = ()
-        self._journal: _Journal | None = None
+        self._journal: Journal | None = None
+        self._journal_failure: str | None = None  # kept once the journal is discarded
         if journal:
             header: dict[str, Any] = {"blackboxJournal": 1, "id": trace_id, "createdAt": created_at,
                                       "out": str(self.out)}
@@ -131,9 +99,9 @@ class Recorder:
                 header["parentId"] = parent_id
                 header["forkedFromStepId"] = forked_from_step_id
             rescue_journal(self.out)
-            self._journal = _Journal(journal_path(self.out), header)
-            for step in self._chain.steps:
-                self._journal_steps(step)
+            self._journal = Journal(journal_path(self.out), _LINE.encode(header), self._search_of,
+                                    hold=not self._keys_known(), out=str(self.out))
+            self._journal_steps(*self._chain.steps)
 
     # -- state ---------------------------------------------------------------------------------------
 
@@ -145,6 +113,16 @@ class Recorder:
     def trace_id(self) -> str:
         return self._chain.trace_id
 
+    @property
+    def journal_error(self) -> str | None:
+        """Why the journal stopped being written (e.g. "No space left on device"), or None."""
+        return self._journal.failure if self._journal is not None else self._journal_failure
+
+    def keys_known(self) -> None:
+        """The session has seen its first request's key headers: write the journal lines held until now."""
+        if self._journal is not None and self._keys_known():
+            self._journal.release()
+
     # -- appending -----------------------------------------------------------------------------------
 
     def _append(self, type_: Any, timestamp: int, payload: Any) -> Step:
@@ -153,27 +131,17 @@ class Recorder:
         return step
 
     def _journal_steps(self, *steps: Step) -> None:
-        """Journal the steps in one write, unless one holds a known key: then the journal goes and the write
-        will refuse."""
-        if self._journal is None:
-            return
-        secrets = self._encoded_secrets()
-        lines = [_LINE.encode(step) for step in steps]
-        for step, line in zip(steps, lines, strict=True):
-            if holds_any(line, secrets):
-                self._leak_step = step.index
-                self._journal.discard()
-                self._journal = None
-                return
-        self._journal.write_line(b"\n".join(lines))
+        """Journal the steps in one write (the journal drops them, and stops, if one holds a key)."""
+        if self._journal is not None and steps:
+            self.keys_known()
+            self._journal.append([_LINE.encode(step) for step in steps])
 
-    def _encoded_secrets(self) -> tuple[bytes, ...]:
-        """The known keys long enough to look for, as bytes (encoded again only when the set changes)."""
-        secrets = self._secrets()
-        if secrets != self._secrets_seen:
-            self._secrets_seen = secrets
-            self._secret_bytes = searchable(secrets)
-        return self._secret_bytes
+    def _own_search(self) -> KeySearch:
+        """The `KeySearch` of the keys the `secrets` callable gives (rebuilt only when they change)."""
+        keys = tuple(self._secrets())
+        if self._own is None or self._own.keys != keys:
+            self._own = KeySearch(keys)
+        return self._own
 
     def model_step(self, model_input: ModelInput, started_at: int, model_output: ModelOutput, arrived_at: int) -> None:
         """A model call: flush the previous turn's tools, then append its input and output (one journal
@@ -187,6 +155,7 @@ class Recorder:
             raise
         self._journal_steps(first, second)
         self._turn_calls = calls_of(model_output) if isinstance(model_output, dict) else []
+        self._turn = second.index
         self._slots = []
         self._unasked = 0
 
@@ -194,6 +163,7 @@ class Recorder:
         """Continue a turn whose first tool steps are already in the chain (a fork's copied prefix): `written`
         are their `tool_call` payloads, so the turn's other calls keep their ids and their call order."""
         self._turn_calls = calls_of(model_output) if isinstance(model_output, dict) else []
+        self._turn = next((s.index for s in reversed(self.steps) if s.type == "model_output"), None)
         positions = {str(call.get("toolCallId")): i for i, call in enumerate(self._turn_calls)}
         self._slots = []
         self._unasked = 0
@@ -225,10 +195,17 @@ class Recorder:
         return slot
 
     def tool_finished(self, slot: ToolSlot, outcome: dict[str, Any], at: int) -> None:
-        """Store a tool's result or error; write every slot whose turn order now allows it."""
+        """Store a tool's result or error; write every slot whose turn order now allows it.  A result that
+        must wait for earlier calls is journaled at once as a tool entry: the agent is about to receive it, so a
+        kill from now on must not lose it."""
         slot.outcome = outcome
         slot.finished_at = at
         self.flush_tools(force=False)
+        if not slot.written and self._journal is not None:
+            self.keys_known()
+            entry = ToolEntry(self._turn, slot.order, dict(self._call_payload(slot)), slot.started_at,
+                              self._result_payload(slot), at)
+            self._journal.append([_LINE.encode(entry)])
 
     def flush_tools(self, *, force: bool) -> None:
         """Write finished tool steps in the model's call order.
@@ -236,6 +213,7 @@ class Recorder:
         Without `force`, stop at the first call not finished yet (it may still come); with it (before the
         next model step or the end), write every finished one, and a bare `tool_call` for any still running.
         """
+        steps: list[Step] = []
         for slot in sorted((s for s in self._slots if not s.written), key=lambda s: s.order):
             if not force:
                 if slot.outcome is None:
@@ -244,7 +222,8 @@ class Recorder:
                 written = self._written_asked()
                 if (asked == 0 and position != written) or (asked == 1 and written < len(self._turn_calls)):
                     break
-            self._write_slot(slot)
+            steps.extend(self._write_slot(slot))
+        self._journal_steps(*steps)  # one write: a kill leaves a call with its result, or neither
 
     def _written_asked(self) -> int:
         """How many of the model's calls, from the first, have been written without a gap."""
@@ -254,13 +233,21 @@ class Recorder:
             n += 1
         return n
 
-    def _write_slot(self, slot: ToolSlot) -> None:
-        call: ToolCall = {"toolCallId": slot.call_id, "toolName": slot.name, "toolInput": slot.tool_input}
-        self._append("tool_call", slot.started_at, call)
+    def _write_slot(self, slot: ToolSlot) -> list[Step]:
+        """Chain the slot's steps (the caller journals them)."""
+        steps = [self._chain.append("tool_call", slot.started_at, self._call_payload(slot))]
         if slot.outcome is not None:
-            self._append("tool_result", slot.finished_at,
-                         {"toolCallId": slot.call_id, "toolName": slot.name, **slot.outcome})
+            steps.append(self._chain.append("tool_result", slot.finished_at, self._result_payload(slot)))
         slot.written = True
+        return steps
+
+    @staticmethod
+    def _call_payload(slot: ToolSlot) -> ToolCall:
+        return {"toolCallId": slot.call_id, "toolName": slot.name, "toolInput": slot.tool_input}
+
+    @staticmethod
+    def _result_payload(slot: ToolSlot) -> dict[str, Any]:
+        return {"toolCallId": slot.call_id, "toolName": slot.name, **(slot.outcome or {})}
 
     def terminal(self, payload: Metadata, at: int) -> None:
         """The run's terminal metadata step, after every tool step of the last turn."""
@@ -283,26 +270,31 @@ class Recorder:
         except SessionError:
             self.discard_journal()
             raise
-        atomic_write(self.out, dumps(cassette))
+        try:
+            atomic_write(self.out, dumps(cassette))
+        except OSError as exc:  # a full disk, a folder gone read-only: say what happened to both files
+            journal = self.journal_error
+            kept = (f"; the journal could not be written either: {journal}" if journal is not None
+                    else f"; the run so far is in the journal {journal_path(self.out)}")
+            raise SessionError(f"the cassette could not be written: {exc.strerror or exc} ({self.out}){kept}"
+                               ) from None
         self.discard_journal()
         return cassette
 
     def discard_journal(self) -> None:
         if self._journal is not None:
+            self._journal_failure = self._journal.failure
             self._journal.discard()
             self._journal = None
 
     def _check(self, cassette: Cassette, extra_secrets: Iterable[str]) -> None:
         refuse = "refusing to write the cassette: "
-        if self._leak_step is not None:
-            raise SessionError(f"{refuse}step {self._leak_step} contains the API key sent with the requests; "
-                               "keep keys out of prompts and tool results")
-        secrets = [s for s in (*self._secrets(), *extra_secrets) if len(s) >= MIN_KEY_LENGTH]
+        secrets = list(dict.fromkeys((*self._secrets(), *extra_secrets)))
+        search = KeySearch(secrets)
         for step in cassette.steps:
-            text = canonical_text(step.payload)
-            if any(secret in text for secret in secrets):
-                raise SessionError(f"{refuse}step {step.index} contains an API key; keep keys out of prompts "
-                                   "and tool results")
+            if search and search.found_in(canonical_text(step.payload).encode("utf-8", "surrogatepass")):
+                raise SessionError(f"{refuse}step {step.index} contains the API key sent with the requests (or "
+                                   "a long piece of it); keep keys out of prompts and tool results")
         failure = _verify_failure(cassette, secrets)
         if failure is not None:
             raise SessionError(f"{refuse}{failure}")
@@ -368,15 +360,7 @@ def recover(path: str | os.PathLike[str]) -> Cassette:
     if not isinstance(header, dict) or header.get("blackboxJournal") != 1:
         raise CassetteError(f"{p}: not a Blackbox journal (no header line)")
     trace_id, created_at, parent_id, forked_from = _header_fields(header, p)
-    steps: list[Step] = []
-    for line in lines[1:]:
-        if not line.strip():
-            continue
-        try:
-            steps.append(msgspec.convert(decode_json(line), Step))
-        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
-            break  # the line being written when the process died (ValueError covers a lone surrogate in a
-            # field msgspec checks, UnicodeEncodeError)
+    steps = journal_steps(lines[1:], trace_id)
     cassette = Cassette(
         version=SCHEMA_VERSION,
         id=trace_id,
@@ -414,8 +398,8 @@ def rescue_journal(out: str | os.PathLike[str]) -> Path | None:
     cassette's path, or None when there was nothing.
     """
     journal = journal_path(out)
-    if not journal.exists():
-        return None
+    if not journal.is_file() or journal_locked(journal):
+        return None  # nothing to rescue (or not a file: a FIFO would block the read), or a live recording's
     try:
         cassette = recover(journal)
         failure = _verify_failure(cassette, []) if cassette.steps else None

@@ -5,7 +5,8 @@ starts and again when it ends, read by `blackbox record|replay|fork -- <command>
      "error" | "incomplete" | "diverged", "finished": true (finish() was called), "written": true (a
      cassette was written), "settings": {"mode", "out", "cassette", "traceId", "forkAt", "forkSet",
      "continue", "script", "match"}, "error": null | "<the error, secrets masked>", "errorType": null | "<class>",
-     "step": null | <divergence step>, "pid": <process id>}
+     "step": null | <divergence step>, "pid": <process id>, "journalError": null | "<why the crash journal
+     stopped being written, e.g. No space left on device>"}
 """
 
 from __future__ import annotations
@@ -60,10 +61,12 @@ class SessionReport(msgspec.Struct, frozen=True):
     errorType: str | None = None
     step: int | None = None
     pid: int = 0
+    journalError: str | None = None
 
     @classmethod
     def of(cls, settings: Settings, *, steps: int, status: str | None, finished: bool, written: bool,
-           exc: BaseException | None, mask: Callable[[str], str]) -> SessionReport:
+           exc: BaseException | None, mask: Callable[[str], str],
+           journal_error: str | None = None) -> SessionReport:
         """The report of a session with `settings`; without a status, `exc` decides it (a divergence or an
         error); the error's text is masked."""
         if status is None:
@@ -73,7 +76,7 @@ class SessionReport(msgspec.Struct, frozen=True):
                    steps=steps, status=status, finished=finished, written=written,
                    settings=ReportSettings.of(settings), error=mask(str(exc)) if exc is not None else None,
                    errorType=type(exc).__name__ if exc is not None else None, step=getattr(exc, "step", None),
-                   pid=os.getpid())
+                   pid=os.getpid(), journalError=journal_error)
 
 
 def write_report(path: str, report: SessionReport) -> None:

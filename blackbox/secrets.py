@@ -15,12 +15,14 @@ __all__ = [
     "CREDENTIAL_PATTERNS",
     "FLAGGED_KEYS",
     "KEY_HEADERS",
+    "KEY_PIECE",
     "KEY_VARIABLES",
     "MIN_KEY_LENGTH",
     "PLACEHOLDER_KEYS",
     "PROVIDER_ID_PATTERNS",
     "REALISTIC_CREDENTIAL_PATTERNS",
     "USER_DATA_KEYS",
+    "KeySearch",
     "Secrets",
     "contains_key_value",
     "holds_any",
@@ -34,6 +36,8 @@ KEY_VARIABLES: tuple[str, ...] = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 KEY_HEADERS: tuple[str, ...] = ("x-api-key", "api-key", "authorization")
 #: Shorter "keys" would match ordinary text, so they are neither searched for nor masked.
 MIN_KEY_LENGTH = 8
+#: A piece of a key this long is as secret as the key (a tool result holding 95% of a key leaks it).
+KEY_PIECE = 20
 # Set by the launcher in replay and scripted forks so SDK constructors that demand a key succeed; never sent
 # anywhere, so never a secret.
 PLACEHOLDER_KEYS: Mapping[str, str] = {name: "blackbox-replay-placeholder" for name in KEY_VARIABLES}
@@ -110,6 +114,10 @@ class Secrets:
         self._values: set[str] = set()
         self._tuple: tuple[str, ...] = ()
         self._last_headers: list[tuple[str, str]] | None = None
+        self._search: KeySearch | None = None
+        #: Whether a request has shown its key headers: before that, a key given only to the SDK client
+        #: (not in the environment) is unknown, so the recorder holds its journal back until then.
+        self.requests_seen = False
         source = os.environ if env is None else env
         for name in KEY_VARIABLES:
             value = source.get(name)
@@ -123,6 +131,7 @@ class Secrets:
 
     def note_headers(self, headers: list[tuple[str, str]]) -> None:
         """Learn the key of a request's key headers (lower-case names); `Bearer ` is not part of the key."""
+        self.requests_seen = True
         if headers == self._last_headers:  # an SDK client sends the same key with every request
             return
         self._last_headers = headers
@@ -139,6 +148,61 @@ class Secrets:
     def mask(self, text: str) -> str:
         """`text` with every key seen, and every credential pattern, redacted."""
         return mask_secrets(text, extra=self._tuple)
+
+    def search(self) -> KeySearch:
+        """A `KeySearch` for every key seen so far (the same object until a new key arrives)."""
+        if self._search is None or self._search.keys != self._tuple:
+            self._search = KeySearch(self._tuple)
+        return self._search
+
+
+class KeySearch:
+    """Finds a key, or any `KEY_PIECE`-character piece of one, in encoded text (UTF-8 bytes).
+
+    Each key is cut into tiles of half a piece at every half-piece offset; any piece of the key contains a
+    whole tile, so a leak is found by searching for the few tiles (a fast `bytes.find` each) and, at a hit,
+    measuring how far the text goes on matching the key on both sides."""
+
+    def __init__(self, keys: Iterable[str]) -> None:
+        self.keys = tuple(keys)
+        self._whole: list[bytes] = []
+        self._tiles: list[tuple[bytes, bytes, int]] = []  # (tile, key, offset of the tile in the key)
+        step = KEY_PIECE // 2
+        for key in self.keys:
+            raw = key.encode("utf-8", "surrogatepass")
+            if len(raw) < MIN_KEY_LENGTH:
+                continue
+            if len(raw) <= KEY_PIECE:
+                self._whole.append(raw)
+                continue
+            self._tiles.extend((raw[at:at + step], raw, at) for at in range(0, len(raw) - step + 1, step))
+
+    def __bool__(self) -> bool:
+        return bool(self._whole or self._tiles)
+
+    def found_in(self, data: bytes) -> bool:
+        """Whether `data` holds a whole key or a `KEY_PIECE`-byte piece of one."""
+        if any(whole in data for whole in self._whole):
+            return True
+        for tile, key, at in self._tiles:
+            hit = data.find(tile)
+            while hit != -1:
+                if _matched(data, hit, key, at, len(tile)) >= KEY_PIECE:
+                    return True
+                hit = data.find(tile, hit + 1)
+        return False
+
+
+def _matched(data: bytes, hit: int, key: bytes, at: int, size: int) -> int:
+    """How many bytes around `data[hit:hit+size]` (= `key[at:at+size]`) go on matching `key`."""
+    left = 0
+    while left < at and left < hit and data[hit - left - 1] == key[at - left - 1]:
+        left += 1
+    right = 0
+    while at + size + right < len(key) and hit + size + right < len(data) and \
+            data[hit + size + right] == key[at + size + right]:
+        right += 1
+    return left + size + right
 
 
 def searchable(values: Iterable[str]) -> tuple[bytes, ...]:

@@ -50,7 +50,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _engine(settings: Settings, trace_id: str, created_at: int, ids: CallIds, secrets: Secrets) -> Engine:
     if settings.mode in ("record", "fork"):
         cls = RecordEngine if settings.mode == "record" else ForkEngine
-        return cls(settings, trace_id, created_at, ids, secrets.values)
+        return cls(settings, trace_id, created_at, ids, secrets)  # keys, and when they are known
     return ReplayEngine(settings, ids) if settings.mode == "replay" else OffEngine()
 
 
@@ -283,7 +283,8 @@ class Session:
             steps = summary.steps if summary is not None else self._engine.steps()
             write_report(self.settings.report, SessionReport.of(
                 self.settings, steps=steps, status=status or (summary.status if summary is not None else None),
-                finished=finished, written=self._engine.written, exc=exc, mask=self.mask))
+                finished=finished, written=self._engine.written, exc=exc, mask=self.mask,
+                journal_error=self._engine.journal_error))
 
     def __repr__(self) -> str:
         return f"Session(mode={self.mode!r}, trace_id={self.trace_id!r})"

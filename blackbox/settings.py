@@ -7,6 +7,7 @@ the agent's session reads them with `Settings.from_env()` / `resolve_settings`."
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -27,6 +28,7 @@ __all__ = [
     "Settings",
     "default_trace_id",
     "resolve_settings",
+    "session_names",
 ]
 
 Mode = Literal["off", "record", "replay", "fork"]
@@ -125,7 +127,7 @@ def resolve_settings(
     cont = continue_with if continue_with is not None else _env(env, ENV_CONTINUE)
     if cont is not None:
         s.continue_with = _choice(cont, _CONTINUES, "continue_with", ENV_CONTINUE, continue_with is None)
-    s.out = _path(env, out, ENV_OUT)
+    s.out = _out_path(env, out)
     s.cassette = _path(env, cassette, ENV_CASSETTE)
     s.script = _path(env, script, ENV_SCRIPT)
     s.report = _env(env, ENV_REPORT)
@@ -149,6 +151,22 @@ def _path(env: Mapping[str, str], value: Any, var: str) -> str | None:
     if value is not None:
         return str(os.fspath(value))
     return _env(env, var)
+
+
+def _out_path(env: Mapping[str, str], value: Any) -> str | None:
+    """The output file; one that can never be a file (a folder, a name that is not UTF-8) is refused here,
+    naming where it came from."""
+    path = _path(env, value, ENV_OUT)
+    if path is None:
+        return None
+    source = f"{ENV_OUT}={path!r}" if value is None else f"out={path!r}"
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"{source} is not valid: the name is not UTF-8; choose a file name in UTF-8") from None
+    if not Path(path).name or path.endswith(os.sep):
+        raise UsageError(f"{source} is not valid: it names a folder; give a file path such as run.json")
+    return path
 
 
 def _fork_at(env: Mapping[str, str], value: Any) -> int | None:
@@ -178,6 +196,17 @@ def _check_mode_needs(s: Settings) -> None:
                              "BLACKBOX_FORK_SET, BLACKBOX_CONTINUE)")
         if s.continue_with == "script" and not s.script:
             raise UsageError("continue_with='script' needs script=... (or BLACKBOX_SCRIPT)")
+
+
+_FLAGS = {"--at": f"fork_at ({ENV_FORK_AT})", "--set": f"fork_set ({ENV_FORK_SET})", "--out": f"out ({ENV_OUT})",
+          "--script": f"script ({ENV_SCRIPT})", "--match": f"match ({ENV_MATCH})"}
+_FLAG = re.compile("|".join(rf"{re.escape(flag)}(?![\w-])" for flag in _FLAGS))
+
+
+def session_names(text: str) -> str:
+    """A message the CLI's checks word with its flags (`--at 9 is outside…`), reworded for a session, whose
+    settings come from arguments or BLACKBOX_* variables (`fork_at (BLACKBOX_FORK_AT) 9 is outside…`)."""
+    return _FLAG.sub(lambda m: _FLAGS[m.group(0)], text)
 
 
 def default_trace_id(out: str | None) -> str:

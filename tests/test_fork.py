@@ -365,10 +365,21 @@ def _anthropic_tool_defs() -> list[dict[str, Any]]:
     return anthropic_tools()
 
 
+def test_a_fork_set_by_variables_names_them_not_cli_flags(parent: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in {"BLACKBOX_MODE": "fork", "BLACKBOX_CASSETTE": str(parent), "BLACKBOX_FORK_AT": "99",
+                        "BLACKBOX_FORK_SET": "1", "BLACKBOX_CONTINUE": "live",
+                        "BLACKBOX_OUT": str(tmp_path / "f.json")}.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(UsageError, match=r"^fork_at \(BLACKBOX_FORK_AT\) 99 is outside the cassette") as caught:
+        blackbox.session()
+    assert "--" not in str(caught.value)
+
+
 def test_settings_and_fork_plan_are_validated(parent: Path, tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="step 2 is a tool_call, not a tool_result; tool_result steps: 3, 5, 9"):
         fork_session(parent, tmp_path, 2, 1, script=BOOK_OSLO)
-    with pytest.raises(UsageError, match="--out must differ from the cassette"):
+    with pytest.raises(UsageError, match=r"^out \(BLACKBOX_OUT\) must differ from the cassette"):
         blackbox.session("fork", cassette=parent, out=parent, fork_at=3, fork_set=1, continue_with="live")
     bad = write_script(tmp_path / "bad.json", [{"type": "tool_calls", "calls": []}])
     with pytest.raises(UsageError, match=r"replies\[0\]\.calls must be a non-empty array"):

@@ -70,7 +70,7 @@ def report(out: Path) -> dict[str, Any]:
     return json.loads(out.with_suffix(".report").read_text())
 
 
-@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
 def test_a_signal_between_calls_writes_process_exit(fake_api: FakeAPI, tmp_path: Path, sig: int, code: int) -> None:
     fake_api.brain = brain()
     out = tmp_path / "between.json"
@@ -136,6 +136,12 @@ def test_sigkill_leaves_a_journal_that_recovers(fake_api: FakeAPI, tmp_path: Pat
     ("exit3", 3, {"event": "run_failed", "status": "error", "reason": "process_exit", "exitCode": 3}),
     ("exit_false", 0, {"event": "run_completed", "status": "success", "result": "Sunny in Paris."}),
     ("raise", 1, {"event": "run_failed", "status": "error", "reason": "process_exit", "exitCode": 1}),
+    ("raise_exit4", 4, {"event": "run_failed", "status": "error", "reason": "process_exit", "exitCode": 4}),
+    ("builtin_exit5", 5, {"event": "run_failed", "status": "error", "reason": "process_exit", "exitCode": 5}),
+    ("builtin_quit6", 6, {"event": "run_failed", "status": "error", "reason": "process_exit", "exitCode": 6}),
+    ("exit_message", 1, {"event": "run_failed", "status": "error", "reason": "process_exit", "exitCode": 1}),
+    ("main_returns8", 8, {"event": "run_failed", "status": "error", "reason": "process_exit", "exitCode": 8}),
+    ("caught_exit", 0, {"event": "run_completed", "status": "success", "result": "Sunny in Paris."}),
 ])
 def test_ending_without_finish(fake_api: FakeAPI, tmp_path: Path, point: str, code: int,
                                terminal: dict[str, Any]) -> None:
@@ -146,6 +152,8 @@ def test_ending_without_finish(fake_api: FakeAPI, tmp_path: Path, point: str, co
     assert proc.returncode == code, stderr
     if point == "raise":
         assert "RuntimeError: the agent crashed" in stderr
+    if point == "exit_message":
+        assert stderr.strip().endswith("the agent gave up")
     cassette = written(out)
     assert len(cassette.steps) == 7 and cassette.steps[-1].payload == terminal
 

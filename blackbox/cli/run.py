@@ -23,7 +23,9 @@ from blackbox.demo.fork import (
 from blackbox.errors import BlackboxError, BlackboxUnsupportedError, CassetteError, UsageError
 from blackbox.fork import check_fork_point, check_out_path, load_script, parse_set_value, same_file
 from blackbox.forking import thinking_refusal, uses_thinking
-from blackbox.launcher import run_agent
+from blackbox.inert import inert
+from blackbox.journal import journal_locked
+from blackbox.launcher import check_out, run_agent
 from blackbox.outcome import outcome
 from blackbox.recorder import JOURNAL_SUFFIX, recovered_path
 from blackbox.recorder import recover as recover_journal
@@ -110,7 +112,26 @@ def _check_settings(report: SessionReport, settings: Settings) -> None:
 
 
 def _report_error(report: SessionReport) -> str | None:
-    return str(report.error) if report.error else None
+    return inert(str(report.error)) if report.error else None
+
+
+def _say(text: str, *, err: bool = False) -> None:
+    """One line of the launcher's result; paths and ids in it are already made inert."""
+    (err_console() if err else console()).print(text, markup=False, highlight=False)
+
+
+def _journal_note(report: SessionReport) -> None:
+    """A run recorded in memory after its crash journal failed: say so, and that the cassette was written."""
+    if report.journalError:
+        written = "the cassette was written" if report.written else "the cassette was not written"
+        _say(f"note: the journal could not be written: {inert(report.journalError)}; {written}", err=True)
+
+
+def _check_out(out: Path) -> None:
+    try:
+        check_out(str(out))
+    except UsageError as exc:
+        fail(str(exc), EXIT_USAGE)
 
 
 @app.command(rich_help_panel=_RUN)
@@ -128,16 +149,18 @@ def record(
     if not command:
         fail("record needs the agent command after `--` (e.g. blackbox record --out run.json -- python "
              "agent.py); to see a recording without an agent, run `blackbox demo`", EXIT_USAGE)
+    _check_out(out)
     settings = Settings(mode="record", out=str(out), trace_id=trace_id or None)
     code, report = _launch(command, settings, placeholders=False)
-    steps, status = report.steps, report.status
+    steps, status = report.steps, inert(report.status)
     error = _report_error(report)
     if report.written:
         note = "" if report.finished else " (finish() was not called; the run was closed at exit)"
-        console().print(f"recorded {out}: {steps} steps, {status}{note}", markup=False, highlight=False)
+        _say(f"recorded {inert(str(out))}: {steps} steps, {status}{note}")
+        _journal_note(report)
     else:
-        err_console().print(f"error: nothing was recorded: {error or 'the session wrote no cassette'}",
-                            markup=False, highlight=False)
+        _say(f"error: nothing was recorded: {error or 'the session wrote no cassette'}", err=True)
+        _journal_note(report)
         raise typer.Exit(code or EXIT_FAILURE)
     raise typer.Exit(code)
 
@@ -173,15 +196,15 @@ def replay(
     settings = Settings(mode="replay", cassette=str(cassette), match=match_mode, pace=pace_mode)
     code, report = _launch(command, settings, placeholders=True)
     error = _report_error(report)
+    shown = inert(str(cassette))
     if error or report.status == "diverged":
-        err_console().print(f"FAIL {cassette}: {error or 'the replay diverged'}", markup=False, highlight=False)
+        _say(f"FAIL {shown}: {error or 'the replay diverged'}", err=True)
         raise typer.Exit(code or EXIT_FAILURE)
     if code != 0:
-        err_console().print(f"FAIL {cassette}: the agent exited with code {code}", markup=False, highlight=False)
+        _say(f"FAIL {shown}: the agent exited with code {code}", err=True)
         raise typer.Exit(code)
     steps = report.steps
-    console().print(f"PASS {cassette}: {steps} steps replayed from the cassette, no network calls",
-                    markup=False, highlight=False)
+    _say(f"PASS {shown}: {steps} steps replayed from the cassette, no network calls")
 
 
 _DEMO = "Built-in demo fork (no agent command)"
@@ -275,19 +298,19 @@ def fork(
     if live == (script is not None):
         fail("choose one continuation: --live (the real API) or --script replies.json", EXIT_USAGE)
     settings = _fork_settings(cassette, at, set_value, out, script, match_mode)
+    _check_out(out)
     code, report = _launch(command, settings, placeholders=script is not None)
     error = _report_error(report)
+    shown = inert(str(out))
     if error or not report.written:
-        kept = f"; the run so far was written to {out}" if report.written else ""
-        err_console().print(f"error: the fork failed: {error or 'no cassette was written'}{kept}", markup=False,
-                            highlight=False)
+        kept = f"; the run so far was written to {shown}" if report.written else ""
+        _say(f"error: the fork failed: {error or 'no cassette was written'}{kept}", err=True)
+        _journal_note(report)
         raise typer.Exit(code or EXIT_FAILURE)
-    steps, status = report.steps, report.status
-    console().print(
-        f"forked {out}: {steps} steps, {status}; steps 0–{at - 1} are the parent's, step {at} is the new result",
-        markup=False, highlight=False,
-    )
-    console().print(f"next: blackbox diff {cassette} {out}", markup=False, highlight=False)
+    steps, status = report.steps, inert(report.status)
+    _say(f"forked {shown}: {steps} steps, {status}; steps 0–{at - 1} are the parent's, step {at} is the new result")
+    _journal_note(report)
+    _say(f"next: blackbox diff {inert(str(cassette))} {shown}")
     raise typer.Exit(code)
 
 
@@ -343,8 +366,9 @@ def _demo_fork(trace: Path | None, out: Path | None, fork_index: int | None, mut
     ]
     out_console = console()
     for label, value in lines:
-        out_console.print(f"{label:<14}{value}", markup=False, highlight=False)
-    out_console.print(f"next: blackbox diff {parent_path} {written}", markup=False, highlight=False)
+        out_console.print(f"{label:<14}{inert(value)}", markup=False, highlight=False)
+    out_console.print(f"next: blackbox diff {inert(str(parent_path))} {inert(str(written))}", markup=False,
+                      highlight=False)
 
 
 @app.command(rich_help_panel=_RUN)
@@ -364,12 +388,15 @@ def recover(
 
       blackbox recover run.json.blackbox-journal
     """
+    if journal_locked(journal):
+        fail(f"{inert(str(journal))} is the journal of a recording that is still running; let it finish (or "
+             "stop it), then recover")
     try:
         cassette = recover_journal(journal)
     except CassetteError as exc:
         fail(f"{exc}; give the .blackbox-journal file a recording left beside its --out")
     if not cassette.steps:
-        fail(f"{journal} holds no complete step; nothing to recover")
+        fail(f"{inert(str(journal))} holds no complete step; nothing to recover")
     if out is not None and same_file(out, journal):
         fail("--out must differ from the journal; the journal is removed once the cassette is written", EXIT_USAGE)
     target = out or recovered_path(journal.with_name(journal.name.removesuffix(JOURNAL_SUFFIX)))
@@ -380,5 +407,4 @@ def recover(
              f"{failure.detail if failure else ''}); nothing was written")
     atomic_write(target, dumps(cassette))
     journal.unlink(missing_ok=True)
-    console().print(f"recovered {target}: {len(cassette.steps)} steps, {outcome(cassette).status}",
-                    markup=False, highlight=False)
+    _say(f"recovered {inert(str(target))}: {len(cassette.steps)} steps, {outcome(cassette).status}")

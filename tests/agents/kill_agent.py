@@ -4,7 +4,8 @@
 
 Points: `tool` (inside a wrapped tool), `between` (after a tool turn, before the next model call), `model`
 (waiting for a slow model reply), `exit0` / `exit3` / `exit_false` / `raise` (end without finish(): normally,
-sys.exit(3), sys.exit(False), an uncaught exception). It prints a marker line when it reaches the point, then
+sys.exit(3), sys.exit(False), an uncaught exception), and the other ways out: `raise_exit4`, `builtin_exit5`,
+`builtin_quit6`, `exit_message`, `caught_exit`, `main_returns8`. It prints a marker line when it reaches the point, then
 waits to be killed.
 """
 
@@ -60,7 +61,27 @@ def main(point: str) -> None:
         sys.exit(False)  # exits 0, like sys.exit(0)
     if point == "raise":
         raise RuntimeError("the agent crashed")
+    if point == "raise_exit4":
+        raise SystemExit(4)
+    if point == "builtin_exit5":
+        exit(5)  # the site builtin, not sys.exit
+    if point == "builtin_quit6":
+        quit(6)
+    if point == "exit_message":
+        raise SystemExit("the agent gave up")
+    if point == "caught_exit":
+        try:
+            sys.exit(7)
+        except SystemExit as caught:
+            assert caught.code == 7  # the program reads the code itself: not the process's exit
+
+
+def exit_code() -> int:
+    """`raise SystemExit(main())`: what main() returns is the exit code."""
+    return 8 if sys.argv[1] == "main_returns8" else 0
 
 
 if __name__ == "__main__":
     main(sys.argv[1])
+    if sys.argv[1] == "main_returns8":
+        raise SystemExit(exit_code())
