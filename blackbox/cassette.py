@@ -1,4 +1,5 @@
-"""The cassette file (SPEC §1, §3): msgspec Structs, loading with clear errors, atomic writing.
+"""The cassette file (docs/format.md, "The cassette" and "Loading"): msgspec Structs, loading with clear errors,
+atomic writing.
 
 Loading checks the structure of the file; the hash chain is checked by `chain_break` (used by `load` when
 asked, and by verify).  Error messages name the file and a position or a step and field, never the
@@ -277,7 +278,7 @@ def loads(data: bytes, *, name: str = "cassette", js_floats: bool = True) -> Cas
         with paused_gc():
             cassette = (_CASSETTE_DECODER if js_floats else _PLAIN_FLOAT_DECODER).decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-        pass  # find the precise reason below, in the order of SPEC §3
+        pass  # find the precise reason below, in the order of docs/format.md, "Loading"
     else:
         _check_version({"version": cassette.version}, name)
         return cassette
@@ -404,7 +405,7 @@ def load_lazy(path: str | os.PathLike[str], *, check_utf8: bool = True) -> LazyC
 def chain_break(
     cassette: Cassette | LazyCassette, *, on_step: Callable[[Step, bytes], None] | None = None
 ) -> ChainBreak | None:
-    """The first link of the hash chain that does not hold (SPEC §3 order), or None.
+    """The first link of the hash chain that does not hold (docs/format.md, "Loading" order), or None.
 
     `on_step` sees each step that passed with the canonical bytes its hash was taken of, so a caller (verify)
     can scan them without canonicalizing twice.  A lazy cassette's payloads are decoded one at a time and

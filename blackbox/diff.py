@@ -1,4 +1,5 @@
-"""diff (SPEC §9): where two cassettes diverge, what changed there, and what it did to the outcome.
+"""diff (docs/format.md, "Diff, assert, inspect and list"): where two cassettes diverge, what changed there, and what
+it did to the outcome.
 
 By default steps match when their hashes are equal (a fork and its parent); `semantic` matches type plus a
 JSON-equal payload (two separate recordings).
@@ -149,7 +150,7 @@ def _changed_value(a: Step | None, b: Step | None) -> ChangedValue | None:
 
 
 def verdict_of(x: Outcome, y: Outcome) -> Verdict:
-    """The §9 outcome verdict of a parent `x` and a child `y`."""
+    """The outcome verdict (docs/format.md, "Diff") of a parent `x` and a child `y`."""
     if x.status != y.status:
         return Verdict("status_flipped", f"status flipped (parent {x.status} → child {y.status})")
     if x.status == "success" and x.final_answer != y.final_answer:

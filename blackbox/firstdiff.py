@@ -1,4 +1,4 @@
-"""The first difference between two JSON values (SPEC §7.1), shared by replay and diff.
+"""The first difference between two JSON values (docs/format.md, "Divergence report"), shared by replay and diff.
 
 JSON equality: object key order is irrelevant, array order is significant, `1 == 1.0`, and a boolean is
 never a number (Python's `True == 1` must not leak).

@@ -1,4 +1,5 @@
-"""Fork planning (SPEC §8): validate the fork point, the new value, the paths and the script; copy the prefix.
+"""Fork planning (docs/format.md, "Fork"): validate the fork point, the new value, the paths and the script; copy the
+prefix.
 
 Pure functions over cassettes and files; the session runs the agent, this module decides what is allowed and
 builds the verbatim prefix the fork starts from.

@@ -1,4 +1,5 @@
-"""verify (SPEC §4): four checks in order — schema_version, hash_chain, provider_neutrality, replayability.
+"""verify (docs/format.md, "Verify"): four checks in order — schema_version, hash_chain, provider_neutrality,
+replayability.
 
 The first failure stops the rest (they are reported as skipped).  A path that is not a readable version-2
 cassette (not JSON, truncated, version 1, missing fields, NaN) fails the schema_version check with the load
@@ -93,7 +94,8 @@ class VerifyReport(msgspec.Struct):
 # Neutrality
 
 
-# Every pattern of SPEC §4 contains one of these literals.  Provider ids, flagged keys and the variable names
+# Every pattern of docs/format.md, "Verify" contains one of these literals.  Provider ids, flagged keys and the
+# variable names
 # only count outside user data, so they are looked for in the payload's skeleton (its keys and the strings
 # outside user data, a small part of its bytes); credentials count everywhere, so they are looked for in the
 # step's canonical bytes, as are the environment's key values.
@@ -108,7 +110,7 @@ _SEPARATOR = "\x00"  # joins skeleton strings; no literal contains it, so none c
 
 
 def _skeleton(value: Any, out: list[str]) -> None:
-    """Append the keys and strings of `value` that lie outside user data (SPEC §4) to `out`."""
+    """Append the keys and strings of `value` that lie outside user data (docs/format.md, "Verify") to `out`."""
     if isinstance(value, dict):
         for key, item in value.items():
             out.append(key)
@@ -240,7 +242,8 @@ def _string_problem(text: str, user_data: bool, keys: list[str]) -> str | None:
 
 
 def neutrality_problem(value: Any, keys: list[str], path: str = "", user_data: bool = False) -> str | None:
-    """`<path>: <what>` for the first provider-specific or secret thing in `value`, or None (SPEC §4)."""
+    """`<path>: <what>` for the first provider-specific or secret thing in `value`, or None (docs/format.md,
+    "Verify")."""
     if isinstance(value, str):
         found = _string_problem(value, user_data, keys)
         return None if found is None else f"{path or '(root)'}: {found}"

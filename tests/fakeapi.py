@@ -631,7 +631,7 @@ def response_object(
 
 
 def provider_of(path: str) -> str | None:
-    """Which API a request path belongs to (the same rule as the session's, §6)."""
+    """Which API a request path belongs to (the same rule as the session's, docs/format.md, "Recording")."""
     if path.split("?", 1)[0].rstrip("/").endswith("/v1/messages"):
         return "anthropic"
     if path.split("?", 1)[0].rstrip("/").endswith("/chat/completions"):

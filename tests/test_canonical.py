@@ -1,4 +1,5 @@
-"""Canonical JSON must be JavaScript's, byte for byte (SPEC §2): the original's vectors, the JS rules, and
+"""Canonical JSON must be JavaScript's, byte for byte (docs/format.md, "Canonical JSON and the hash"): the original's
+vectors, the JS rules, and
 properties over arbitrary JSON values against a slow reference writer written here from the rules alone."""
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def test_all_vectors_with_plain_floats() -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# The JavaScript rules of §2, case by case.
+# The JavaScript rules of docs/format.md, "Canonical JSON and the hash", case by case.
 
 NUMBER_CASES = [
     ("1.0", "1"), ("-0.0", "0"), ("0", "0"), ("1e20", "100000000000000000000"), ("1e21", "1e+21"),

@@ -1,5 +1,5 @@
 """Hostile input across commands: every mistake a user can make is one `error:` line with the right exit code
-(1 failure, 2 usage), never a traceback; help carries no colour where SPEC §12 forbids it."""
+(1 failure, 2 usage), never a traceback; help carries no colour where docs/format.md, "CLI conventions" forbids it."""
 
 from __future__ import annotations
 

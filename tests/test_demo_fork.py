@@ -38,7 +38,7 @@ def test_reproduces_the_original_fork_fixture(tmp_path: Path) -> None:
     assert [s.payload for s in child.steps] == [s.payload for s in expected.steps]
     assert (child.id, child.createdAt, child.parentId, child.forkedFromStepId) == (
         expected.id, expected.createdAt, expected.parentId, expected.forkedFromStepId)
-    # The copied prefix keeps the parent's step ids (SPEC §1.1); the original's fixture generator renamed
+    # The copied prefix keeps the parent's step ids (docs/format.md, "Steps"); the original's fixture generator renamed
     # every id after forking.  With that renaming the bytes are the fixture's, key order and dash included.
     assert [s.id for s in child.steps[:3]] == [f"fixture-fork-parent:{i}" for i in range(3)]
     renamed = msgspec.structs.replace(

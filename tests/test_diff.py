@@ -1,4 +1,5 @@
-"""diff (SPEC §9) on the original's fixtures, and the changed-field paths the TUI shows."""
+"""diff (docs/format.md, "Diff, assert, inspect and list") on the original's fixtures, and the changed-field paths
+the TUI shows."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Fork mode in the session (SPEC §8): replay a recorded real-SDK agent up to a tool result, give it a new value
+"""Fork mode in the session (docs/format.md, "Fork"): replay a recorded real-SDK agent up to a tool result, give it a
+new value
 there, and continue from scripted replies or the (fake) live API; the child verifies and diffs at exactly N."""
 
 from __future__ import annotations
@@ -124,7 +125,8 @@ def fork_session(parent: Path, tmp_path: Path, at: int, value: Any, *, script: l
 
 
 def assert_fork_of(child_path: Path, parent_path: Path, at: int, value: Any) -> blackbox.Cassette:
-    """The §8 shape: parent id, fork step id, parent's createdAt, a verbatim prefix, the new result at N."""
+    """The fork shape (docs/format.md, "Fork"): parent id, fork step id, parent's createdAt, a verbatim prefix, the
+    new result at N."""
     parent, child = load(parent_path), load(child_path)
     assert blackbox.verify(child).ok
     assert (child.id, child.parentId, child.forkedFromStepId) == ("child", parent.id, parent.steps[at].id)

@@ -1,4 +1,5 @@
-"""The chat-JSON importer (SPEC §10): the original's fixture, the strict round structure, positional errors."""
+"""The chat-JSON importer (docs/format.md, "Import"): the original's fixture, the strict round structure, positional
+errors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The Claude Code importer (SPEC §10): every rule on small transcripts written here, and the original's fixture."""
+"""The Claude Code importer (docs/format.md, "Import"): every rule on small transcripts written here, and the
+original's fixture."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The Anthropic Messages normalizer (SPEC §6.1): neutral payloads, refusals, and replayed responses that the
+"""The Anthropic Messages normalizer (docs/format.md, "Anthropic Messages"): neutral payloads, refusals, and replayed
+responses that the
 real SDK accepts and that normalize back to the recorded output."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The OpenAI Chat Completions normalizer (SPEC §6.2): neutral payloads, refusals, and replayed responses that
+"""The OpenAI Chat Completions normalizer (docs/format.md, "OpenAI Chat Completions"): neutral payloads, refusals,
+and replayed responses that
 the real SDK accepts and that normalize back to the recorded output."""
 
 from __future__ import annotations

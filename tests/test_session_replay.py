@@ -1,5 +1,5 @@
 """Replaying recorded agents offline: the same agent passes with no network; every kind of change diverges at
-the right step and path (SPEC §7)."""
+the right step and path (docs/format.md, "Replay")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""verify (SPEC §4): every fixture passes; any changed byte of a hashed field fails at its step; neutrality."""
+"""verify (docs/format.md, "Verify"): every fixture passes; any changed byte of a hashed field fails at its step;
+neutrality."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`blackbox import`: turn a Claude Code session or a chat-JSON transcript into a cassette (SPEC §10).
+"""`blackbox import`: turn a Claude Code session or a chat-JSON transcript into a cassette (docs/format.md, "Import").
 
 A cassette is written only when it passes verify and holds no API key from the environment; any failure is
 one line naming the line or position (never the transcript's content) and "Nothing was written."

@@ -1,4 +1,5 @@
-"""The built-in demo agent loop (SPEC §9): ask the model, run the fixture tool it names, feed the result back.
+"""The built-in demo agent loop (docs/format.md, "Diff, assert, inspect and list"): ask the model, run the fixture
+tool it names, feed the result back.
 
 Every event becomes a step of a `StepChain`.  The loop writes the single-call `tool_call` output shape and
 ends with one terminal metadata step: `run_completed`, or `run_failed` with `unknown_tool`,

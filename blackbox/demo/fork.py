@@ -1,4 +1,4 @@
-"""The built-in demo fork (SPEC §8, last bullet): fork a demo cassette offline, no agent command needed.
+"""The built-in demo fork (docs/format.md, "Fork", last bullet): fork a demo cassette offline, no agent command needed.
 
 Two modes:
 - `tool-result` (default): replace the `result` of the tool_result at `mutation_step` (default 3, the demo's
@@ -164,7 +164,7 @@ def _mutated(original: Step, value: Any) -> dict[str, Any]:
 
 def _history(prefix: list[Step], changed: int, value: Any) -> list[Any]:
     """The conversation the prefix amounts to, with the changed result: the first request's messages, then
-    one assistant/user message pair per tool round (SPEC §1.1)."""
+    one assistant/user message pair per tool round (docs/format.md, "Steps")."""
     if not prefix or prefix[0].type != "model_input":
         raise CassetteError("the cassette does not start with a model_input, so its conversation cannot be "
                             "rebuilt; fork a demo cassette")

@@ -1,4 +1,5 @@
-"""The two recorded demo runs (SPEC §9): a hotel booking that succeeds and a flight search that fails."""
+"""The two recorded demo runs (docs/format.md, "Diff, assert, inspect and list"): a hotel booking that succeeds and a
+flight search that fails."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Import a chat-JSON transcript (`{tools?, messages}`, OpenAI-style tool calls) into a cassette (SPEC §10).
+"""Import a chat-JSON transcript (`{tools?, messages}`, OpenAI-style tool calls) into a cassette (docs/format.md,
+"Import").
 
 The structure is strict: a user prompt, then rounds of one assistant tool call and its `tool` message, then a
 final assistant text; timestamps are integer milliseconds that never decrease.  Each round is written in the

@@ -1,4 +1,5 @@
-"""Import a Claude Code session (`~/.claude/projects/<project>/<session>.jsonl`) into a cassette (SPEC §10).
+"""Import a Claude Code session (`~/.claude/projects/<project>/<session>.jsonl`) into a cassette (docs/format.md,
+"Import").
 
 One streaming pass reads the file line by line and keeps only what the cassette needs: the human texts, each
 model turn's text and tool uses (Claude Code writes one line per content block, so lines sharing
@@ -189,7 +190,7 @@ def _result_value(content: Any) -> Any:
 
 
 def _block_text(block: Any) -> str:
-    """A content block as text (SPEC §10): a text block's text; any other block `[<type> omitted]`."""
+    """A content block as text (docs/format.md, "Import"): a text block's text; any other block `[<type> omitted]`."""
     kind = block.get("type") if isinstance(block, dict) else None
     if kind == "text":
         text = block.get("text")

@@ -1,6 +1,7 @@
 """What every importer shares: its error, ISO time → ms, "JSON when it is JSON", and the check before writing.
 
-An import writes only a cassette that passes verify and holds no API key from the environment (SPEC §10):
+An import writes only a cassette that passes verify and holds no API key from the environment (docs/format.md,
+"Import"):
 a transcript is someone else's file, so it is checked like any recording before it becomes a cassette.
 """
 

@@ -90,7 +90,7 @@ async def test_out_path_must_not_be_the_parent(incident_copy: Path) -> None:
         await pilot.pause()
         assert screen.query_one("#run", Button).disabled
         assert "another file than its parent" in problem_text(screen)
-        hard_link = incident_copy.with_name("same-file.json")  # another name, the same file (SPEC §8)
+        hard_link = incident_copy.with_name("same-file.json")  # another name, the same file (docs/format.md, "Fork")
         hard_link.hardlink_to(incident_copy)
         screen.query_one("#out", Input).value = str(hard_link)
         await pilot.pause()
