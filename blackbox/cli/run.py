@@ -112,7 +112,7 @@ def _check_settings(report: SessionReport, settings: Settings) -> None:
 
 
 def _report_error(report: SessionReport) -> str | None:
-    return inert(str(report.error)) if report.error else None
+    return inert(str(report.error), keep_newlines=True) if report.error else None  # a divergence report is lines
 
 
 def _say(text: str, *, err: bool = False) -> None:
