@@ -1,5 +1,6 @@
 """The cassette file (docs/format.md, "The cassette" and "Loading"): msgspec Structs, loading with clear errors,
-atomic writing.
+the hash chain check, saving, and `StepChain`, which builds a chain.  Lazy loading is in `lazy`; JSON and file
+writing in `writing`.
 
 Loading checks the structure of the file; the hash chain is checked by `chain_break` (used by `load` when
 asked, and by verify).  Error messages name the file and a position or a step and field, never the
@@ -8,19 +9,13 @@ file's content, which may hold secrets.
 
 from __future__ import annotations
 
-import codecs
-import errno
 import gc
-import json
 import os
 import re
-import secrets
-import stat
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
@@ -30,33 +25,30 @@ from blackbox.canonical import (
     JSFloat,
     decode_json,
     hashed_bytes,
-    js_number,
     sha256_hex,
     step_hash,
 )
-from blackbox.errors import CassetteError, WriteError
-from blackbox.inert import inert
+from blackbox.errors import CassetteError
+from blackbox.writing import LONE_SURROGATE, atomic_write, dumps
+
+if TYPE_CHECKING:
+    from blackbox.lazy import LazyCassette
 
 __all__ = [
     "STEP_TYPES",
     "Cassette",
     "ChainBreak",
-    "LazyCassette",
-    "LazyStep",
     "Step",
     "StepChain",
     "StepType",
-    "atomic_write",
     "chain_break",
-    "decode_payload",
-    "dumps",
+    "check_version",
     "hash_break",
     "link_break",
     "load",
-    "load_lazy",
     "loads",
-    "loads_lazy",
     "paused_gc",
+    "read_cassette",
     "save",
     "text_position",
 ]
@@ -93,42 +85,6 @@ class Cassette(msgspec.Struct, omit_defaults=True):
     parentId: str | None = None
     forkedFromStepId: str | None = None
 
-
-def decode_payload(raw: msgspec.Raw) -> Any:
-    """A lazily loaded step's payload as `load` gives it (`JSFloat` numbers)."""
-    return decode_json(bytes(raw))
-
-
-class LazyStep(msgspec.Struct):
-    """A step whose payload stays undecoded JSON (a view of the file's bytes) until `decoded()`."""
-
-    id: str
-    index: int
-    type: StepType
-    timestamp: Timestamp
-    payload: msgspec.Raw
-    prevHash: str | None
-    hash: str
-
-    def decoded(self) -> Step:
-        return Step(self.id, self.index, self.type, self.timestamp, decode_payload(self.payload),
-                    self.prevHash, self.hash)
-
-
-class LazyCassette(msgspec.Struct, omit_defaults=True):
-    """A cassette held at about the size of its file: a browser decodes only the payloads it shows."""
-
-    version: int
-    id: str
-    createdAt: int
-    steps: list[LazyStep]
-    parentId: str | None = None
-    forkedFromStepId: str | None = None
-
-    def decoded(self) -> Cassette:
-        with paused_gc():
-            steps = [s.decoded() for s in self.steps]
-        return Cassette(self.version, self.id, self.createdAt, steps, self.parentId, self.forkedFromStepId)
 
 
 class ChainBreak(msgspec.Struct, frozen=True):
@@ -245,7 +201,8 @@ def _integral_numbers(raw: Any) -> Any:
     return raw
 
 
-def _check_version(raw: Any, name: str) -> None:
+def check_version(raw: Any, name: str) -> None:
+    """`CassetteError` unless `raw` is an object holding version 2, the only version there is."""
     if not isinstance(raw, dict):
         raise CassetteError(f"{name}: not a cassette: the top level is not a JSON object")
     version = raw.get("version")
@@ -280,14 +237,14 @@ def loads(data: bytes, *, name: str = "cassette", js_floats: bool = True) -> Cas
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         pass  # find the precise reason below, in the order of docs/format.md, "Loading"
     else:
-        _check_version({"version": cassette.version}, name)
+        check_version({"version": cassette.version}, name)
         return cassette
     try:
         raw = decode_json(data)
     except (msgspec.DecodeError, UnicodeDecodeError, ValueError) as exc:
         raise _json_error(name, data, exc) from None
     raw = _integral_numbers(raw)
-    _check_version(raw, name)
+    check_version(raw, name)
     try:
         try:
             return msgspec.convert(raw, Cassette)
@@ -306,7 +263,7 @@ _TEXT_FIELDS = frozenset({"id", "prevHash", "hash", "parentId", "forkedFromStepI
 def _scrubbed(value: Any) -> Any:
     """`value` with every lone surrogate (in strings and keys) replaced: for values that are refused anyway."""
     if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value)
+        return LONE_SURROGATE.sub("\ufffd", value)
     if isinstance(value, dict):
         return {_scrubbed(k): _scrubbed(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -319,7 +276,7 @@ def _frame_safe(obj: Any) -> Any:
         return _scrubbed(obj)  # not an object where a step belongs: refused all the same
     safe: dict[str, Any] = {}
     for key, value in obj.items():
-        if _LONE_SURROGATE.search(key):
+        if LONE_SURROGATE.search(key):
             continue  # no field has such a name: an unknown field, ignored like any other
         if key == "payload" or (key in _TEXT_FIELDS and isinstance(value, str)):
             safe[key] = value  # any JSON; or a string, which may hold lone surrogates
@@ -337,55 +294,8 @@ def _surrogate_free_frame(raw: dict[str, Any]) -> dict[str, Any]:
     return frame
 
 
-def load(path: str | os.PathLike[str], *, js_floats: bool = True) -> Cassette:
-    """Read a cassette file; `CassetteError` with one clear line when it cannot be read.
-
-    Read into memory, not mapped: a file truncated by another program while mapped would kill the process
-    (SIGBUS), and mapped pages count as resident memory all the same.
-    """
-    return loads(_read(path), name=str(Path(path)), js_floats=js_floats)
-
-
-_LAZY_DECODER = msgspec.json.Decoder(LazyCassette)
-
-
-def _raw_json(value: Any) -> msgspec.Raw:
-    """A decoded payload as JSON again; ASCII escapes keep lone surrogates, which msgspec cannot write."""
-    return msgspec.Raw(json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode())
-
-
-def _check_utf8(data: bytes, chunk: int = 1 << 20) -> None:
-    """`UnicodeDecodeError` unless `data` is UTF-8 (msgspec skips a `Raw` value's strings unchecked); in
-    chunks, never holding the file as text."""
-    if data.isascii():
-        return
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    view = memoryview(data)
-    for start in range(0, len(data), chunk):
-        decoder.decode(view[start:start + chunk], final=start + chunk >= len(data))
-
-
-def loads_lazy(data: bytes, *, name: str = "cassette", check_utf8: bool = True) -> LazyCassette:
-    """Like `loads`, with the same checks and errors, but every payload stays a `msgspec.Raw` view of `data`
-    (zero-copy: the cassette costs about `data` plus its steps' small fields).
-
-    `check_utf8=False` skips the check of the payloads' text, for a caller that decodes every payload anyway
-    (msgspec refuses bytes that are not UTF-8 there) and so finds any such payload itself."""
-    try:
-        if check_utf8:
-            _check_utf8(data)
-        with paused_gc():
-            lazy = _LAZY_DECODER.decode(data)
-    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError, UnicodeDecodeError):
-        full = loads(data, name=name)  # the precise error; or a file only the fallback path can read
-        steps = [LazyStep(s.id, s.index, s.type, s.timestamp, _raw_json(s.payload), s.prevHash, s.hash)
-                 for s in full.steps]
-        return LazyCassette(full.version, full.id, full.createdAt, steps, full.parentId, full.forkedFromStepId)
-    _check_version({"version": lazy.version}, name)
-    return lazy
-
-
-def _read(path: str | os.PathLike[str]) -> bytes:
+def read_cassette(path: str | os.PathLike[str]) -> bytes:
+    """A cassette file's bytes; `CassetteError` naming the path when it cannot be read."""
     p = Path(path)
     try:
         return p.read_bytes()
@@ -397,9 +307,13 @@ def _read(path: str | os.PathLike[str]) -> bytes:
         raise CassetteError(f"{p}: cannot read: {exc.strerror}") from None
 
 
-def load_lazy(path: str | os.PathLike[str], *, check_utf8: bool = True) -> LazyCassette:
-    """Read a cassette file keeping payloads undecoded (`decode_payload`); the errors of `load`."""
-    return loads_lazy(_read(path), name=str(Path(path)), check_utf8=check_utf8)
+def load(path: str | os.PathLike[str], *, js_floats: bool = True) -> Cassette:
+    """Read a cassette file; `CassetteError` with one clear line when it cannot be read.
+
+    Read into memory, not mapped: a file truncated by another program while mapped would kill the process
+    (SIGBUS), and mapped pages count as resident memory all the same.
+    """
+    return loads(read_cassette(path), name=str(Path(path)), js_floats=js_floats)
 
 
 def chain_break(
@@ -412,7 +326,7 @@ def chain_break(
     dropped after hashing.
     """
     steps: Iterable[Step] = (
-        (s.decoded() for s in cassette.steps) if isinstance(cassette, LazyCassette) else cassette.steps
+        cassette.steps if isinstance(cassette, Cassette) else (s.decoded() for s in cassette.steps)
     )
     prev: str | None = None
     for i, step in enumerate(steps):
@@ -454,164 +368,7 @@ def hash_break(i: int, step: Step) -> tuple[ChainBreak | None, bytes]:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Writing
-
-
-def _enc_hook(obj: Any) -> Any:
-    if isinstance(obj, JSFloat | float):
-        return msgspec.Raw(js_number(obj).encode())
-    raise TypeError(f"a {type(obj).__name__} is not a JSON value")
-
-
-_WRITER = msgspec.json.Encoder(enc_hook=_enc_hook)
-
-
-def _display_hook(obj: Any) -> Any:
-    if isinstance(obj, float):
-        try:
-            return msgspec.Raw(js_number(obj).encode())
-        except CanonicalError:  # a file may hold 1e400: show it as a number that overflows, as the file
-            # does (it cannot be hashed anyway); NaN never comes from a file
-            return msgspec.Raw(b"null" if obj != obj else b"1e999" if obj > 0 else b"-1e999")
-    raise TypeError(f"a {type(obj).__name__} is not a JSON value")
-
-
-_DISPLAY = msgspec.json.Encoder(enc_hook=_display_hook)
-
-# Lone surrogates: JavaScript's JSON.parse accepts a lone surrogate escape, so a cassette may hold one (in a
-# payload, a key, an id).  They are loaded as they are, hashed as JavaScript hashes them (see canonical.py),
-# and written and printed as the JSON escape (backslash-u-dxxx): never as raw bytes, which are not UTF-8.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def escape_surrogates(text: str) -> str:
-    """JSON text with each lone surrogate as its JSON escape (surrogates only occur inside strings)."""
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-def _quoted(s: str) -> bytes:
-    return escape_surrogates(json.dumps(s, ensure_ascii=False)).encode()
-
-
-def _encode(encoder: msgspec.json.Encoder, value: Any, indent: int) -> bytes:
-    """`encoder.encode` (then formatted), also for values holding lone surrogates, which msgspec refuses:
-    those strings are swapped for unique markers, encoded, and put back as escaped JSON strings."""
-    try:
-        data = encoder.encode(value)
-    except UnicodeEncodeError:
-        pass
-    else:
-        return msgspec.json.format(data, indent=indent) if indent else data
-    nonce = secrets.token_hex(8)
-    swapped: list[str] = []
-
-    def swap(s: str) -> str:
-        if _LONE_SURROGATE.search(s) is None:
-            return s
-        swapped.append(s)
-        return f"\x00{nonce}:{len(swapped) - 1}\x00"
-
-    def walk(v: Any) -> Any:
-        if isinstance(v, str):
-            return swap(v)
-        if isinstance(v, dict):
-            return {swap(k) if isinstance(k, str) else k: walk(x) for k, x in v.items()}
-        if isinstance(v, list | tuple):
-            return [walk(x) for x in v]
-        if isinstance(v, msgspec.Struct):
-            omit = v.__struct_config__.omit_defaults
-            return {f.encode_name: walk(getattr(v, f.name)) for f in msgspec.structs.fields(v)
-                    if not (omit and getattr(v, f.name) == f.default)}
-        return v
-
-    data = encoder.encode(walk(value))
-    if indent:
-        data = msgspec.json.format(data, indent=indent)
-    marker = re.compile(b'"\\\\u0000' + nonce.encode() + rb':(\d+)\\u0000"')
-    return marker.sub(lambda m: _quoted(swapped[int(m.group(1))]), data)
-
-
-def pretty_json(value: Any, *, indent: int = 2) -> str:
-    """A payload as people read it, with JavaScript's numbers as the cassette file shows them; `indent=0` is
-    one line.  Lone surrogates show as their JSON escapes."""
-    return _encode(_DISPLAY, value, indent).decode("utf-8")
-
-
-def dumps(cassette: Cassette) -> bytes:
-    """The original's layout: two-space indent, raw UTF-8, no trailing newline (lone surrogates escaped)."""
-    return _encode(_WRITER, cassette, 2)
-
-
-def _file_mode(target: Path) -> int:
-    """Keep an existing file's mode; a new file gets what open() would give it (0o666 less the umask)."""
-    try:
-        return target.stat().st_mode & 0o7777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
-
-
-def _write_target(path: Path) -> Path:
-    """The file a write to `path` replaces: `path`, or the file a symlink there points to.
-
-    A symlink is written through (the link stays, its target gets the new content), as `open(path, "w")`
-    would.  Anything there that is not a regular file is refused: replacing `/dev/null`, a FIFO or a folder
-    with a cassette would damage something that is not a cassette."""
-    target = Path(os.path.realpath(path))
-    try:
-        mode = os.stat(target).st_mode
-    except FileNotFoundError:
-        return target
-    except OSError as exc:
-        raise WriteError(f"cannot write {inert(str(path))}: {exc.strerror or type(exc).__name__}; nothing was written",
-                         exc.errno, exc.strerror) from None
-    if stat.S_ISREG(mode):
-        return target
-    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
-    raise WriteError(f"refusing to write {inert(str(path))}: it is {kind}, not a regular file; Blackbox writes "
-                     "only to a regular file or a new path, so choose another output path", errno.EEXIST,
-                     f"{kind}, not a regular file")
-
-
-def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write `data` to `path` all at once or not at all: a temporary file in the same folder, fsync, rename.
-
-    On any failure (full disk, read-only folder, something other than a regular file at the path) a
-    `WriteError` says so in one line, no temporary file is left and the old file is unchanged, byte for
-    byte.  A symlink is written through to its target (see `_write_target`)."""
-    target = _write_target(Path(path))
-    existed = target.exists()
-    tmp: str | None = None
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        with os.fdopen(fd, "wb") as fh:
-            os.fchmod(fh.fileno(), _file_mode(target))
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-        tmp = None
-    except OSError as exc:
-        unchanged = ", and the existing file is unchanged" if existed else ""
-        raise WriteError(f"cannot write {inert(str(path))}: {exc.strerror or type(exc).__name__}; nothing was "
-                         f"written{unchanged}", exc.errno, exc.strerror) from None
-    finally:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
-    try:
-        dir_fd = os.open(target.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+# Saving (the layout and the atomic write are in `writing`)
 
 
 def save(cassette: Cassette, path: str | os.PathLike[str]) -> None:

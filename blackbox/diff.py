@@ -12,18 +12,9 @@ from typing import Any, Literal
 
 import msgspec
 
-from blackbox.cassette import (
-    Cassette,
-    ChainBreak,
-    LazyCassette,
-    LazyStep,
-    Step,
-    decode_payload,
-    hash_break,
-    link_break,
-    paused_gc,
-)
+from blackbox.cassette import Cassette, ChainBreak, Step, hash_break, link_break, paused_gc
 from blackbox.firstdiff import join_path, json_equal, utf16_sorted
+from blackbox.lazy import LazyCassette, LazyStep, decode_payload
 from blackbox.outcome import Outcome, outcome, step_label, summarize_step, terminal_outcome
 
 __all__ = [
@@ -242,7 +233,7 @@ def _lazy_same(a: LazyStep, b: LazyStep, semantic: bool) -> bool:
 
 
 def diff_lazy(a: LazyCassette, b: LazyCassette, *, semantic: bool = False) -> DiffReport:
-    """`diff` of two lazily loaded cassettes (`cassette.load_lazy`): by hash, no payload is decoded except
+    """`diff` of two lazily loaded cassettes (`lazy.load_lazy`): by hash, no payload is decoded except
     the two diverging steps, the tool names and the last steps; semantic decodes one pair at a time, only
     where the payloads' texts differ.  The report equals `diff` of the decoded cassettes."""
     sa, sb = a.steps, b.steps

@@ -9,7 +9,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from blackbox.cassette import Cassette, Step, pretty_json
+from blackbox.cassette import Cassette, Step
+from blackbox.writing import pretty_json
 
 __all__ = [
     "TOOL_STEPS",

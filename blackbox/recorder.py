@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 
 from blackbox.canonical import canonical_text, decode_json, js_number
-from blackbox.cassette import SCHEMA_VERSION, Cassette, Step, StepChain, atomic_write, chain_break, dumps
+from blackbox.cassette import SCHEMA_VERSION, Cassette, Step, StepChain, chain_break
 from blackbox.errors import CassetteError, SessionError
 from blackbox.firstdiff import json_equal
 from blackbox.inert import inert
@@ -32,6 +32,7 @@ from blackbox.payloads import Metadata, ModelInput, ModelOutput, ToolCall
 from blackbox.providers.neutral import CallIds, calls_of
 from blackbox.secrets import KeySearch, Secrets
 from blackbox.verify import verify
+from blackbox.writing import atomic_write, dumps
 
 __all__ = ["JOURNAL_SUFFIX", "Recorder", "ToolSlot", "journal_path", "recover"]
 

@@ -19,9 +19,9 @@ from typing import Any
 import msgspec
 
 from blackbox.canonical import canonical_text
-from blackbox.cassette import atomic_write
 from blackbox.errors import ReplayDivergenceError
 from blackbox.settings import Settings
+from blackbox.writing import atomic_write
 
 __all__ = ["ReportSettings", "SessionReport", "read_report", "write_report"]
 

@@ -20,13 +20,15 @@ from pathlib import Path
 import msgspec
 
 from blackbox.canonical import CanonicalError, canonical_bytes, decode_json
-from blackbox.cassette import Cassette, chain_break, dumps, loads, loads_lazy, pretty_json
+from blackbox.cassette import Cassette, chain_break, loads
 from blackbox.diff import diff
 from blackbox.errors import BlackboxError, CassetteError
 from blackbox.importers.common import TranscriptError, check_writable
+from blackbox.lazy import loads_lazy
 from blackbox.outcome import outcome, step_label, summarize_step
 from blackbox.recorder import recover
 from blackbox.verify import verify
+from blackbox.writing import dumps, pretty_json
 
 __all__ = ["FIXTURES", "TARGETS", "Crash", "seeds"]
 

@@ -7,20 +7,11 @@ from pathlib import Path
 import pytest
 
 from blackbox.canonical import decode_json, json_value
-from blackbox.cassette import (
-    LazyCassette,
-    StepChain,
-    chain_break,
-    decode_payload,
-    dumps,
-    load,
-    load_lazy,
-    loads,
-    loads_lazy,
-    save,
-)
+from blackbox.cassette import StepChain, chain_break, load, loads, save
 from blackbox.errors import CassetteError
+from blackbox.lazy import LazyCassette, decode_payload, load_lazy, loads_lazy
 from blackbox.verify import verify
+from blackbox.writing import dumps
 from tests.conftest import FIXTURES
 
 CASSETTES = sorted(p for p in FIXTURES.rglob("*.json") if "inputs" not in p.parts and "foreign" not in p.name)

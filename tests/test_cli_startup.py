@@ -34,7 +34,8 @@ def _imported_by(args: list[str]) -> tuple[list[str], str]:
 def test_help_and_version_import_no_framework_and_no_core(args: list[str]) -> None:
     modules, out = _imported_by(args)
     loaded = [m for m in modules if m.split(".")[0] in ("typer", "click", "rich", "msgspec", "textual")
-              or m in ("blackbox.cassette", "blackbox.session", "blackbox.verify")]
+              or m in ("blackbox.cassette", "blackbox.lazy", "blackbox.writing", "blackbox.session",
+                      "blackbox.verify")]
     assert loaded == [], loaded
     assert out.startswith("blackbox 0.1.0") if args == ["--version"] else "Cassettes" in out
 

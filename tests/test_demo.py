@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from blackbox.cassette import StepChain, chain_break, dumps, load
+from blackbox.cassette import StepChain, chain_break, load
 from blackbox.cli import app
 from blackbox.demo.agent import run_loop
 from blackbox.demo.clock import frozen
@@ -15,6 +15,7 @@ from blackbox.demo.model import ReactiveModel, ScriptedModel
 from blackbox.demo.scenarios import record_error, record_success
 from blackbox.demo.tools import UnknownToolError, run_tool, tool_definitions
 from blackbox.outcome import outcome
+from blackbox.writing import dumps
 from tests.conftest import FIXTURES
 
 TRACES = FIXTURES / "traces"

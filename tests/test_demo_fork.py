@@ -9,7 +9,7 @@ import msgspec
 import pytest
 from typer.testing import CliRunner
 
-from blackbox.cassette import Cassette, chain_break, dumps, load, save
+from blackbox.cassette import Cassette, chain_break, load, save
 from blackbox.cli import app
 from blackbox.demo import demo_pair
 from blackbox.demo.clock import frozen
@@ -18,6 +18,7 @@ from blackbox.demo.model import ScriptedModel
 from blackbox.demo.scenarios import record_error, record_success
 from blackbox.errors import CassetteError, UsageError
 from blackbox.outcome import outcome
+from blackbox.writing import dumps
 from tests.conftest import FIXTURES
 
 PARENT = FIXTURES / "traces" / "fork-parent.v2.json"

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from blackbox.cassette import chain_break, load, load_lazy, loads, loads_lazy
+from blackbox.cassette import chain_break, load, loads
 from blackbox.diff import diff, diff_lazy, lazy_chain_breaks, lazy_outcome
+from blackbox.lazy import load_lazy, loads_lazy
 from blackbox.outcome import outcome
 from tests.conftest import FIXTURES
 

@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 import blackbox
-from blackbox.cassette import StepChain, dumps, load
+from blackbox.cassette import StepChain, load
 from blackbox.errors import BlackboxUnsupportedError, ReplayDivergenceError, SessionError, UsageError
 from blackbox.recorder import journal_path
+from blackbox.writing import dumps
 from tests.agents.loops import (
     aget_weather,
     anthropic_agent,

@@ -14,7 +14,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "blackbox"
 
-READERS = {"canonical", "cassette", "verify", "diff", "firstdiff", "outcome", "inert", "expectations"}
+READERS = {"canonical", "cassette", "lazy", "writing", "verify", "diff", "firstdiff", "outcome", "inert",
+           "expectations"}
 LIVE_WING = {"session", "transport", "calls", "recorder", "replayer", "forking", "engines", "launcher", "providers",
              "wrapping", "report", "tee", "journal"}
 PROVIDER_MAY_IMPORT = {"providers", "payloads", "errors", "canonical"}

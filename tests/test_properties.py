@@ -13,10 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from blackbox.canonical import canonical_bytes, decode_json, step_hash
-from blackbox.cassette import Cassette, StepChain, atomic_write, chain_break, dumps, loads, loads_lazy, pretty_json
+from blackbox.cassette import Cassette, StepChain, chain_break, loads
 from blackbox.errors import CassetteError
+from blackbox.lazy import loads_lazy
 from blackbox.outcome import outcome, summarize_step
 from blackbox.verify import verify
+from blackbox.writing import atomic_write, dumps, pretty_json
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

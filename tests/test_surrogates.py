@@ -13,10 +13,12 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from blackbox.cassette import Cassette, StepChain, dumps, load, load_lazy, loads, pretty_json
+from blackbox.cassette import Cassette, StepChain, load, loads
 from blackbox.cli import main
 from blackbox.errors import CassetteError
+from blackbox.lazy import load_lazy
 from blackbox.verify import verify
+from blackbox.writing import dumps, pretty_json
 from tests.conftest import FIXTURES
 
 TRACE = FIXTURES / "traces/success-tool-use.v2.json"

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from blackbox.canonical import json_value
-from blackbox.cassette import Cassette, StepChain, dumps, load
+from blackbox.cassette import Cassette, StepChain, load
 from blackbox.verify import neutrality_problem, verify
+from blackbox.writing import dumps
 from tests.conftest import FIXTURES
 
 CASSETTES = sorted(p for p in FIXTURES.rglob("*.json") if "inputs" not in p.parts and "foreign" not in p.name)

@@ -1,4 +1,4 @@
-"""Every write goes through one mechanism (`blackbox.cassette.atomic_write`); these tests break it.
+"""Every write goes through one mechanism (`blackbox.writing.atomic_write`); these tests break it.
 
 A full disk (a real 64 KiB tmpfs when the machine lets us mount one, else an ENOSPC raised by the lowest call
 the write makes), a read-only folder (a read-only mount; as root `chmod` stops nothing), a device, a FIFO and a
@@ -20,9 +20,10 @@ from typing import Any
 
 import pytest
 
-from blackbox.cassette import atomic_write, load
+from blackbox.cassette import load
 from blackbox.cli import main
 from blackbox.errors import WriteError
+from blackbox.writing import atomic_write
 from tests.conftest import FIXTURES
 
 TRACE = FIXTURES / "traces/success-tool-use.v2.json"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import msgspec
 
-from blackbox.cassette import LazyCassette, LazyStep
+from blackbox.lazy import LazyCassette, LazyStep
 from blackbox.recorder import JOURNAL_SUFFIX, journal_path
 
 __all__ = ["Follower", "journal_for"]

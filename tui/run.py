@@ -16,18 +16,11 @@ from typing import Any, overload
 
 import msgspec
 
-from blackbox.cassette import (
-    Cassette,
-    ChainBreak,
-    LazyCassette,
-    LazyStep,
-    Step,
-    chain_break,
-    load_lazy,
-    pretty_json,
-)
+from blackbox.cassette import Cassette, ChainBreak, Step, chain_break
 from blackbox.inert import inert
+from blackbox.lazy import LazyCassette, LazyStep, load_lazy
 from blackbox.outcome import Outcome, summarize_step, terminal_outcome, tool_sequence
+from blackbox.writing import pretty_json
 
 __all__ = ["Run", "format_time", "pretty_json", "tool_name"]
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from blackbox.cassette import chain_break, load, load_lazy
+from blackbox.cassette import chain_break, load
 from blackbox.cli import reports
 from blackbox.cli.app import app
 from blackbox.cli.inspecting import created, json_rows, run_inspect, write_rows
@@ -24,6 +24,7 @@ from blackbox.cli.term import colour, paint
 from blackbox.diff import lazy_outcome
 from blackbox.errors import CassetteError
 from blackbox.inert import inert
+from blackbox.lazy import load_lazy
 from blackbox.outcome import outcome
 from blackbox.secrets import mask_secrets
 from blackbox.verify import HASH_FORMAT

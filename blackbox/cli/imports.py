@@ -90,8 +90,8 @@ def _convert(source: str, path: Path, trace_id: str, progress: Callable[[int], N
 
 def _import_one(source: str, path: Path, out: Path, trace_id: str, bar: _Bar | None) -> Cassette:
     """Convert, check and write; TranscriptError or OSError when nothing was written."""
-    from blackbox.cassette import atomic_write
     from blackbox.importers.common import check_writable
+    from blackbox.writing import atomic_write
 
     if bar is not None:
         bar.phase(f"reading {path.name}")

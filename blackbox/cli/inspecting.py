@@ -15,15 +15,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from blackbox.cassette import LazyCassette, LazyStep, load_lazy, pretty_json
 from blackbox.cli.jsonout import print_json
 from blackbox.cli.reports import missing_file
 from blackbox.cli.term import EXIT_FAILURE, EXIT_USAGE, colour, error_line, paint
 from blackbox.diff import lazy_outcome
 from blackbox.errors import CassetteError
 from blackbox.inert import inert, inert_lines
+from blackbox.lazy import LazyCassette, LazyStep, load_lazy
 from blackbox.outcome import summarize_step
 from blackbox.secrets import mask_secrets
+from blackbox.writing import pretty_json
 
 __all__ = ["created", "json_rows", "run_inspect", "write_rows"]
 

@@ -18,7 +18,7 @@ from typing import Any, Literal
 import msgspec
 
 from blackbox.canonical import nesting_headroom
-from blackbox.cassette import Cassette, LazyCassette, load, load_lazy
+from blackbox.cassette import Cassette, load
 from blackbox.cli.jsonout import print_json
 from blackbox.cli.term import EXIT_FAILURE, colour, error_line, paint
 from blackbox.diff import DiffReport, diff_lazy, lazy_chain_breaks
@@ -26,6 +26,7 @@ from blackbox.errors import CassetteError
 from blackbox.expectations import ExpectationResult, Expectations, check_expectations
 from blackbox.firstdiff import format_value
 from blackbox.inert import inert
+from blackbox.lazy import LazyCassette, load_lazy
 from blackbox.outcome import outcome, summarize_step
 from blackbox.secrets import mask_secrets
 from blackbox.verify import VerifyReport, expect_hash, unloadable_report, verify

@@ -7,7 +7,7 @@ from typing import Annotated, Literal, cast
 
 import typer
 
-from blackbox.cassette import atomic_write, dumps, load
+from blackbox.cassette import load
 from blackbox.cli.app import app
 from blackbox.cli.cassettes import replay_summary
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, err_console, fail
@@ -34,6 +34,7 @@ from blackbox.settings import Match as MatchMode
 from blackbox.settings import Pace as PaceMode
 from blackbox.settings import Settings
 from blackbox.verify import verify
+from blackbox.writing import atomic_write, dumps
 
 _RUN = "Run an agent"
 _ADD_SESSION = (

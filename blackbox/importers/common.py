@@ -16,8 +16,9 @@ from typing import Any
 import msgspec
 
 from blackbox.canonical import decode_json
-from blackbox.cassette import Cassette, dumps, text_position
+from blackbox.cassette import Cassette, text_position
 from blackbox.errors import BlackboxError
+from blackbox.writing import dumps
 
 __all__ = [
     "DEFAULT_TRACE_ID",

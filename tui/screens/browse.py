@@ -16,9 +16,10 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
 
-from blackbox.cassette import Step, atomic_write
+from blackbox.cassette import Step
 from blackbox.errors import CassetteError
 from blackbox.inert import inert
+from blackbox.writing import atomic_write
 from blackbox_tui.external import open_readonly, viewer_command
 from blackbox_tui.follow import Follower
 from blackbox_tui.notice import say
