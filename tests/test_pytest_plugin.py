@@ -569,7 +569,7 @@ def test_the_plugin_is_registered_by_its_entry_point() -> None:
 
 
 def test_cassette_names_are_safe_and_distinct() -> None:
-    from blackbox.pytest_plugin import _safe
+    from blackbox.plugin_cassettes import safe_name as _safe
 
     assert _safe("test_x") == "test_x"
     assert _safe("test_x[anthropic-1]") == "test_x-anthropic-1"
