@@ -52,9 +52,17 @@ def test_weather(blackbox):
 CASSETTE = Path("cassettes/test_agent/test_weather.json")
 
 
+def provider_of(body: dict[str, Any]) -> str:
+    """Which API a request body is for: Anthropic's always has max_tokens (these OpenAI ones do not), a
+    Responses one has `input` and no `messages`."""
+    if "messages" not in body:
+        return "responses"
+    return "anthropic" if "max_tokens" in body else "openai"
+
+
 def brain(body: dict[str, Any]) -> Any:
-    """The weather agent for both SDKs (an Anthropic request always has max_tokens; these OpenAI ones do not)."""
-    return weather_brain("anthropic" if "max_tokens" in body else "openai")(body)
+    """The weather agent for every API."""
+    return weather_brain(provider_of(body))(body)
 
 
 @pytest.fixture
@@ -544,22 +552,32 @@ def readme_tests() -> dict[str, str]:
 
 def test_the_readme_examples_record_and_replay(pytester: pytest.Pytester, api: FakeAPI,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from agents.models import _openai_shared
+
     examples = readme_tests()
-    assert sorted(examples) == ["tests/test_travel_agent.py", "tests/test_travel_agent_openai.py"]
+    assert sorted(examples) == ["tests/test_travel_agent.py", "tests/test_travel_agent_agents_sdk.py",
+                                "tests/test_travel_agent_openai.py"]
     for name, code in examples.items():
         pytester.path.joinpath(name).parent.mkdir(exist_ok=True)
         pytester.path.joinpath(name).write_text(code)
     monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
     monkeypatch.setenv("OPENAI_BASE_URL", api.openai_url)
-    result = run(pytester, "tests", "--blackbox-record")
-    result.assert_outcomes(passed=2)
-    assert (pytester.path / "tests/cassettes/test_travel_agent/test_weather_agent.json").is_file()
-    offline(api, monkeypatch)
-    monkeypatch.delenv("ANTHROPIC_BASE_URL")
-    monkeypatch.delenv("OPENAI_BASE_URL")
-    result = run(pytester, "tests")
-    result.assert_outcomes(passed=2)
-    assert api.requests == []
+    try:
+        result = run(pytester, "tests", "--blackbox-record")
+        result.assert_outcomes(passed=3)
+        assert {request.path for request in api.requests} == {"/v1/messages", "/v1/chat/completions",
+                                                              "/v1/responses"}
+        for name in ("test_travel_agent", "test_travel_agent_openai", "test_travel_agent_agents_sdk"):
+            cassette = pytester.path / "tests/cassettes" / name / "test_weather_agent.json"
+            assert verify(cassette).ok, name
+        offline(api, monkeypatch)
+        monkeypatch.delenv("ANTHROPIC_BASE_URL")
+        monkeypatch.delenv("OPENAI_BASE_URL")
+        result = run(pytester, "tests")
+        result.assert_outcomes(passed=3)
+        assert api.requests == []
+    finally:
+        _openai_shared._default_openai_client = None  # the example sets a global; later tests must not see it
 
 
 def test_the_plugin_is_registered_by_its_entry_point() -> None:
@@ -682,11 +700,7 @@ def test_pydantic_ai(blackbox):
 
 def two_city_brain(body: dict[str, Any]) -> Any:
     """The two-city weather agent for Anthropic (max_tokens), Responses (input, no messages) and chat."""
-    if "max_tokens" in body and "messages" in body:
-        provider = "anthropic"
-    else:
-        provider = "openai" if "messages" in body else "responses"
-    return weather_brain(provider, cities=("Paris", "Rome"), text=None)(body)
+    return weather_brain(provider_of(body), cities=("Paris", "Rome"), text=None)(body)
 
 
 def test_streamed_calls_and_frameworks_record_then_replay_offline(pytester: pytest.Pytester, api: FakeAPI,
