@@ -32,7 +32,7 @@ from blackbox.outcome import Outcome
 from blackbox.secrets import KEY_VARIABLES, PLACEHOLDER_KEYS
 from blackbox.session import RunSummary
 
-__all__ = ["MATCHES", "RECORD_MODES", "CassetteRun", "TestOwner", "default_cassette", "fail", "record_command",
+__all__ = ["MATCHES", "RECORD_MODES", "CassetteOwner", "CassetteRun", "default_cassette", "fail", "record_command",
            "safe_name"]
 
 RECORD_MODES = ("none", "new", "all")
@@ -50,7 +50,7 @@ class RunSettings(Protocol):
     match: str | None
 
 
-class TestOwner(Protocol):
+class CassetteOwner(Protocol):
     """What a cassette needs from the test that owns it (the plugin's per-test record)."""
 
     item: pytest.Item
@@ -120,7 +120,7 @@ class CassetteRun:
     The session starts at first use (`http_client()`, `tools()`, `mode`, ...), so a test that only uses named
     cassettes never needs the default one."""
 
-    def __init__(self, test: TestOwner, path: Path, *, match: str | None) -> None:
+    def __init__(self, test: CassetteOwner, path: Path, *, match: str | None) -> None:
         self.test = test
         self.path = path
         self.match = match
