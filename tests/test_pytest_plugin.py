@@ -18,7 +18,8 @@ import openai  # noqa: F401
 import pytest
 import requests.adapters
 
-import tests.agents.loops  # noqa: F401
+import tests.agents.loops
+import tests.agents.stream_agent  # noqa: F401
 from blackbox.cassette import load
 from blackbox.verify import verify
 from tests.fakeapi import FakeAPI, anthropic_message, weather_brain
@@ -51,9 +52,17 @@ def test_weather(blackbox):
 CASSETTE = Path("cassettes/test_agent/test_weather.json")
 
 
+def provider_of(body: dict[str, Any]) -> str:
+    """Which API a request body is for: Anthropic's always has max_tokens (these OpenAI ones do not), a
+    Responses one has `input` and no `messages`."""
+    if "messages" not in body:
+        return "responses"
+    return "anthropic" if "max_tokens" in body else "openai"
+
+
 def brain(body: dict[str, Any]) -> Any:
-    """The weather agent for both SDKs (an Anthropic request always has max_tokens; these OpenAI ones do not)."""
-    return weather_brain("anthropic" if "max_tokens" in body else "openai")(body)
+    """The weather agent for every API."""
+    return weather_brain(provider_of(body))(body)
 
 
 @pytest.fixture
@@ -543,22 +552,32 @@ def readme_tests() -> dict[str, str]:
 
 def test_the_readme_examples_record_and_replay(pytester: pytest.Pytester, api: FakeAPI,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from agents.models import _openai_shared
+
     examples = readme_tests()
-    assert sorted(examples) == ["tests/test_travel_agent.py", "tests/test_travel_agent_openai.py"]
+    assert sorted(examples) == ["tests/test_travel_agent.py", "tests/test_travel_agent_agents_sdk.py",
+                                "tests/test_travel_agent_openai.py"]
     for name, code in examples.items():
         pytester.path.joinpath(name).parent.mkdir(exist_ok=True)
         pytester.path.joinpath(name).write_text(code)
     monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
     monkeypatch.setenv("OPENAI_BASE_URL", api.openai_url)
-    result = run(pytester, "tests", "--blackbox-record")
-    result.assert_outcomes(passed=2)
-    assert (pytester.path / "tests/cassettes/test_travel_agent/test_weather_agent.json").is_file()
-    offline(api, monkeypatch)
-    monkeypatch.delenv("ANTHROPIC_BASE_URL")
-    monkeypatch.delenv("OPENAI_BASE_URL")
-    result = run(pytester, "tests")
-    result.assert_outcomes(passed=2)
-    assert api.requests == []
+    try:
+        result = run(pytester, "tests", "--blackbox-record")
+        result.assert_outcomes(passed=3)
+        assert {request.path for request in api.requests} == {"/v1/messages", "/v1/chat/completions",
+                                                              "/v1/responses"}
+        for name in ("test_travel_agent", "test_travel_agent_openai", "test_travel_agent_agents_sdk"):
+            cassette = pytester.path / "tests/cassettes" / name / "test_weather_agent.json"
+            assert verify(cassette).ok, name
+        offline(api, monkeypatch)
+        monkeypatch.delenv("ANTHROPIC_BASE_URL")
+        monkeypatch.delenv("OPENAI_BASE_URL")
+        result = run(pytester, "tests")
+        result.assert_outcomes(passed=3)
+        assert api.requests == []
+    finally:
+        _openai_shared._default_openai_client = None  # the example sets a global; later tests must not see it
 
 
 def test_the_plugin_is_registered_by_its_entry_point() -> None:
@@ -569,7 +588,7 @@ def test_the_plugin_is_registered_by_its_entry_point() -> None:
 
 
 def test_cassette_names_are_safe_and_distinct() -> None:
-    from blackbox.pytest_plugin import _safe
+    from blackbox.plugin_cassettes import safe_name as _safe
 
     assert _safe("test_x") == "test_x"
     assert _safe("test_x[anthropic-1]") == "test_x-anthropic-1"
@@ -606,4 +625,120 @@ def test_the_marker_s_match_and_a_skipped_test(pytester: pytest.Pytester, api: F
     result = run(pytester)
     result.assert_outcomes(passed=2, skipped=1)
     says(result, "cassettes: 3 replayed, 0 recorded, 0 missing, 0 diverged")
+    assert api.requests == []
+
+
+# ---------------------------------------------------------------------------------------------------------
+# streamed calls, the Responses API, the OpenAI Agents SDK, pydantic-ai
+
+
+STREAM_AND_FRAMEWORKS_TEST = '''
+import asyncio
+import os
+
+import agents
+import pytest
+from agents.models import _openai_shared
+from anthropic import AsyncAnthropic
+from openai import AsyncOpenAI
+from pydantic_ai import Agent
+from pydantic_ai.models.anthropic import AnthropicModel
+from pydantic_ai.providers.anthropic import AnthropicProvider
+
+from tests.agents import weather
+from tests.agents.stream_agent import Address
+
+URL = os.environ["FAKE_URL"]
+ANSWER = "Weather: sunny in Paris; sunny in Rome"
+
+
+def get_weather(city: str) -> str:
+    """Get the weather for a city."""
+    return f"sunny in {city}"
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "responses"])
+def test_streamed(blackbox, provider):
+    # messages.stream(), chat.completions.stream(), responses.stream(): a two-turn agent with parallel tools
+    assert weather.run(provider, blackbox, Address(URL), stream=True) == ANSWER
+    blackbox.assert_outcome(status="success", tools=["get_weather", "get_weather"], final_answer=ANSWER)
+
+
+@pytest.mark.asyncio
+async def test_responses_async(blackbox):
+    assert await weather.arun("responses", blackbox, Address(URL), stream=False) == ANSWER
+    blackbox.assert_outcome(status="success", tools=["get_weather", "get_weather"])
+
+
+@pytest.fixture
+def agents_sdk():
+    agents.set_tracing_disabled(True)  # its trace uploads would go around Blackbox
+    yield agents
+    _openai_shared._default_openai_client = None
+
+
+@pytest.mark.asyncio
+async def test_openai_agents_sdk(blackbox, agents_sdk):
+    agents_sdk.set_default_openai_client(AsyncOpenAI(base_url=URL + "/v1", http_client=blackbox.async_http_client(),
+                                                     max_retries=0))
+    agents_sdk.set_default_openai_api("responses")
+    tool = agents_sdk.function_tool(blackbox.tool("get_weather", get_weather))
+    agent = agents_sdk.Agent(name="weather", instructions="Be brief.", model="gpt-5.1", tools=[tool])
+    result = await agents_sdk.Runner.run(agent, "Weather in Paris and Rome?")
+    assert result.final_output == ANSWER
+    blackbox.assert_outcome(status="success", tools=["get_weather", "get_weather"])
+
+
+def test_pydantic_ai(blackbox):
+    client = AsyncAnthropic(base_url=URL, http_client=blackbox.async_http_client(), max_retries=0)
+    model = AnthropicModel("claude-sonnet-4-6", provider=AnthropicProvider(anthropic_client=client))
+    agent = Agent(model, instructions="Be brief.", tools=[blackbox.tool("get_weather", get_weather)])
+    assert asyncio.run(agent.run("Weather in Paris and Rome?")).output == ANSWER
+    blackbox.assert_outcome(status="success", tools=["get_weather", "get_weather"])
+'''
+
+
+def two_city_brain(body: dict[str, Any]) -> Any:
+    """The two-city weather agent for Anthropic (max_tokens), Responses (input, no messages) and chat."""
+    return weather_brain(provider_of(body), cities=("Paris", "Rome"), text=None)(body)
+
+
+def test_streamed_calls_and_frameworks_record_then_replay_offline(pytester: pytest.Pytester, api: FakeAPI,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # Imported out here, once: each in-process run drops the modules it imported (seconds for these two).
+    import agents  # noqa: F401
+    import pydantic_ai.models.anthropic  # noqa: F401
+
+    api.brain = two_city_brain
+    pytester.makepyfile(test_frameworks=STREAM_AND_FRAMEWORKS_TEST)
+    result = run(pytester, "--blackbox-record")
+    result.assert_outcomes(passed=6)
+    says(result, "cassettes: 0 replayed, 6 recorded, 0 missing, 0 diverged")
+    streamed = [request.body.get("stream", False) for request in api.requests]
+    assert streamed.count(True) >= 6 and streamed.count(False) >= 4, "three streamed agents, two unstreamed"
+    folder = pytester.path / "cassettes" / "test_frameworks"
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == ["test_openai_agents_sdk.json", "test_pydantic_ai.json", "test_responses_async.json",
+                     "test_streamed-anthropic.json", "test_streamed-openai.json", "test_streamed-responses.json"]
+    for name in names:
+        cassette = load(folder / name)
+        assert verify(cassette).ok
+        kinds = [step.type for step in cassette.steps]
+        assert kinds.count("model_input") == 2 and kinds.count("tool_call") == 2, (name, kinds)
+        assert KEY not in (folder / name).read_text()
+
+    offline(api, monkeypatch)
+    result = run(pytester)
+    result.assert_outcomes(passed=6)
+    says(result, "cassettes: 6 replayed, 0 recorded, 0 missing, 0 diverged")
+    assert api.requests == []
+
+    # a changed question fails the streamed and the framework tests with the replay report, offline
+    pytester.makepyfile(test_frameworks=STREAM_AND_FRAMEWORKS_TEST.replace(
+        'agent.run("Weather in Paris and Rome?")', 'agent.run("Weather in Oslo?")').replace(
+        'Runner.run(agent, "Weather in Paris and Rome?")', 'Runner.run(agent, "Weather in Oslo?")'))
+    result = run(pytester, "-k", "agents_sdk or pydantic")
+    result.assert_outcomes(failed=2)
+    says(result, "test_openai_agents_sdk.json: replay diverged at step 0", '"Weather in Oslo?"')
+    says(result, "test_pydantic_ai.json: replay diverged at step 0", '"Weather in Oslo?"')
     assert api.requests == []
