@@ -9,20 +9,11 @@ from pathlib import Path
 import pytest
 
 from blackbox.cassette import Cassette, StepChain, load, save
-from blackbox.cli import main
+from tests.cli_helpers import run_cli
 from tests.conftest import FIXTURES
 
 TRACE = FIXTURES / "traces/success-tool-use.v2.json"
 KEY = "sk-ant-api03-" + "Zx9" * 12
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    code = exit_info.value.code
-    return (code if isinstance(code, int) else 0), out, err
 
 
 def rebuild(trace_id: str = "run", parent: str | None = None, step1: object = None) -> Cassette:

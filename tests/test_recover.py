@@ -13,10 +13,10 @@ import msgspec
 import pytest
 
 from blackbox.cassette import load
-from blackbox.cli import main
 from blackbox.errors import CassetteError, WriteError
 from blackbox.recorder import JournalError, recover, rescue_journal
 from blackbox.verify import verify
+from tests.cli_helpers import run_cli
 from tests.conftest import FIXTURES
 
 TRACE = FIXTURES / "traces/success-tool-use.v2.json"
@@ -31,15 +31,6 @@ def write_journal(folder: Path, header: dict[str, Any], steps: int = 5, tamper: 
     lines = [json.dumps({"blackboxJournal": 1, **header}).encode()] + [json.dumps(r).encode() for r in rows]
     journal.write_bytes(b"\n".join(lines) + b"\n")
     return journal
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    code = exit_info.value.code
-    return (code if isinstance(code, int) else 0), out, err
 
 
 BAD_HEADERS = {

@@ -14,11 +14,11 @@ import msgspec
 import pytest
 
 from blackbox.cassette import Cassette, StepChain, load, loads
-from blackbox.cli import main
 from blackbox.errors import CassetteError
 from blackbox.lazy import load_lazy
 from blackbox.verify import verify
 from blackbox.writing import dumps, pretty_json
+from tests.cli_helpers import run_cli
 from tests.conftest import FIXTURES
 
 TRACE = FIXTURES / "traces/success-tool-use.v2.json"
@@ -51,15 +51,6 @@ def surrogate_file(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     path = tmp_path / "s.json"
     path.write_bytes(_as_js_writes_it(_rebuild(**CASES[request.param])))
     return path
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    code = exit_info.value.code
-    return (code if isinstance(code, int) else 0), out, err
 
 
 def test_dumps_writes_escapes_that_load_back_the_same(surrogate_file: Path) -> None:

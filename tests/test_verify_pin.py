@@ -11,20 +11,11 @@ import pytest
 
 from blackbox.canonical import step_hash
 from blackbox.cassette import Cassette, load, save
-from blackbox.cli import main
+from tests.cli_helpers import run_cli
 from tests.conftest import FIXTURES
 
 TRACE = FIXTURES / "traces/success-tool-use.v2.json"
 FINAL = load(TRACE).steps[-1].hash
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    code = exit_info.value.code
-    return (code if isinstance(code, int) else 0), out, err
 
 
 def forged(tmp_path: Path) -> Path:

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from blackbox.cassette import load
-from blackbox.cli import main
 from blackbox.errors import WriteError
 from blackbox.writing import atomic_write
+from tests.cli_helpers import run_cli
 from tests.conftest import FIXTURES
 
 TRACE = FIXTURES / "traces/success-tool-use.v2.json"
@@ -83,16 +83,6 @@ def read_only(tmp_path: Path) -> Iterator[Path]:
 
 def _leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """The real entry point (`main`, with its last-resort handler), as a user runs it."""
-    with pytest.raises(SystemExit) as exit_info:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in out + err
-    code = exit_info.value.code
-    return (code if isinstance(code, int) else 0), out, err
 
 
 def one_line(err: str) -> str:
