@@ -13,8 +13,14 @@ from typing import Any, cast
 
 from blackbox.payloads import ModelInput, ModelOutput, ToolCall
 from blackbox.providers import anthropic_stream
-from blackbox.providers.neutral import CallIds, calls_of, unsupported, wants_stream
-from blackbox.providers.stream import StreamCodec
+from blackbox.providers.neutral import (
+    CallIds,
+    CodecProvider,
+    calls_of,
+    neutral_tool,
+    tool_list,
+    unsupported,
+)
 
 __all__ = [
     "KEPT_PARAMS",
@@ -102,12 +108,8 @@ def _system(system: Any) -> str:
 
 
 def _tools(tools: Any) -> list[dict[str, Any]]:
-    if tools is None:
-        return []
-    if not isinstance(tools, list):
-        raise unsupported("a tools value that is not a list", "pass tools=[...]")
     out = []
-    for tool in tools:
+    for tool in tool_list(tools):
         kind = tool.get("type")
         if kind not in (None, "custom"):
             raise unsupported(
@@ -116,10 +118,7 @@ def _tools(tools: Any) -> list[dict[str, Any]]:
             )
         if tool.get("strict"):
             raise unsupported(f"strict tool {tool.get('name')!r}", "drop strict=True from the tool")
-        neutral: dict[str, Any] = {"name": tool.get("name"), "description": tool.get("description") or ""}
-        if tool.get("input_schema") is not None:
-            neutral["inputSchema"] = tool["input_schema"]
-        out.append(neutral)
+        out.append(neutral_tool(tool.get("name"), tool.get("description"), tool.get("input_schema")))
     return out
 
 
@@ -335,28 +334,7 @@ def synthesize_response(output: ModelOutput | Mapping[str, Any], *, step_index: 
     }
 
 
-class Anthropic:
-    """The Messages API (`/v1/messages`) as a `blackbox.providers.Provider`."""
-
-    name = "anthropic"
-    kept_params = KEPT_PARAMS
-    stream: StreamCodec = anthropic_stream.CODEC
-
-    def normalize_request(self, body: dict[str, Any], ids: CallIds) -> ModelInput:
-        return normalize_request(body, ids)
-
-    def normalize_response(self, body: dict[str, Any], ids: CallIds) -> ModelOutput:
-        return normalize_response(body, ids)
-
-    def synthesize_response(self, output: ModelOutput, *, step_index: int, timestamp_ms: int,
-                            model: str | None) -> dict[str, Any]:
-        return synthesize_response(output, step_index=step_index, model=model)
-
-    def error_body(self, message: str) -> dict[str, Any]:
-        return error_body(message)
-
-    def is_stream(self, body: dict[str, Any]) -> bool:
-        return wants_stream(body)
-
-
-PROVIDER = Anthropic()
+#: The Messages API (`/v1/messages`) as a `blackbox.providers.Provider`.
+PROVIDER = CodecProvider("anthropic", KEPT_PARAMS, anthropic_stream.CODEC, normalize_request=normalize_request,
+                         normalize_response=normalize_response, synthesize_response=synthesize_response,
+                         error_body=error_body)

@@ -1,15 +1,20 @@
-"""Pieces shared by every provider normalizer: Blackbox's own tool-call ids and small JSON helpers."""
+"""Pieces shared by every provider normalizer: Blackbox's own tool-call ids, small JSON helpers, the checks
+every API's request needs alike (a tools list, text-only content) and the adapter that makes a codec module a
+`blackbox.providers.Provider`."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, Protocol
 
 from blackbox.errors import BlackboxUnsupportedError
+from blackbox.payloads import ModelInput, ModelOutput
+from blackbox.providers.stream import StreamCodec
 
-__all__ = ["CallIds", "calls_of", "compact_json", "parse_tool_arguments", "unsupported", "wants_stream"]
+__all__ = ["CallIds", "CodecProvider", "calls_of", "compact_json", "neutral_tool", "parse_tool_arguments",
+           "text_of", "tool_list", "unsupported", "wants_stream"]
 
 _NEUTRAL_RE = re.compile(r"^call-(\d+)$")
 
@@ -152,3 +157,82 @@ def calls_of(output: Mapping[str, Any]) -> list[dict[str, Any]]:
     if kind == "tool_call":
         return [{key: output.get(key) for key in ("toolCallId", "toolName", "toolInput")}]
     return []
+
+
+def tool_list(tools: Any) -> list[Any]:
+    """A request's `tools` value as a list (none is an empty one); any other shape is refused."""
+    if tools is None:
+        return []
+    if not isinstance(tools, list):
+        raise unsupported("a tools value that is not a list", "pass tools=[...]")
+    return tools
+
+
+def neutral_tool(name: Any, description: Any, schema: Any) -> dict[str, Any]:
+    """A tool as the neutral `model_input` keeps it: its name, its description ("" if none) and, if it has
+    one, its parameters' JSON schema as `inputSchema`."""
+    neutral: dict[str, Any] = {"name": name, "description": description or ""}
+    if schema is not None:
+        neutral["inputSchema"] = schema
+    return neutral
+
+
+def text_of(content: Any, kinds: Collection[str], *, parts_in: str, content_of: str) -> str:
+    """Content (a string or a list of parts) as one string, text parts joined with a blank line.
+
+    Blackbox records text only: a refusal or a part whose type is not in `kinds` (an image, a file…) is
+    refused, naming where it was (`… content parts in <parts_in>`, `<content_of> content of type …`).
+    """
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for part in content:
+            kind = part.get("type") if isinstance(part, dict) else type(part).__name__
+            if kind == "refusal":
+                raise unsupported("refusals in the conversation history", "drop the refused turn")
+            if kind not in kinds:
+                raise unsupported(f"{kind!r} content parts in {parts_in}", "send text content only")
+            texts.append(part.get("text") or "")
+        return "\n\n".join(texts)
+    raise unsupported(f"{content_of} content of type {type(content).__name__}", "send text content")
+
+
+class _Synthesize(Protocol):
+    def __call__(self, output: ModelOutput, *, step_index: int, timestamp_ms: int,
+                 model: str | None) -> dict[str, Any]: ...
+
+
+class CodecProvider:
+    """One API's pure codec functions as a `blackbox.providers.Provider`: every adapter only delegated, so
+    they are one class, given what to delegate to."""
+
+    def __init__(self, name: str, kept_params: Mapping[str, str], stream: StreamCodec, *,
+                 normalize_request: Callable[[dict[str, Any], CallIds], ModelInput],
+                 normalize_response: Callable[[dict[str, Any], CallIds], ModelOutput],
+                 synthesize_response: _Synthesize, error_body: Callable[[str], dict[str, Any]]) -> None:
+        self.name = name
+        self.kept_params = kept_params
+        self.stream = stream
+        self._normalize_request = normalize_request
+        self._normalize_response = normalize_response
+        self._synthesize_response = synthesize_response
+        self._error_body = error_body
+
+    def normalize_request(self, body: dict[str, Any], ids: CallIds) -> ModelInput:
+        return self._normalize_request(body, ids)
+
+    def normalize_response(self, body: dict[str, Any], ids: CallIds) -> ModelOutput:
+        return self._normalize_response(body, ids)
+
+    def synthesize_response(self, output: ModelOutput, *, step_index: int, timestamp_ms: int,
+                            model: str | None) -> dict[str, Any]:
+        return self._synthesize_response(output, step_index=step_index, timestamp_ms=timestamp_ms, model=model)
+
+    def error_body(self, message: str) -> dict[str, Any]:
+        return self._error_body(message)
+
+    def is_stream(self, body: dict[str, Any]) -> bool:
+        return wants_stream(body)

@@ -15,13 +15,15 @@ from blackbox.payloads import ModelInput, ModelOutput, ToolCall
 from blackbox.providers import openai_chat_stream
 from blackbox.providers.neutral import (
     CallIds,
+    CodecProvider,
     calls_of,
     compact_json,
+    neutral_tool,
     parse_tool_arguments,
+    text_of,
+    tool_list,
     unsupported,
-    wants_stream,
 )
-from blackbox.providers.stream import StreamCodec
 
 __all__ = [
     "KEPT_PARAMS",
@@ -147,21 +149,7 @@ _SYSTEM_ADVICE = "put every system/developer message at the start of the convers
 
 def _text_of(content: Any, role: str) -> str:
     """A message's content as one string: text parts are joined with a blank line; other parts are refused."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = []
-        for part in content:
-            kind = part.get("type") if isinstance(part, dict) else type(part).__name__
-            if kind == "refusal":
-                raise unsupported("refusals in the conversation history", "drop the refused turn")
-            if kind != "text":
-                raise unsupported(f"{kind!r} content parts in a {role} message", "send text content only")
-            texts.append(part.get("text") or "")
-        return "\n\n".join(texts)
-    raise unsupported(f"{role} message content of type {type(content).__name__}", "send text content")
+    return text_of(content, ("text",), parts_in=f"a {role} message", content_of=f"{role} message")
 
 
 def _assistant(message: dict[str, Any], ids: CallIds) -> dict[str, Any]:
@@ -213,23 +201,13 @@ def _tool_result(message: dict[str, Any], ids: CallIds) -> dict[str, Any]:
 
 
 def _tools(tools: Any) -> list[dict[str, Any]]:
-    if tools is None:
-        return []
-    if not isinstance(tools, list):
-        raise unsupported("a tools value that is not a list", "pass tools=[...]")
     out = []
-    for tool in tools:
+    for tool in tool_list(tools):
         kind = tool.get("type")
         if kind != "function":
             raise unsupported(f"{kind!r} tools", "Blackbox records function tools only")
         function = tool.get("function") or {}
-        neutral: dict[str, Any] = {
-            "name": function.get("name"),
-            "description": function.get("description") or "",
-        }
-        if function.get("parameters") is not None:
-            neutral["inputSchema"] = function["parameters"]
-        out.append(neutral)
+        out.append(neutral_tool(function.get("name"), function.get("description"), function.get("parameters")))
     return out
 
 
@@ -354,28 +332,7 @@ def synthesize_response(
     }
 
 
-class OpenAIChat:
-    """Chat Completions (`/chat/completions`) as a `blackbox.providers.Provider`."""
-
-    name = "openai"
-    kept_params = KEPT_PARAMS
-    stream: StreamCodec = openai_chat_stream.CODEC
-
-    def normalize_request(self, body: dict[str, Any], ids: CallIds) -> ModelInput:
-        return normalize_request(body, ids)
-
-    def normalize_response(self, body: dict[str, Any], ids: CallIds) -> ModelOutput:
-        return normalize_response(body, ids)
-
-    def synthesize_response(self, output: ModelOutput, *, step_index: int, timestamp_ms: int,
-                            model: str | None) -> dict[str, Any]:
-        return synthesize_response(output, step_index=step_index, timestamp_ms=timestamp_ms, model=model)
-
-    def error_body(self, message: str) -> dict[str, Any]:
-        return error_body(message)
-
-    def is_stream(self, body: dict[str, Any]) -> bool:
-        return wants_stream(body)
-
-
-PROVIDER = OpenAIChat()
+#: Chat Completions (`/chat/completions`) as a `blackbox.providers.Provider`.
+PROVIDER = CodecProvider("openai", KEPT_PARAMS, openai_chat_stream.CODEC, normalize_request=normalize_request,
+                         normalize_response=normalize_response, synthesize_response=synthesize_response,
+                         error_body=error_body)

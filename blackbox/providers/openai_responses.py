@@ -21,7 +21,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from blackbox.providers.neutral import CallIds, calls_of, compact_json, parse_tool_arguments, unsupported
+from blackbox.providers.neutral import (
+    CallIds,
+    calls_of,
+    compact_json,
+    neutral_tool,
+    parse_tool_arguments,
+    text_of,
+    tool_list,
+    unsupported,
+)
 
 __all__ = [
     "PARAMS",
@@ -283,30 +292,15 @@ def _call_id(item: dict[str, Any]) -> str:
 
 def _text_of(content: Any, role: Any) -> str:
     """Content as one string: text parts joined with a blank line; other parts (images, files…) refused."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = []
-        for part in content:
-            kind = part.get("type") if isinstance(part, dict) else type(part).__name__
-            if kind == "refusal":
-                raise unsupported("refusals in the conversation history", "drop the refused turn")
-            if kind not in ("input_text", "output_text", "text"):
-                raise unsupported(f"{kind!r} content parts in {role} input", "send text content only")
-            texts.append(part.get("text") or "")
-        return "\n\n".join(texts)
-    raise unsupported(f"{role} content of type {type(content).__name__}", "send text content")
+    return text_of(content, _TEXT_PARTS, parts_in=f"{role} input", content_of=f"{role}")
+
+
+_TEXT_PARTS = ("input_text", "output_text", "text")
 
 
 def _tools(tools: Any) -> list[dict[str, Any]]:
-    if tools is None:
-        return []
-    if not isinstance(tools, list):
-        raise unsupported("a tools value that is not a list", "pass tools=[...]")
     out = []
-    for tool in tools:
+    for tool in tool_list(tools):
         kind = tool.get("type") if isinstance(tool, dict) else type(tool).__name__
         if kind != "function":
             raise unsupported(
@@ -315,10 +309,7 @@ def _tools(tools: Any) -> list[dict[str, Any]]:
             )
         if "function" in tool and "name" not in tool:
             raise unsupported("a nested Chat Completions tool in a Responses request", _FLAT_ADVICE)
-        neutral: dict[str, Any] = {"name": tool.get("name"), "description": tool.get("description") or ""}
-        if tool.get("parameters") is not None:
-            neutral["inputSchema"] = tool["parameters"]
-        out.append(neutral)
+        out.append(neutral_tool(tool.get("name"), tool.get("description"), tool.get("parameters")))
     return out
 
 
