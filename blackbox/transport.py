@@ -52,27 +52,40 @@ def _is_stream(response: Any) -> bool:
     return 200 <= response.status_code < 300 and SSE in response.headers.get("content-type", "").lower()
 
 
+class _Tee:
+    """What the sync and async tee streams share: the stream they read, the sink they feed, and the word to
+    the sink when the agent drops the stream unread (neither read to the end nor closed)."""
+
+    def __init__(self, inner: Any, sink: StreamSink) -> None:
+        self.inner = inner
+        self.sink = sink
+
+    def __del__(self) -> None:
+        self.sink.fail("the agent abandoned the stream before its end")
+
+
+def _why_it_ended(exc: BaseException) -> str:
+    """Why a recorded stream ended early, for its sink: the agent stopped reading (the generator was closed),
+    or reading it raised."""
+    if isinstance(exc, GeneratorExit):
+        return "the agent stopped reading the stream before its end"
+    return f"the stream broke ({type(exc).__name__})"
+
+
 @functools.cache
 def stream_classes(http: ModuleType) -> tuple[type, type, type]:
     """The (sync tee, async tee, paced replay) byte streams for the `httpx` or `httpx2` module."""
 
-    class TeeStream(http.SyncByteStream):  # type: ignore[name-defined,misc]
+    class TeeStream(_Tee, http.SyncByteStream):  # type: ignore[name-defined,misc]
         """Passes each chunk of a recorded stream on to the agent after handing it to the sink."""
-
-        def __init__(self, inner: Any, sink: StreamSink) -> None:
-            self.inner = inner
-            self.sink = sink
 
         def __iter__(self) -> Iterator[bytes]:
             try:
                 for chunk in self.inner:
                     self.sink.feed(chunk)
                     yield chunk
-            except GeneratorExit:
-                self.sink.fail("the agent stopped reading the stream before its end")
-                raise
             except BaseException as exc:
-                self.sink.fail(f"the stream broke ({type(exc).__name__})")
+                self.sink.fail(_why_it_ended(exc))
                 raise
             self.sink.end()
 
@@ -80,35 +93,22 @@ def stream_classes(http: ModuleType) -> tuple[type, type, type]:
             self.sink.fail("the agent closed the stream before its end")
             self.inner.close()
 
-        def __del__(self) -> None:  # a stream neither read to the end nor closed: the agent abandoned it
-            self.sink.fail("the agent abandoned the stream before its end")
-
-    class AsyncTeeStream(http.AsyncByteStream):  # type: ignore[name-defined,misc]
+    class AsyncTeeStream(_Tee, http.AsyncByteStream):  # type: ignore[name-defined,misc]
         """The async counterpart of `TeeStream`."""
-
-        def __init__(self, inner: Any, sink: StreamSink) -> None:
-            self.inner = inner
-            self.sink = sink
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
             try:
                 async for chunk in self.inner:
                     self.sink.feed(chunk)
                     yield chunk
-            except GeneratorExit:
-                self.sink.fail("the agent stopped reading the stream before its end")
-                raise
             except BaseException as exc:
-                self.sink.fail(f"the stream broke ({type(exc).__name__})")
+                self.sink.fail(_why_it_ended(exc))
                 raise
             self.sink.end()
 
         async def aclose(self) -> None:
             self.sink.fail("the agent closed the stream before its end")
             await self.inner.aclose()
-
-        def __del__(self) -> None:
-            self.sink.fail("the agent abandoned the stream before its end")
 
     class PacedStream(http.SyncByteStream, http.AsyncByteStream):  # type: ignore[name-defined,misc]
         """A replayed event stream sent one chunk every `pause` seconds (the recorded call's pace)."""
