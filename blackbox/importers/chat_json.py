@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import msgspec
 
@@ -22,7 +22,7 @@ from blackbox.importers.common import DEFAULT_TRACE_ID, TranscriptError, json_or
 __all__ = ["import_chat_json", "import_chat_json_value"]
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
