@@ -66,5 +66,5 @@ if __name__ == "__main__":
     except Exception as exc:
         if not blackbox.is_blackbox_error(exc):
             raise
-        # Blackbox stopped the run (a replay divergence, say); the launcher prints the full report.
-        sys.exit(f"agent stopped by blackbox: {str(exc).splitlines()[0]}")
+        # Blackbox stopped the run (a replay divergence, say); the launcher prints its report, once.
+        sys.exit(1)

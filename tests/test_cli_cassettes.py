@@ -188,3 +188,12 @@ def test_replay_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 def test_help_has_examples(command: str) -> None:
     code, out, _ = run(command, "--help")
     assert code == 0 and "Examples" in out and "blackbox " + command in out
+
+
+@pytest.mark.parametrize("command", ["record", "replay", "fork", "tui", "verify", "assert", "diff", "inspect",
+                                     "list", "import", "demo", "check", "recover"])
+def test_help_shows_no_type_beside_a_flag(command: str) -> None:
+    """A flag takes no value: its help row shows none (typer's rich help would print `<bool>`)."""
+    code, out, _ = run(command, "--help")
+    assert code == 0 and "--help" in out
+    assert "<bool>" not in out

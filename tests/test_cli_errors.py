@@ -117,3 +117,25 @@ def test_help_has_no_colour_under_ci_or_no_color(env: dict[str, str]) -> None:
     assert b"\x1b[" in _on_a_terminal(["verify", "--help"], plain)  # the test can fail: a terminal gets colour
     shown = _on_a_terminal(["verify", "--help"], {**plain, **env})
     assert b"Examples" in shown and b"\x1b[" not in shown
+
+
+@pytest.mark.parametrize("args", [["inspect"], ["diff", "--semantic"]])
+def test_a_reader_that_leaves_early_ends_the_output_quietly(tmp_path: Path, args: list[str]) -> None:
+    """`blackbox inspect big.json | head -1`: the closed pipe stops the command, with no traceback."""
+    from blackbox.cassette import StepChain, save
+
+    chain = StepChain("big")
+    for i in range(3000):
+        chain.append("model_output", i, {"type": "final_answer", "text": "x" * 60})
+    big = tmp_path / "big.json"
+    save(chain.cassette(0), big)
+    files = [big] if args[0] == "inspect" else [big, FIXTURES / "traces" / "fork-child.v2.json"]
+    command = [sys.executable, "-m", "blackbox", args[0], *map(str, files), *args[1:]]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ,
+                            "NO_COLOR": "1"})
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline()  # the first line, then the reader goes away
+    proc.stdout.close()
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) in (0, 1)
+    assert "Traceback" not in stderr and "Broken pipe" not in stderr, stderr

@@ -80,6 +80,10 @@ def test_a_changed_recording_fails_replay_at_the_step_and_path(tmp_path: Path) -
     assert "replay diverged at step 6, model" in result.stderr
     assert '"gpt-4o"' in result.stderr and '"gpt-4.1-mini"' in result.stderr
     assert "Traceback" not in result.stderr
+    # said once, by the launcher, its lines as lines (not the SDK's error repr with a literal \n, nor ␊)
+    assert result.stderr.count("replay diverged") == 1, result.stderr
+    assert "\\n" not in result.stderr and "␊" not in result.stderr and "{'error'" not in result.stderr
+    assert "\n  recorded: " in result.stderr and "\n  actual:   " in result.stderr
 
 
 def test_sequence_match_through_the_cli(tmp_path: Path) -> None:

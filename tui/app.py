@@ -10,13 +10,13 @@ from typing import ClassVar
 from textual.app import App
 from textual.binding import Binding, BindingType
 
-from blackbox_tui.commands import ScreenActions
-from blackbox_tui.follow import Follower
-from blackbox_tui.run import Run
-from blackbox_tui.screens.browse import BrowseScreen
-from blackbox_tui.screens.diff import DiffScreen
-from blackbox_tui.screens.help import HelpScreen
-from blackbox_tui.state import recall_theme, remember_theme
+from .commands import ScreenActions
+from .follow import Follower
+from .run import Run
+from .screens.browse import BrowseScreen
+from .screens.diff import DiffScreen
+from .screens.help import HelpScreen
+from .state import recall_theme, remember_theme
 
 __all__ = ["BlackboxApp", "load_runs"]
 
@@ -67,7 +67,7 @@ class BlackboxApp(App[None]):
         self.push_screen(DiffScreen(a, b, at=at))
 
     def open_fork(self, run: Run, index: int) -> None:
-        from blackbox_tui.screens.fork import ForkScreen
+        from .screens.fork import ForkScreen
 
         self.push_screen(ForkScreen(run, index, demo=self.demo))
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from blackbox_tui.run import Run
+from .run import Run
 
 if TYPE_CHECKING:
     from blackbox.diff import FieldChange

@@ -29,7 +29,7 @@ def compact_json(value: Any) -> str:
     return pretty_json(value, indent=0)
 
 
-def format_time(ms: int) -> str:
+def format_time(ms: float) -> str:
     """A millisecond timestamp in UTC (never local time: the same file must look the same everywhere)."""
     try:
         moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
@@ -75,6 +75,11 @@ class Steps(Sequence[Step]):
     def __len__(self) -> int:
         return len(self.lazy)
 
+    def forget_from(self, index: int) -> None:
+        """Drop the decoded steps from `index` on (those steps were replaced)."""
+        for stale in [i for i in self._recent if i >= index]:
+            del self._recent[stale]
+
     @overload
     def __getitem__(self, index: int) -> Step: ...
     @overload
@@ -109,8 +114,14 @@ class Run:
         self._outcome: Outcome | None = None
         self._chain: Any = _UNCHECKED
 
-    def append(self, steps: list[LazyStep]) -> None:
-        """Steps a recording in progress just wrote (`--follow`): the per-run caches start over."""
+    def append(self, steps: list[LazyStep], *, drop: int = 0) -> None:
+        """Steps a recording in progress just wrote (`--follow`), after dropping its last `drop` steps (tool
+        runs shown ahead of their turn, now chained): the per-run caches start over."""
+        if drop:
+            keep = max(0, len(self.lazy.steps) - drop)
+            del self.lazy.steps[keep:]
+            del self._summaries[keep:]
+            self.steps.forget_from(keep)
         self.lazy.steps.extend(steps)
         self._summaries.extend([None] * len(steps))
         self._nesting = None

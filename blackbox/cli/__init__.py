@@ -7,6 +7,8 @@ verify and assert calls, without importing typer or rich); everything else goes 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 import types
 from typing import TYPE_CHECKING, Any
@@ -28,8 +30,9 @@ def _application() -> typer.Typer:
 
     # isort: split
     from blackbox.cli import cassettes, imports, tui  # noqa: F401
-    from blackbox.cli.app import app
+    from blackbox.cli.app import app, flags_without_type
 
+    flags_without_type(app)
     return app
 
 
@@ -58,10 +61,21 @@ def main(argv: list[str] | None = None) -> None:
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
     args = sys.argv[1:] if argv is None else argv
-    code = dispatch(args)
-    if code is not None:
-        sys.exit(code)
-    _typer_main(args)
+    try:
+        code = dispatch(args)
+        if code is not None:
+            sys.exit(code)
+        _typer_main(args)
+    except BrokenPipeError:  # the reader left (`blackbox inspect run.json | head`): stop quietly, no traceback
+        _quiet_stdout()
+        sys.exit(1)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's flush at exit meets no closed pipe either."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 def _typer_main(args: list[str]) -> None:
@@ -93,6 +107,8 @@ def _typer_main(args: list[str]) -> None:
     except WriteError as exc:  # a write that failed where the command did not expect it: still one line
         err_console().print(f"error: {exc}", markup=False, highlight=False)
         sys.exit(EXIT_FAILURE)
+    except BrokenPipeError:
+        raise  # not a path's fault: `main` ends quietly
     except OSError as exc:  # the system refused a path (a name too long, a loop of links): one line too
         where = f"{inert(str(exc.filename))}: " if exc.filename is not None else ""
         err_console().print(f"error: {where}{exc.strerror or type(exc).__name__}; check the path",

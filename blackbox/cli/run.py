@@ -113,7 +113,8 @@ def _check_settings(report: SessionReport, settings: Settings) -> None:
 
 
 def _report_error(report: SessionReport) -> str | None:
-    return inert(str(report.error), keep_newlines=True) if report.error else None  # a divergence report is lines
+    """The session's error, inert; its own line breaks kept (a divergence lists recorded and actual below)."""
+    return inert(str(report.error), keep_newlines=True) if report.error else None
 
 
 def _say(text: str, *, err: bool = False) -> None:

@@ -101,7 +101,7 @@ def _follow(path: Path, theme: str | None) -> None:
     follower = Follower(journal_for(path))
     deadline = time.monotonic() + FOLLOW_WAIT
     told = False
-    steps = follower.poll()
+    update = follower.poll()
     while follower.header is None:
         if time.monotonic() > deadline:
             fail(f"no recording to {inert(str(path))} started within {FOLLOW_WAIT:.0f} s (no {follower.journal}); "
@@ -110,11 +110,11 @@ def _follow(path: Path, theme: str | None) -> None:
             print(f"waiting for a recording to {inert(str(path))}…", flush=True)
             told = True
         time.sleep(0.2)
-        steps = follower.poll()
+        update = follower.poll()
     cassette = follower.cassette()
     assert cassette is not None
     run = Run(cassette, follower.out)
-    run.append(steps)
+    run.append(update.steps, drop=update.drop)
     ui = BlackboxApp([run], follow=follower, remember_theme=True)
     if theme is not None:
         ui.theme = theme

@@ -57,6 +57,32 @@ class Terminal:
                 raise AssertionError(f"none of {texts!r} appeared; the screen shows:\n{shown}")
             time.sleep(0.2)
 
+    def wait_for_all(self, *texts: str, timeout: float = 30.0) -> str:
+        """The screen once every one of `texts` is on it at the same time: widgets repaint independently, so
+        one capture can hold the header's new state before the status line's."""
+        deadline = time.monotonic() + timeout
+        while True:
+            shown = self.screen()
+            missing = [text for text in texts if text not in shown]
+            if not missing:
+                return shown
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{missing!r} did not appear; the screen shows:\n{shown}")
+            time.sleep(0.2)
+
+    def settled(self, timeout: float = 30.0, quiet: float = 0.5) -> str:
+        """The screen once it stopped changing for `quiet` seconds: the UI has taken every key sent so far
+        (under load it can lag the keys by seconds)."""
+        deadline = time.monotonic() + timeout
+        shown = self.screen()
+        while time.monotonic() < deadline:
+            time.sleep(quiet)
+            now = self.screen()
+            if now == shown:
+                return now
+            shown = now
+        raise AssertionError(f"the screen kept changing for {timeout:.0f} s; it shows:\n{shown}")
+
     def close(self) -> None:
         subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True, check=False)
 
@@ -133,20 +159,21 @@ def test_demo_fork_with_an_edited_value_finishes(terminal, tmp_path: Path) -> No
 def _fork_screen(term: Terminal) -> None:
     term.wait_for("chain intact")
     term.keys("j", "j", "j", "j", "j", "f")
-    term.wait_for("✓ valid JSON")
+    term.wait_for_all("Fork triage-incident at step 5", "✓ valid JSON")
     replace_value(term, json.dumps(json.loads(READING.read_text(encoding="utf-8")), separators=(",", ":")))
     term.wait_for('"value":"124"')
 
 
 def replace_value(term: Terminal, text: str) -> None:
     """Ctrl+A, then type `text` over the selection; under load the first keys can reach the screen before
-    the editor has the focus, so a glued result is undone and typed again."""
+    the editor has the focus, so a glued result is undone and typed again.  Each attempt is judged once the
+    UI has taken all its keys (the screen has settled), never after a fixed delay."""
     for _ in range(3):
-        time.sleep(0.5)  # the editor takes the focus once the screen has mounted
+        term.settled()  # the fork screen has mounted and its editor holds the focus
         term.keys("C-a")
         term.keys(text, literal=True)
-        time.sleep(1.0)
-        if "✗ not JSON" not in term.screen():
+        shown = term.settled()
+        if "✗ not JSON" not in shown and "✓ valid JSON" in shown:
             return
         term.keys("C-a", "BSpace")
     raise AssertionError(f"the value could not be replaced; the screen shows:\n{term.screen()}")
@@ -213,9 +240,8 @@ def test_follow_shows_a_step_appended_while_it_runs(terminal, tmp_path: Path) ->
     term.wait_for("waiting for a recording")
     header = {"blackboxJournal": 1, "id": "live", "createdAt": recorded["createdAt"], "out": str(out)}
     journal.write_bytes(line(header) + b"".join(line(s) for s in recorded["steps"][:4]))
-    shown = term.wait_for("4 steps")
-    assert "following live.json.blackbox-journal (live)" in shown
+    term.wait_for_all("4 steps", "step 0 of 4", "following live.json.blackbox-journal (live)")
     with journal.open("ab") as handle:
         handle.write(line(recorded["steps"][4]))
-    shown = term.wait_for("5 steps")
-    assert "Tool called: get_telemetry" in shown
+    shown = term.wait_for_all("5 steps", "Tool called: get_telemetry")
+    assert "following live.json.blackbox-journal (live)" in shown

@@ -27,9 +27,16 @@ def steady(*keys: str) -> Callable[[Pilot[object]], Awaitable[None]]:
         if keys:
             await pilot.press(*keys)
         await settle(pilot)
+        await pilot.wait_for_scheduled_animations()
         for widget in pilot.app.screen.query("TextArea, Input"):
             if isinstance(widget, TextArea | Input):
                 widget.cursor_blink = False
+            if isinstance(widget, TextArea):
+                # A TextArea's line cache keys the cursor only while it blinks: a cursor line drawn in a blink's
+                # dark phase (under load the first one comes before the snapshot) would be reused without the
+                # cursor. Dropping the cache redraws it as it stands now, cursor on.
+                widget.notify_style_update()
+                widget.refresh()
         await pilot.pause()
 
     return run_before

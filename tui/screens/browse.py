@@ -20,15 +20,16 @@ from blackbox.cassette import Step
 from blackbox.errors import CassetteError
 from blackbox.inert import inert
 from blackbox.writing import atomic_write
-from blackbox_tui.external import open_readonly, viewer_command
-from blackbox_tui.follow import Follower
-from blackbox_tui.notice import say
-from blackbox_tui.run import Run, pretty_json
-from blackbox_tui.screens.prompts import PathPrompt, PickOne
-from blackbox_tui.widgets.line_table import LineTable
-from blackbox_tui.widgets.run_header import RunHeader
-from blackbox_tui.widgets.step_detail import StepDetail
-from blackbox_tui.widgets.step_table import StepTable
+
+from ..external import open_readonly, viewer_command
+from ..follow import Follower
+from ..notice import say
+from ..run import Run, pretty_json
+from ..widgets.line_table import LineTable
+from ..widgets.run_header import RunHeader
+from ..widgets.step_detail import StepDetail
+from ..widgets.step_table import StepTable
+from .prompts import PathPrompt, PickOne
 
 __all__ = ["REST_DELAY", "BrowseScreen"]
 
@@ -126,14 +127,16 @@ class BrowseScreen(Screen[None]):
         follower = self.follower
         if follower is None:
             return
-        new = follower.poll()
-        if new:
+        update = follower.poll()
+        if update.steps or update.drop:
             table = self.table
             at_end = table.cursor >= table.row_count - 1
-            self.run.append(new)
+            self.run.append(update.steps, drop=update.drop)
             table._index_width = max(table._index_width, len(str(len(self.run) - 1)))
             if not self.filter_label:
                 table.indices = range(len(self.run))
+            elif update.drop:  # a filter keeps its rows, less the steps that were replaced
+                table.indices = [i for i in table.indices if i < len(self.run)]
             table.rows_changed(table.row_count - 1 if at_end else table.cursor)
             self.query_one(RunHeader).refresh_chain()
             self._check_chain()

@@ -20,13 +20,14 @@ from textual.widgets import Footer, Label, Static
 from blackbox.cassette import Step
 from blackbox.errors import BlackboxError
 from blackbox.inert import inert
-from blackbox_tui.diffing import KIND_TEXT, Classifier, Comparison, compare, field_changes, word_changes
-from blackbox_tui.notice import say
-from blackbox_tui.run import Run, compact_json, pretty_json
-from blackbox_tui.screens.browse import REST_DELAY, BrowseScreen
-from blackbox_tui.screens.prompts import PathPrompt
-from blackbox_tui.widgets.diff_table import DiffTable
-from blackbox_tui.widgets.line_table import LineTable
+
+from ..diffing import KIND_TEXT, Classifier, Comparison, compare, field_changes, word_changes
+from ..notice import say
+from ..run import Run, compact_json, pretty_json
+from ..widgets.diff_table import DiffTable
+from ..widgets.line_table import LineTable
+from .browse import REST_DELAY, BrowseScreen
+from .prompts import PathPrompt
 
 __all__ = ["BothValues", "DiffScreen"]
 
@@ -168,7 +169,7 @@ class DiffScreen(Screen[None]):
         self.query_one("#verdict", Static).update(Content("\n").join(shown))
 
     def _update_columns(self) -> None:
-        a_start, b_start, side = self.table.layout(self.table.content_width or self.size.width)
+        a_start, b_start, side = self.table.column_layout(self.table.content_width or self.size.width)
         left = f" A  {self.a.name}"[:side].ljust(b_start - a_start)
         text = f"{' ' * a_start}{left} B  {self.b.name}"[: a_start + 2 * side + 4]
         self.query_one("#columns", Static).update(Content(text))  # Content: a file name is not markup

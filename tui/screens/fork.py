@@ -36,11 +36,12 @@ from blackbox.errors import BlackboxError, CassetteError, UsageError
 from blackbox.fork import load_script, same_file
 from blackbox.inert import inert
 from blackbox.providers.requests import PROVIDERS, infer_provider, key_variable
-from blackbox_tui.notice import say
-from blackbox_tui.run import Run, pretty_json
-from blackbox_tui.screens.prompts import PathPrompt
-from blackbox_tui.state import ForkSettings, recall_fork, remember_fork
-from blackbox_tui.widgets.json_editor import JsonEditor
+
+from ..notice import say
+from ..run import Run, pretty_json
+from ..state import ForkSettings, recall_fork, remember_fork
+from ..widgets.json_editor import JsonEditor
+from .prompts import PathPrompt
 
 __all__ = ["ForkScreen", "default_out", "fork_argv", "key_problem"]
 
@@ -534,6 +535,6 @@ class ForkScreen(Screen[None]):
             self.set_status(f"error: the fork ran but its cassette cannot be read: {exc}", "error")
             return
         self.set_status(f"forked {out}", "ok")
-        from blackbox_tui.screens.diff import DiffScreen
+        from .diff import DiffScreen
 
         self.app.switch_screen(DiffScreen(self.run, fork, at=self.index))

@@ -11,7 +11,7 @@ from textual.content import Content
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-from blackbox_tui.commands import screen_actions
+from ..commands import screen_actions
 
 __all__ = ["HelpScreen"]
 

@@ -15,7 +15,8 @@ from textual.widgets import Static
 
 from blackbox.canonical import decode_json
 from blackbox.inert import inert, inert_lines
-from blackbox_tui.run import compact_json, pretty_json
+
+from ..run import compact_json, pretty_json
 
 __all__ = ["ConversationView", "conversation_content"]
 

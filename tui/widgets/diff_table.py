@@ -11,10 +11,10 @@ from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 
-from blackbox_tui.diffing import Classifier, Comparison
-from blackbox_tui.run import Run
-from blackbox_tui.widgets.line_table import LineTable
-from blackbox_tui.widgets.step_table import TYPE_WIDTH
+from ..diffing import Classifier, Comparison
+from ..run import Run
+from .line_table import LineTable
+from .step_table import TYPE_WIDTH
 
 __all__ = ["MARKS", "DiffTable"]
 
@@ -68,7 +68,7 @@ class DiffTable(LineTable):
         rows = self.comparison.rows if self.comparison else ()
         return rows[row] if row < len(rows) else "same"
 
-    def layout(self, width: int) -> tuple[int, int, int]:
+    def column_layout(self, width: int) -> tuple[int, int, int]:
         """(where A's column starts, where B's starts, the width of each)."""
         index_width = self._index_width + 1
         side = max(10, (width - index_width - len(MARKS["same"]) - 1) // 2)
@@ -79,7 +79,7 @@ class DiffTable(LineTable):
         mark_style = self.style_of(f"diff-table--{kind}")
         muted = self.style_of("line-table--muted")
         index_text = f" {row:>{self._index_width}}"
-        _, _, side = self.layout(width)
+        _, _, side = self.column_layout(width)
         mark = MARKS[kind] if self.comparison else " … "
         return [
             Segment(index_text, muted),

@@ -17,7 +17,8 @@ from textual.highlight import highlight
 from textual.widgets import Static
 
 from blackbox.inert import inert_lines
-from blackbox_tui.run import pretty_json
+
+from ..run import pretty_json
 
 __all__ = ["MATCH_STYLE", "PayloadView", "fold_strings", "hang", "highlight_matches", "json_content", "wrapped_row"]
 

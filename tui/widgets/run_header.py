@@ -6,7 +6,8 @@ from textual.content import Content
 from textual.widgets import Static
 
 from blackbox.inert import inert
-from blackbox_tui.run import Run, format_time
+
+from ..run import Run, format_time
 
 __all__ = ["RunHeader", "outcome_content"]
 

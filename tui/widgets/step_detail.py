@@ -14,9 +14,10 @@ from textual.widgets import Static, TabbedContent, TabPane
 
 from blackbox.cassette import Step
 from blackbox.inert import inert
-from blackbox_tui.run import Run, format_time
-from blackbox_tui.widgets.conversation import ConversationView
-from blackbox_tui.widgets.payload_view import PayloadView
+
+from ..run import Run, format_time
+from .conversation import ConversationView
+from .payload_view import PayloadView
 
 __all__ = ["StepDetail", "step_facts"]
 

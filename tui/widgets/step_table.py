@@ -15,8 +15,8 @@ from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 
-from blackbox_tui.run import Run, is_error_result
-from blackbox_tui.widgets.line_table import KEEP_STYLE, LineTable
+from ..run import Run, is_error_result
+from .line_table import KEEP_STYLE, LineTable
 
 __all__ = ["StepTable"]
 
