@@ -14,7 +14,7 @@ import pytest
 
 from blackbox.errors import BlackboxUnsupportedError
 from blackbox.providers import openai_chat as O
-from blackbox.providers.neutral import CallIds
+from blackbox.providers.neutral import CallIds, parse_tool_arguments
 from tests.fakeapi import chat_completion, json_reply, sample
 
 pytest_plugins = ["tests.conftest_fakeapi"]
@@ -581,3 +581,10 @@ def test_strict_functions_are_kept_as_strict_tools_and_stream_is_not_compared() 
     assert plain == streamed
     assert plain["params"]["strictTools"] == ["f"]
     assert [tool["name"] for tool in plain["tools"]] == ["f", "g"]
+
+
+def test_arguments_holding_nan_stay_the_raw_string() -> None:
+    """JavaScript's JSON.parse refuses NaN and Infinity, so such arguments are not JSON: kept as written."""
+    assert parse_tool_arguments('{"x": NaN}') == '{"x": NaN}'
+    assert parse_tool_arguments("-Infinity") == "-Infinity"
+    assert parse_tool_arguments('{"x": 1.5}') == {"x": 1.5}

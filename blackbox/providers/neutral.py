@@ -138,9 +138,15 @@ def parse_tool_arguments(raw: Any) -> Any:
     if not isinstance(raw, str):
         return raw
     try:
-        return json.loads(raw)
+        return json.loads(raw, parse_constant=_not_json)
     except ValueError:
         return raw
+
+
+def _not_json(constant: str) -> Any:
+    """`NaN`, `Infinity`, `-Infinity`: Python's json accepts them, JavaScript's JSON.parse (and so the original)
+    does not, so such arguments stay the raw string."""
+    raise ValueError(f"{constant} is not JSON")
 
 
 def compact_json(value: Any) -> str:
