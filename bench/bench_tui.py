@@ -1,22 +1,28 @@
 """Benchmark of the terminal UI on a generated 10,000-step cassette, against an empty Textual app.
 
-Run: `python bench/bench_tui.py [--steps 10000] [--moves 1000]`.
+Run: `python bench/bench_tui.py [--steps 10000] [--moves 1000]`; `--steps 100000` for a huge file.
 
 Measured in-process with Pilot (App.run_test, 120×36, headless):
-- first paint: from loading the file to the browse screen mounted and painted (the baseline: an empty
-  Textual app's first paint, measured in the same run);
+- first paint: from loading the file to the first frame of the browse screen handed to the terminal (the
+  baseline: an empty Textual app's, measured in the same run); and to the app's first idle moment;
+- reading: a large file opens with its first steps and is read (then its chain checked) in the background:
+  the time until all steps are there and until the chain is checked; ↓ keys and `G` sent during the reading,
+  and a search started during it (to the first match and to its end);
 - cursor moves: `--moves` ↓ keys sent at once, as a terminal's key repeat does, until the cursor has moved
   that far and the screen is painted (the baseline: an app whose ↓ only counts); and the cost of the detail
   pane, rendered once the cursor rests;
 - diff: opening the diff screen of two such cassettes until the comparison is on screen;
-- memory: tracemalloc's peak while loading and painting, as a multiple of the file's size.
-Goals: first paint under 1 s, under 2 ms per cursor move, memory under 3× the file.
+- memory: tracemalloc's peak while loading and painting, as a multiple of the file's size; and the peak
+  resident memory (VmHWM) of a child process that opens the file, reads it and checks its chain.
+Goals: first paint under 1 s, under 2 ms per cursor move, memory under 3× the file (resident: under 1× for a
+file read progressively).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +38,8 @@ from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from blackbox_tui.app import BlackboxApp, load_runs
+from blackbox_tui.run import PROGRESSIVE_FROM, Run
+from blackbox_tui.screens.browse import BrowseScreen
 from tests.tui.synthetic import write_synthetic
 
 SIZE = (120, 36)
@@ -60,12 +68,128 @@ async def first_paint_empty() -> float:
         return time.perf_counter() - start
 
 
-async def first_paint_browse(path: Path) -> float:
+def watch_frames(app: App[None]) -> list[float]:
+    """The times the browse screen's frames are handed to the terminal (headless: where they would be)."""
+    frames: list[float] = []
+    display = app._display
+
+    def timed(screen: object, renderable: object) -> None:
+        if renderable is not None and isinstance(screen, BrowseScreen):
+            frames.append(time.perf_counter())
+        display(screen, renderable)  # type: ignore[arg-type]
+
+    app._display = timed  # type: ignore[method-assign]
+    return frames
+
+
+async def first_paint_browse(path: Path) -> tuple[float, float]:
+    """To the first frame, and to the first idle moment."""
     start = time.perf_counter()
+    app = BlackboxApp(load_runs([path]))
+    frames = watch_frames(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        return frames[0] - start, time.perf_counter() - start
+
+
+async def until(test: object, step: float = 0.002) -> float:
+    while not test():  # type: ignore[operator]
+        await asyncio.sleep(step)
+    return time.perf_counter()
+
+
+async def reading_case(path: Path, case: str, count: int, out: dict[str, float]) -> None:
+    """One case of `reading`, in an app of its own."""
+    start = time.perf_counter()
+    runs = load_runs([path])
+    run = runs[0]
+    app = BlackboxApp(runs)
+    frames = watch_frames(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(lambda: frames)
+        first = frames[0]
+        screen = app.screen
+        assert isinstance(screen, BrowseScreen)
+        if case == "read":
+            out["loaded"] = await until(run.loaded.is_set) - start
+            out["chain"] = await until(lambda: run.chain_checked, 0.01) - start
+        elif case == "moves":  # within the rows already there: the keys must not wait for rows to come
+            driver = app._driver
+            assert driver is not None
+            count = min(count, len(run) - 1)
+            begun = time.perf_counter()
+            for _ in range(count):
+                driver.send_message(events.Key("down", None))
+            await until(lambda: screen.table.cursor >= count)
+            painted = len(frames)
+            await until(lambda: len(frames) > painted)  # the frame that shows it (Pilot's pause would wait
+            out["moves"] = (frames[-1] - begun) / count  # for the reading to end: the app is never idle)
+            out["moves_count"] = count
+            out["moves_while_reading"] = float(not run.loaded.is_set())
+        elif case == "G":
+            await pilot.press("G")
+            await until(lambda: run.loaded.is_set() and screen.table.cursor == len(run) - 1)
+            out["G"] = time.perf_counter() - first
+        else:
+            begun = time.perf_counter()
+            screen.search("fetch_page")
+            await until(lambda: bool(screen.matches) and screen.table.step_index in screen.matches)
+            out["search_first"] = time.perf_counter() - begun
+            await until(lambda: not screen._searching, 0.01)
+            out["search_all"] = time.perf_counter() - begun
+            out["search_matches"] = len(screen.matches)
+        await app.workers.wait_for_complete()
+
+
+async def reading(path: Path, count: int) -> dict[str, float]:
+    """A large file: the background reading and chain check, and keys sent while it reads."""
+    out: dict[str, float] = {}
+    for case in ("read", "moves", "G", "search"):
+        await reading_case(path, case, count, out)
+    return out
+
+
+async def search_time(path: Path, needle: str) -> tuple[float, int]:
+    """A search over a loaded file, from submitting it to the last match marked."""
     app = BlackboxApp(load_runs([path]))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        return time.perf_counter() - start
+        await app.workers.wait_for_complete()
+        screen = app.screen
+        assert isinstance(screen, BrowseScreen)
+        start = time.perf_counter()
+        screen.search(needle)
+        await until(lambda: not screen._searching, 0.001)
+        return time.perf_counter() - start, len(screen.matches)
+
+
+def steps_in(path: Path) -> int:
+    run = Run.open(path)
+    run.read_rest(lambda change: change() is None, lambda: False)
+    return len(run)
+
+
+def resident_child(path: Path) -> None:
+    """In a child process: open the file as the UI does, read it, check its chain, print the peak RSS."""
+    async def run_app() -> None:
+        runs = load_runs([path])
+        app = BlackboxApp(runs)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause()
+            await until(runs[0].loaded.is_set, 0.01)
+            await until(lambda: runs[0].chain_checked, 0.01)
+            await pilot.press("G")
+            await pilot.pause(0.2)
+    asyncio.run(run_app())
+    status = Path("/proc/self/status").read_text()
+    peak = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
+    print(int(peak.split()[1]) * 1024)
+
+
+def resident(path: Path) -> int:
+    out = subprocess.run([sys.executable, __file__, "--resident-child", str(path)], check=True,
+                         capture_output=True, text=True).stdout
+    return int(out.split()[-1])
 
 
 def moved(app: App[None]) -> int:
@@ -143,10 +267,22 @@ async def main(steps: int, count: int, repeat: int) -> None:
         size = a.stat().st_size
         print(f"cassette: {steps:,} steps, {size / 1e6:.1f} MB; terminal {SIZE[0]}×{SIZE[1]}; best of {repeat}")
 
+        progressive = size >= PROGRESSIVE_FROM
         base = best([await first_paint_empty() for _ in range(repeat)])
-        paint = best([await first_paint_browse(a) for _ in range(repeat)])
+        paints = [await first_paint_browse(a) for _ in range(repeat)]
+        paint, idle = best([p[0] for p in paints]), best([p[1] for p in paints])
         print(f"first paint     browse {paint * 1000:7.1f} ms   empty app {base * 1000:7.1f} ms   "
-              f"ratio {paint / base:5.2f}   (goal < 1000 ms)")
+              f"ratio {paint / base:5.2f}   (goal < 1000 ms; first idle moment {idle * 1000:.1f} ms)")
+        if progressive:
+            got = await reading(a, min(count, 200))
+            print(f"reading         all {steps_in(a):,} steps after {got['loaded'] * 1000:7.1f} ms, "
+                  f"chain checked after {got['chain'] * 1000:7.1f} ms (both in the background)")
+            keys = int(got["moves_count"])
+            print(f"while reading   {got['moves'] * 1000:7.3f} ms per ↓ key ({keys} keys from the first frame"
+                  f"{', all while reading' if got['moves_while_reading'] else ', read before the last'}); "
+                  f"G → last step {got['G'] * 1000:7.1f} ms after the first frame")
+            print(f"search          started at the first frame: first match {got['search_first'] * 1000:7.1f} ms, "
+                  f"all {int(got['search_matches']):,} {got['search_all'] * 1000:7.1f} ms")
 
         base_moves = best([await moves(Empty(), count) for _ in range(repeat)])
         browse_moves = best([await moves(BlackboxApp(load_runs([a])), count) for _ in range(repeat)])
@@ -157,6 +293,10 @@ async def main(steps: int, count: int, repeat: int) -> None:
         print(f"detail pane     {detail * 1000:7.3f} ms per step rendered when the cursor rests "
               f"(JSON of a few KB, highlighted and laid out; Pilot's own pause subtracted)")
 
+        searched = [await search_time(a, "fetch_page") for _ in range(repeat)]
+        print(f"search          {best([t for t, _ in searched]) * 1000:7.1f} ms over {steps:,} steps "
+              f"({searched[0][1]:,} matches of \"fetch_page\", from submitting to the last marked)")
+
         diff = best([await open_diff(a, b) for _ in range(repeat)])
         print(f"open diff       {diff * 1000:7.1f} ms for two {steps:,}-step cassettes   "
               f"ratio to the empty app's first paint {diff / base:5.2f}")
@@ -164,6 +304,10 @@ async def main(steps: int, count: int, repeat: int) -> None:
         peak = await peak_memory(a)
         print(f"memory          peak {peak / 1e6:7.1f} MB while loading and painting   "
               f"{peak / size:4.2f}× the file (goal < 3×)")
+        small = write_synthetic(Path(tmp) / "small.json", 100, trace_id="bench")
+        rss, rss_base = resident(a), resident(small)
+        print(f"resident        peak {rss / 1e6:7.1f} MB ({rss / size:4.2f}× the file; the app on a 100-step file "
+              f"{rss_base / 1e6:.1f} MB){'  goal < 1×' if progressive else ''}")
 
 
 if __name__ == "__main__":
@@ -171,5 +315,9 @@ if __name__ == "__main__":
     parser.add_argument("--steps", type=int, default=10_000)
     parser.add_argument("--moves", type=int, default=1_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--resident-child", type=Path, help=argparse.SUPPRESS)
     options = parser.parse_args()
-    asyncio.run(main(options.steps, options.moves, options.repeat))
+    if options.resident_child:
+        resident_child(options.resident_child)
+    else:
+        asyncio.run(main(options.steps, options.moves, options.repeat))

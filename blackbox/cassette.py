@@ -12,10 +12,10 @@ from __future__ import annotations
 import gc
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import msgspec
 
@@ -38,6 +38,7 @@ __all__ = [
     "STEP_TYPES",
     "Cassette",
     "ChainBreak",
+    "Decodable",
     "Step",
     "StepChain",
     "StepType",
@@ -316,18 +317,27 @@ def load(path: str | os.PathLike[str], *, js_floats: bool = True) -> Cassette:
     return loads(read_cassette(path), name=str(Path(path)), js_floats=js_floats)
 
 
+class Decodable(Protocol):
+    """A step kept undecoded (a lazily loaded or an indexed one)."""
+
+    def decoded(self) -> Step: ...
+
+
 def chain_break(
-    cassette: Cassette | LazyCassette, *, on_step: Callable[[Step, bytes], None] | None = None
+    cassette: Cassette | LazyCassette | Sequence[Decodable], *,
+    on_step: Callable[[Step, bytes], None] | None = None,
 ) -> ChainBreak | None:
     """The first link of the hash chain that does not hold (docs/format.md, "Loading" order), or None.
 
     `on_step` sees each step that passed with the canonical bytes its hash was taken of, so a caller (verify)
     can scan them without canonicalizing twice.  A lazy cassette's payloads are decoded one at a time and
-    dropped after hashing.
+    dropped after hashing, and so are the steps of a sequence of undecoded ones.
     """
-    steps: Iterable[Step] = (
-        cassette.steps if isinstance(cassette, Cassette) else (s.decoded() for s in cassette.steps)
-    )
+    steps: Iterable[Step]
+    if isinstance(cassette, Cassette):
+        steps = cassette.steps
+    else:
+        steps = (s.decoded() for s in (cassette if isinstance(cassette, Sequence) else cassette.steps))
     prev: str | None = None
     for i, step in enumerate(steps):
         broken = link_break(i, step.index, step.prevHash, prev)

@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "blackbox"
 
-READERS = {"canonical", "cassette", "lazy", "writing", "verify", "diff", "firstdiff", "outcome", "inert",
+READERS = {"canonical", "cassette", "lazy", "indexing", "writing", "verify", "diff", "firstdiff", "outcome", "inert",
            "expectations"}
 LIVE_WING = {"session", "transport", "calls", "recorder", "replayer", "forking", "engines", "launcher", "providers",
              "wrapping", "report", "tee", "journal"}

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.worker import get_current_worker
 
 from .commands import ScreenActions
 from .follow import Follower
@@ -20,11 +23,24 @@ from .state import recall_theme, remember_theme
 
 __all__ = ["BlackboxApp", "load_runs"]
 
+# Seconds a background thread (reading a large file, checking a chain, searching) may hold the interpreter
+# while the UI thread waits for it: Python's default, 5 ms, makes every key wait that long.
+SWITCH_INTERVAL = 0.0005
+
 
 def load_runs(paths: Sequence[str | os.PathLike[str]]) -> list[Run]:
     """Load cassettes in parallel threads; the first `CassetteError` (one clear line) propagates."""
     with ThreadPoolExecutor(max_workers=max(1, len(paths))) as pool:
         return list(pool.map(Run.open, paths))
+
+
+class RunChanged(Message):
+    """A run read in the background changed (`change`, applied on the UI thread, says how)."""
+
+    def __init__(self, run: Run, change: Callable[[], None]) -> None:
+        super().__init__()
+        self.run = run
+        self.change = change
 
 
 class BlackboxApp(App[None]):
@@ -49,11 +65,13 @@ class BlackboxApp(App[None]):
         self.demo = demo  # the built-in demo: its fork screen offers the demo agent
         self.remember_theme = remember_theme
         self.follow = follow
+        self._reading: list[Run] = []
         remembered = recall_theme() if remember_theme else ""
         if theme or remembered in self.available_themes:
             self.theme = theme or remembered
 
     def on_mount(self) -> None:
+        sys.setswitchinterval(SWITCH_INTERVAL)
         if self.remember_theme:
             self.theme_changed_signal.subscribe(self, lambda theme: remember_theme(theme.name))
         companion = self.runs[1] if len(self.runs) > 1 else None
@@ -61,9 +79,37 @@ class BlackboxApp(App[None]):
         if self.open_with_diff and companion is not None:
             self.open_diff(self.runs[0], companion)
 
+    # -- large files, read in the background -------------------------------------------------------------
+
+    def read_in_background(self, run: Run) -> None:
+        """Start reading the rest of a large file (once); each screen showing it hears of every change."""
+        loading = run.loading
+        if loading is None or loading.started:
+            return
+        loading.started = True
+        self._reading.append(run)
+        self.run_worker(lambda: self._read_rest(run), thread=True, group="read", name=f"read {run.name}")
+
+    def _read_rest(self, run: Run) -> None:
+        worker = get_current_worker()
+        run.read_rest(lambda change: self.post_message(RunChanged(run, change)), lambda: worker.is_cancelled)
+
+    def on_run_changed(self, message: RunChanged) -> None:
+        message.change()
+        for screen in self.screen_stack:
+            changed = getattr(screen, "run_changed", None)
+            if changed is not None:
+                changed(message.run)
+
+    def on_unmount(self) -> None:
+        for run in [*self.runs, *self._reading]:
+            run.close()
+
     # -- routing -------------------------------------------------------------------------------------------
 
     def open_diff(self, a: Run, b: Run, *, at: int | None = None) -> None:
+        self.read_in_background(a)
+        self.read_in_background(b)
         self.push_screen(DiffScreen(a, b, at=at))
 
     def open_fork(self, run: Run, index: int) -> None:

@@ -8,21 +8,28 @@ stay undecoded (`load_lazy`: about the file's size in memory) and are decoded pe
 from __future__ import annotations
 
 import os
+import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, overload
 
 import msgspec
 
-from blackbox.cassette import Cassette, ChainBreak, Step, chain_break
+from blackbox.cassette import Cassette, ChainBreak, Step, chain_break, paused_gc
+from blackbox.errors import CassetteError
+from blackbox.indexing import CHUNK, Batch, CassetteHeader, FileStep, Indexer, Unusual
 from blackbox.inert import inert
-from blackbox.lazy import LazyCassette, LazyStep, load_lazy
+from blackbox.lazy import LazyCassette, LazyStep, decode_payload, load_lazy
 from blackbox.outcome import Outcome, summarize_step, terminal_outcome, tool_sequence
 from blackbox.writing import pretty_json
 
-__all__ = ["Run", "format_time", "pretty_json", "tool_name"]
+__all__ = ["PROGRESSIVE_FROM", "Run", "format_time", "pretty_json", "tool_name"]
+
+PROGRESSIVE_FROM = 32 << 20  # bytes: a file this large opens with its first steps, the rest read meanwhile
+FIRST_CHUNK = 256 << 10  # bytes of steps read before the first paint
 
 
 def compact_json(value: Any) -> str:
@@ -54,6 +61,10 @@ def is_error_result(step: Step) -> bool:
 _UNCHECKED = object()
 
 
+class _Closed(Exception):
+    """The run was closed while its chain was being checked."""
+
+
 class _ToolFacts(msgspec.Struct, frozen=True):
     """What the UI needs of the tool steps' payloads: per step the tool name and whether it is an error
     result, and the tool calls' names in order (the outcome's tool sequence)."""
@@ -63,11 +74,14 @@ class _ToolFacts(msgspec.Struct, frozen=True):
     calls: tuple[str, ...]
 
 
+StepRecord = LazyStep | FileStep
+
+
 class Steps(Sequence[Step]):
     """The steps of a lazily loaded cassette: each payload decoded when a step is asked for, the last few
     kept (the rows on screen and the detail pane ask again and again)."""
 
-    def __init__(self, lazy: list[LazyStep], keep: int = 256) -> None:
+    def __init__(self, lazy: list[StepRecord], keep: int = 256) -> None:
         self.lazy = lazy
         self._keep = keep
         self._recent: OrderedDict[int, Step] = OrderedDict()
@@ -90,7 +104,7 @@ class Steps(Sequence[Step]):
         index = range(len(self))[index]  # negative indices; IndexError past the end
         step = self._recent.get(index)
         if step is None:
-            step = self._recent[index] = self.lazy[index].decoded()
+            step = self._recent[index] = decode_record(self.lazy[index])
             if len(self._recent) > self._keep:
                 self._recent.popitem(last=False)
         else:
@@ -101,47 +115,194 @@ class Steps(Sequence[Step]):
         return self.lazy[index].type
 
 
-class Run:
-    """One cassette open in the UI; summaries, nesting and the chain state are cached on first use."""
+def decode_record(record: StepRecord) -> Step:
+    """A step with its payload decoded; a file changed on disk since it was indexed gives a step whose
+    payload says so, rather than an error in the middle of drawing the screen."""
+    try:
+        return record.decoded()
+    except CassetteError as exc:
+        return Step(record.id, record.index, record.type, record.timestamp, f"(unreadable: {exc})",
+                    record.prevHash, record.hash)
 
-    def __init__(self, cassette: LazyCassette, path: Path | None = None) -> None:
-        self.lazy = cassette
+
+class Loading:
+    """A large file still being read in the background (`Run.read_rest`): how far it has got."""
+
+    def __init__(self, indexer: Indexer, batches: Iterator[Batch]) -> None:
+        self.indexer = indexer
+        self.batches = batches
+        self.started = False
+
+    @property
+    def fraction(self) -> float:
+        return self.indexer.position / self.indexer.size if self.indexer.size else 1.0
+
+
+# Hands a change to the UI thread to apply (without waiting for it); False once the UI is gone.
+Deliver = Callable[[Callable[[], None]], bool]
+
+
+def _batch_facts(batch: Batch) -> _ToolFacts:
+    """The tool facts of a batch's steps, from the payload bytes the indexer has just read."""
+    names: list[str | None] = [None] * len(batch.steps)
+    errors = [False] * len(batch.steps)
+    calls: list[str] = []
+    for i, (record, raw) in enumerate(zip(batch.steps, batch.payloads, strict=True)):
+        if record.type in ("tool_call", "tool_result"):
+            step = Step(record.id, record.index, record.type, record.timestamp, decode_payload(raw),
+                        record.prevHash, record.hash)
+            names[i], errors[i] = tool_name(step), is_error_result(step)
+            calls += tool_sequence([step])
+    return _ToolFacts(names, errors, tuple(calls))
+
+
+class Run:
+    """One cassette open in the UI; summaries, nesting and the chain state are cached on first use.
+
+    A large file (`PROGRESSIVE_FROM` bytes or more) opens with its first steps only; `read_rest`, run off the
+    UI thread, indexes the rest and checks the chain, handing each change to the UI thread to apply."""
+
+    def __init__(self, cassette: LazyCassette | CassetteHeader, path: Path | None = None, *,
+                 steps: list[StepRecord] | None = None, loading: Loading | None = None) -> None:
+        self.header: LazyCassette | CassetteHeader = cassette
         self.path = path
-        self.steps = Steps(cassette.steps)
+        records: list[StepRecord] = list(cassette.steps) if isinstance(cassette, LazyCassette) else []
+        self.steps = Steps(steps if steps is not None else records)
         self._summaries: list[str | None] = [None] * len(self.steps)
-        self._nesting: list[str] | None = None
+        self._nesting: list[str] = []
+        self._open_round: list[int] = []
+        self._in_round = False
         self._tools: _ToolFacts | None = None
         self._outcome: Outcome | None = None
         self._chain: Any = _UNCHECKED
+        self.chain_progress = 0  # steps the chain check has passed
+        self.loading = loading
+        self.generation = 0  # counts the times the steps were replaced, not just added to
+        self.problem = ""  # why the file could not be read to its end (the steps before stay shown)
+        self.loaded = threading.Event()
+        self.closed = threading.Event()
+        self._chain_lock = threading.Lock()
+        if loading is None:
+            self.loaded.set()
 
     def append(self, steps: list[LazyStep], *, drop: int = 0) -> None:
         """Steps a recording in progress just wrote (`--follow`), after dropping its last `drop` steps (tool
         runs shown ahead of their turn, now chained): the per-run caches start over."""
         if drop:
-            keep = max(0, len(self.lazy.steps) - drop)
-            del self.lazy.steps[keep:]
+            self.generation += 1
+            keep = max(0, len(self.steps.lazy) - drop)
+            del self.steps.lazy[keep:]
             del self._summaries[keep:]
             self.steps.forget_from(keep)
-        self.lazy.steps.extend(steps)
+            self._nesting, self._open_round, self._in_round = [], [], False
+        self.steps.lazy.extend(steps)
         self._summaries.extend([None] * len(steps))
-        self._nesting = None
         self._tools = None
         self._outcome = None
         self._chain = _UNCHECKED
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Run:
-        """Load a cassette file (structure only; `CassetteError` with one clear line if it cannot be read)."""
-        return cls(load_lazy(path), Path(path))
+        """Load a cassette file (structure only; `CassetteError` with one clear line if it cannot be read).
+
+        A large one is opened progressively: its fields and first steps now, the rest by `read_rest`."""
+        path = Path(path)
+        try:
+            large = path.stat().st_size >= PROGRESSIVE_FROM and path.is_file()
+        except OSError:
+            large = False  # let the loader say what is wrong
+        if large:
+            indexer = Indexer(path, chunk=FIRST_CHUNK)
+            try:
+                header = indexer.start()
+                batches = indexer.batches()
+                first = next(batches)
+            except Unusual:
+                indexer.file.close()
+            else:
+                indexer.chunk = CHUNK
+                run = cls(header, path, steps=[*first.steps], loading=Loading(indexer, batches))
+                run._tools = _batch_facts(first)
+                if indexer.done:
+                    run._finish(indexer)
+                return run
+        return cls(load_lazy(path), path)
+
+    # -- reading the rest of a large file (off the UI thread) ----------------------------------------------
+
+    def read_rest(self, deliver: Deliver, cancelled: Callable[[], bool]) -> None:
+        """Index the rest of the file; every change is handed to `deliver`, which has the UI thread apply it,
+        so the UI only ever sees whole batches.  A file the index does not read by itself is loaded whole."""
+        loading = self.loading
+        if loading is None:
+            return
+        try:
+            for batch in loading.batches:
+                facts = _batch_facts(batch)
+                if not deliver(partial(self._grow, batch.steps, facts)):
+                    return
+                if cancelled() or self.closed.is_set():
+                    return
+        except Unusual:
+            self._read_whole(deliver)
+            return
+        except CassetteError as exc:
+            deliver(partial(self._fail, str(exc)))
+            return
+        deliver(partial(self._finish, loading.indexer))
+
+    def _read_whole(self, deliver: Deliver) -> None:
+        """A file the index does not read by itself: the whole-file loader's result or one-line error."""
+        assert self.path is not None
+        try:
+            whole = load_lazy(self.path)
+        except CassetteError as exc:
+            deliver(partial(self._fail, str(exc)))
+            return
+        deliver(partial(self._replace, whole))
+
+    def _grow(self, steps: list[FileStep], facts: _ToolFacts) -> None:
+        self.steps.lazy.extend(steps)
+        self._summaries.extend([None] * len(steps))
+        if self._tools is not None:
+            self._tools = _ToolFacts(self._tools.names + facts.names, self._tools.errors + facts.errors,
+                                     self._tools.calls + facts.calls)
+
+    def _finish(self, indexer: Indexer) -> None:
+        if indexer.header is not None:
+            self.header = indexer.header
+        self.loading = None
+        self.loaded.set()
+
+    def _replace(self, whole: LazyCassette) -> None:
+        self.generation += 1
+        self.header = whole
+        self.steps = Steps(list(whole.steps))
+        self._summaries = [None] * len(self.steps)
+        self._nesting, self._open_round, self._in_round = [], [], False
+        self._tools = None
+        self.loading = None
+        self.loaded.set()
+
+    def _fail(self, message: str) -> None:
+        """The file cannot be read to its end: the steps read stay shown, the chain counts as broken there."""
+        self.problem = message
+        self.loading = None
+        self._chain = ChainBreak(len(self.steps), f"the file cannot be read from here on: {message}")
+        self.loaded.set()
 
     @property
-    def cassette(self) -> LazyCassette:
-        """The cassette's fields; its steps' payloads are undecoded (use `steps` or `decoded()`)."""
-        return self.lazy
+    def cassette(self) -> LazyCassette | CassetteHeader:
+        """The cassette's own fields (id, createdAt, parentId, forkedFromStepId); steps are in `steps`."""
+        return self.header
 
     def decoded(self) -> Cassette:
         """The whole cassette with every payload decoded (the diff needs it; costs about 3× the file)."""
-        return self.lazy.decoded()
+        self.wait_loaded()
+        h = self.header
+        with paused_gc():
+            steps = [record.decoded() for record in self.steps.lazy]
+        return Cassette(h.version, h.id, h.createdAt, steps, h.parentId, h.forkedFromStepId)
 
     @property
     def name(self) -> str:
@@ -165,7 +326,10 @@ class Run:
 
     @property
     def outcome(self) -> Outcome:
-        """`blackbox.outcome.outcome`, from the last step's payload and the tool calls' names."""
+        """`blackbox.outcome.outcome`, from the last step's payload and the tool calls' names (while a large
+        file is still being read: incomplete, as far as it is known)."""
+        if self.loading is not None:
+            return Outcome("incomplete", f"not known yet: reading the file ({self.loading.fraction:.0%})")
         if self._outcome is None:
             last = self.steps[-1] if len(self.steps) else None
             payload = last.payload if last is not None and last.type == "metadata" else None
@@ -180,14 +344,15 @@ class Run:
             calls: list[str] = []
             for i, lazy in enumerate(self.steps.lazy):
                 if lazy.type in ("tool_call", "tool_result"):
-                    step = lazy.decoded()
+                    step = decode_record(lazy)
                     names[i], errors[i] = tool_name(step), is_error_result(step)
                     calls += tool_sequence([step])
             self._tools = _ToolFacts(names, errors, tuple(calls))
         return self._tools
 
     def is_error_result(self, index: int) -> bool:
-        return self._tool_facts().errors[index]
+        errors = self._tool_facts().errors
+        return index < len(errors) and errors[index]
 
     # -- the hash chain ------------------------------------------------------------------------------------
 
@@ -198,35 +363,65 @@ class Run:
     @property
     def chain(self) -> ChainBreak | None:
         """The first broken link, or None; checks on first use (call `check_chain` from a thread first)."""
-        if self._chain is _UNCHECKED:
-            self._chain = chain_break(self.lazy)
+        return self.check_chain() if self._chain is _UNCHECKED else self._chain
+
+    def check_chain(self) -> ChainBreak | None:
+        """Check the whole chain (off the UI thread: it hashes every step), counting `chain_progress`.
+
+        Waits for a large file to be read first; returns None unchecked if the run is closed meanwhile."""
+        if not self.wait_loaded():
+            return None
+        with self._chain_lock:
+            if self._chain is _UNCHECKED:
+                self.chain_progress = 0
+
+                def passed(step: Step, _: bytes) -> None:
+                    self.chain_progress = step.index + 1
+                    if self.closed.is_set():
+                        raise _Closed
+
+                try:
+                    self._chain = chain_break(self.steps.lazy, on_step=passed)
+                except _Closed:
+                    return None
         found: ChainBreak | None = self._chain
         return found
 
-    def check_chain(self) -> ChainBreak | None:
-        return self.chain
+    def wait_loaded(self) -> bool:
+        """Wait (off the UI thread) until a large file has been read; False if the run was closed first."""
+        while not self.loaded.wait(0.1):
+            if self.closed.is_set():
+                return False
+        return True
+
+    def close(self) -> None:
+        """Stop the background reading and checking (the app is quitting)."""
+        self.closed.set()
 
     # -- tool rounds ---------------------------------------------------------------------------------------
 
     def nesting(self, index: int) -> str:
         """The tree glyph of a step: tool steps that follow a model output are its children."""
-        if self._nesting is None:
-            self._nesting = self._compute_nesting()
+        if index >= len(self._nesting):
+            self._extend_nesting()
         return self._nesting[index]
 
-    def _compute_nesting(self) -> list[str]:
-        glyphs = [""] * len(self.steps)
-        children: list[int] = []
-        in_round = False
-        for i, step in enumerate(self.steps.lazy):
-            if step.type in ("tool_call", "tool_result") and in_round:
+    def _extend_nesting(self) -> None:
+        """Glyphs for the steps not yet seen; the round still open at the end stays open, so steps read
+        later can join it (its last child is drawn └─ until then)."""
+        glyphs = self._nesting
+        children = self._open_round
+        start = len(glyphs)
+        glyphs.extend([""] * (len(self.steps) - start))
+        for i in range(start, len(glyphs)):
+            kind = self.steps.lazy[i].type
+            if kind in ("tool_call", "tool_result") and self._in_round:
                 children.append(i)
                 continue
             self._close_round(glyphs, children)
-            children = []
-            in_round = step.type == "model_output"
+            children.clear()
+            self._in_round = kind == "model_output"
         self._close_round(glyphs, children)
-        return glyphs
 
     @staticmethod
     def _close_round(glyphs: list[str], children: list[int]) -> None:
@@ -236,10 +431,14 @@ class Run:
     # -- finding steps -------------------------------------------------------------------------------------
 
     def matches(self, index: int, needle: str) -> bool:
-        """Case-insensitive match of the summary, the type or the payload's JSON text."""
-        if needle in self.summary(index).lower() or needle in self.steps.type(index):
+        """Case-insensitive match of the summary, the type or the payload's JSON text.  Safe off the UI
+        thread: it reads the step itself rather than through the cache the screen uses."""
+        record = self.steps.lazy[index]
+        if needle in record.type:
             return True
-        return needle in compact_json(self.steps[index].payload).lower()
+        step = decode_record(record)
+        summary = self._summaries[index] or inert(summarize_step(step))
+        return needle in summary.lower() or needle in compact_json(step.payload).lower()
 
     def tool_names(self) -> list[str]:
         return list(dict.fromkeys(name for name in self._tool_facts().names if name is not None))
@@ -247,11 +446,12 @@ class Run:
     def step_types(self) -> list[str]:
         return list(dict.fromkeys(step.type for step in self.steps.lazy))
 
-    def indices(self, test: str, value: str = "") -> list[int]:
-        """The steps of one `type`, of one `tool` (name) or the `errors` (error results), without decoding
-        every payload."""
+    def indices(self, test: str, value: str = "", *, start: int = 0) -> list[int]:
+        """The steps (from `start` on) of one `type`, of one `tool` (name) or the `errors` (error results),
+        without decoding every payload."""
         if test == "type":
-            return [i for i, step in enumerate(self.steps.lazy) if step.type == value]
+            return [i for i in range(start, len(self.steps)) if self.steps.lazy[i].type == value]
+        facts = self._tool_facts()
         if test == "tool":
-            return [i for i, name in enumerate(self._tool_facts().names) if name == value]
-        return [i for i, error in enumerate(self._tool_facts().errors) if error]
+            return [i for i in range(start, len(facts.names)) if facts.names[i] == value]
+        return [i for i in range(start, len(facts.errors)) if facts.errors[i]]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -12,9 +13,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.content import Content
+from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Input, Static
+from textual.worker import get_current_worker
 
 from blackbox.cassette import Step
 from blackbox.errors import CassetteError
@@ -35,6 +38,8 @@ __all__ = ["REST_DELAY", "BrowseScreen"]
 
 REST_DELAY = 0.05  # seconds the cursor must rest before the detail pane is rendered
 FOLLOW_EVERY = 0.3  # seconds between looks at a followed recording's journal
+PROGRESS_EVERY = 0.2  # seconds between updates of the reading / chain-check progress
+SEARCH_POST_EVERY = 0.15  # seconds between a search's reports of the matches found so far
 
 
 class BrowseScreen(Screen[None]):
@@ -98,7 +103,12 @@ class BrowseScreen(Screen[None]):
         self.query_text = ""
         self.matches: list[int] = []
         self.filter_label = ""
+        self._filter_choice = "all"
         self._detail_timer: Timer | None = None
+        self._progress_timer: Timer | None = None
+        self._seen = self._generation = 0
+        self._search_origin: int | None = None  # the step a search started from, until it has jumped
+        self._searching = False
 
     def compose(self) -> ComposeResult:
         yield RunHeader(self.run, id="header")
@@ -121,6 +131,46 @@ class BrowseScreen(Screen[None]):
         self._check_chain()
         if self.follower is not None:
             self.set_interval(FOLLOW_EVERY, self._follow)
+        self._seen, self._generation = len(self.run), self.run.generation
+        if not self.run.loaded.is_set() or not self.run.chain_checked:
+            self._progress_timer = self.set_interval(PROGRESS_EVERY, self._show_progress)
+        self.call_after_refresh(self._app.read_in_background, self.run)  # after the first paint
+
+    # -- a large file read in the background ---------------------------------------------------------------
+
+    def run_changed(self, run: Run) -> None:
+        """More steps of this run were read (or the whole file was, or could not be)."""
+        if run is not self.run:
+            return
+        table = self.table
+        grown = run.generation == self._generation
+        start = self._seen if grown else 0
+        self._seen, self._generation = len(run), run.generation
+        table._index_width = max(table._index_width, len(str(len(run) - 1)))
+        if not self.filter_label:
+            table.indices = range(len(run))
+        else:
+            kind, _, value = self._filter_choice.partition(":")
+            kept = list(table.indices) if grown else []
+            table.indices = kept + run.indices(kind, value, start=start)
+        if grown:
+            table.rows_added()
+        else:
+            table.rows_changed(table.cursor)
+        if run.loaded.is_set():
+            self.query_one(RunHeader).refresh_chain()
+            if run.problem:
+                self._chain_checked()
+                say(self.app, f"Only part of the file could be read: {run.problem}", severity="error", timeout=10)
+        self._update_status()
+
+    def _show_progress(self) -> None:
+        """The header's reading and chain-check progress, until both are done."""
+        self.query_one(RunHeader).refresh_chain()
+        self._update_status()
+        if self.run.loaded.is_set() and self.run.chain_checked and self._progress_timer is not None:
+            self._progress_timer.stop()
+            self._progress_timer = None
 
     def _follow(self) -> None:
         """Append what the recording wrote since the last look; the cursor on the last row stays on the last."""
@@ -175,10 +225,17 @@ class BrowseScreen(Screen[None]):
 
     # -- the chain check runs off the UI thread ------------------------------------------------------------
 
+    class ChainChecked(Message):
+        """The background chain check is done."""
+
     @work(thread=True, exclusive=True, group="chain")
     def _check_chain(self) -> None:
-        _ = self.run.chain  # hashes every step once; the result is cached on the run
-        self.app.call_from_thread(self._chain_checked)
+        self.run.check_chain()  # hashes every step once (after a large file is read); cached on the run
+        if self.run.chain_checked:
+            self.post_message(self.ChainChecked())  # posted, not called: the app may be quitting
+
+    def on_browse_screen_chain_checked(self) -> None:
+        self._chain_checked()
 
     def _chain_checked(self) -> None:
         self.query_one(RunHeader).refresh_chain()
@@ -211,13 +268,16 @@ class BrowseScreen(Screen[None]):
         index = self.table.step_index
         where = f"step {index} of {len(self.run)}" if index is not None else "no steps shown"
         parts = [where]
+        if self.run.loading is not None:
+            parts.append(f"reading the file: {self.run.loading.fraction:.0%}")
         if self.follower is not None:
             parts.append(f"following {inert(self.follower.journal.name)} (live)" + (
                 f" — {inert(self.follower.problem)}" if self.follower.problem else ""))
         if self.filter_label:
             parts.append(f"filter: {inert(self.filter_label)} ({self.table.row_count} shown)")
         if self.query_text:
-            parts.append(f'search "{inert(self.query_text)}": {self.match_position()}')
+            searching = " (searching…)" if self._searching else ""
+            parts.append(f'search "{inert(self.query_text)}": {self.match_position()}{searching}')
         self.query_one("#status", Static).update(Content("  ·  ".join(parts)))
 
     def match_position(self) -> str:
@@ -248,14 +308,72 @@ class BrowseScreen(Screen[None]):
         self.search(event.value)
 
     def search(self, text: str) -> None:
-        """Mark every step whose summary, type or payload contains `text` and go to the next one."""
+        """Mark every step whose summary, type or payload contains `text` and go to the next one.
+
+        Off the UI thread: matches are marked as they are found, the steps of a large file as it is read."""
         self.query_text = text.strip()
         needle = self.query_text.lower()
-        self.matches = [i for i in range(len(self.run)) if self.run.matches(i, needle)] if needle else []
-        self.table.mark(frozenset(self.matches), needle)
-        if self.matches:
-            self._jump(lambda i: i in self.table.marked, forward=True, what="match", include_current=True)
-        elif needle:
+        self.matches = []
+        self.table.mark(frozenset(), needle)
+        self._search_origin = self.table.step_index or 0
+        self._searching = bool(needle)
+        if needle:
+            self._search_worker(needle, self._search_origin)
+        else:
+            self.workers.cancel_group(self, "search")
+        self._update_status()
+
+    @work(thread=True, exclusive=True, group="search")
+    def _search_worker(self, needle: str, origin: int) -> None:
+        """From the step the search started at to the end (waiting for steps still being read), then from
+        the first step back to it; the matches so far are posted every `SEARCH_POST_EVERY` seconds."""
+        worker = get_current_worker()
+        run = self.run
+        found: list[int] = []
+        posted = time.monotonic()
+        order = [(origin, None), (0, origin)]
+        for start, stop in order:
+            index = start
+            while not worker.is_cancelled:
+                end = len(run) if stop is None else min(stop, len(run))
+                if index >= end:
+                    if stop is not None or (run.loaded.is_set() and index >= len(run)):
+                        break
+                    run.loaded.wait(0.05)
+                    continue
+                if run.matches(index, needle):
+                    found.append(index)
+                index += 1
+                if time.monotonic() - posted > SEARCH_POST_EVERY:
+                    self.post_message(self.SearchProgress(needle, sorted(found), done=False))
+                    posted = time.monotonic()
+        if not worker.is_cancelled:
+            self.post_message(self.SearchProgress(needle, sorted(found), done=True))
+
+    class SearchProgress(Message):
+        """The matches a search has found so far."""
+
+        def __init__(self, needle: str, found: list[int], *, done: bool) -> None:
+            super().__init__()
+            self.needle = needle
+            self.found = found
+            self.done = done
+
+    def on_browse_screen_search_progress(self, message: SearchProgress) -> None:
+        if message.needle != self.query_text.lower():
+            return  # an earlier search's
+        self.matches = message.found
+        self._searching = not message.done
+        self.table.mark(frozenset(message.found), message.needle)
+        origin = self._search_origin
+        if origin is not None and self.table.step_index not in (origin, None):
+            self._search_origin = origin = None  # the cursor was moved meanwhile: it stays where it was put
+        if origin is not None and message.found:
+            ahead = [i for i in message.found if i >= origin]
+            if ahead or message.done:
+                self._search_origin = None
+                self._jump(lambda i: i in self.table.marked, forward=True, what="match", include_current=True)
+        if message.done and not message.found:
             say(self.app, f'No step contains "{self.query_text}".', severity="warning")
         self._update_status()
 
@@ -321,6 +439,7 @@ class BrowseScreen(Screen[None]):
         if choice is None:
             return
         keep = self.table.step_index
+        self._filter_choice = choice
         if choice == "all":
             self.filter_label = ""
             self.table.show(range(len(self.run)), keep)

@@ -111,6 +111,8 @@ class DiffScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="compare")
     def _compare(self) -> None:
+        if not (self.a.wait_loaded() and self.b.wait_loaded()):
+            return  # the app is quitting
         try:
             result = compare(self.a, self.b, semantic=self.semantic)
             classifier = Classifier(self.a, self.b, result)
@@ -129,7 +131,7 @@ class DiffScreen(Screen[None]):
         self.first_behavioural = behavioural
         self.table.comparison = result
         self.table.classifier = classifier
-        self.table.refresh()
+        self.table.rows_changed(self.table.cursor)  # a large file may have had more steps to read
         self._update_verdict()
         self.call_after_refresh(self._update_columns)
         if first_load:

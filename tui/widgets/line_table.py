@@ -68,6 +68,7 @@ class LineTable(ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._styles: dict[str, Style] = {}
+        self.follow_end = False  # G was pressed: the cursor stays on the last row as rows are added
 
     # -- what subclasses provide ---------------------------------------------------------------------------
 
@@ -100,6 +101,14 @@ class LineTable(ScrollView, can_focus=True):
         self.move_to(cursor)
         self.refresh()
 
+    def rows_added(self) -> None:
+        """Call after rows were added at the end (a file still being read): the cursor and the view stay
+        where they are, unless the cursor was sent to the end (G), which it keeps following."""
+        self.virtual_size = Size(self.size.width, self.row_count)
+        if self.follow_end:
+            self.move_to(self.row_count - 1, follow_end=True)
+        self.refresh()
+
     def on_resize(self, _: events.Resize) -> None:
         self.virtual_size = Size(self.size.width, self.row_count)
 
@@ -125,8 +134,10 @@ class LineTable(ScrollView, can_focus=True):
 
     # -- the cursor ----------------------------------------------------------------------------------------
 
-    def move_to(self, row: int, *, center: bool = False) -> None:
-        """Put the cursor on `row` (clamped) and scroll it into view."""
+    def move_to(self, row: int, *, center: bool = False, follow_end: bool = False) -> None:
+        """Put the cursor on `row` (clamped) and scroll it into view; `follow_end`: and keep it on the last
+        row as rows are added."""
+        self.follow_end = follow_end
         count = self.row_count
         row = max(0, min(row, count - 1)) if count else 0
         previous = self.cursor
@@ -151,7 +162,7 @@ class LineTable(ScrollView, can_focus=True):
         self.move_to(0)
 
     def action_cursor_last(self) -> None:
-        self.move_to(self.row_count - 1)
+        self.move_to(self.row_count - 1, follow_end=True)
 
     def action_page_up_rows(self) -> None:
         self.move_to(self.cursor - max(1, self.size.height - 1))

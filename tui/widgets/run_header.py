@@ -20,8 +20,12 @@ def outcome_content(run: Run) -> Content:
 
 
 def chain_content(run: Run) -> Content:
+    if run.loading is not None:
+        return Content.styled(f"reading the file… {run.loading.fraction:.0%}  ·  chain: checked once read",
+                              "$text-warning")
     if not run.chain_checked:
-        return Content.styled("chain: checking…", "$text-muted")
+        done = f" {run.chain_progress / len(run):.0%}" if run.chain_progress and len(run) else ""
+        return Content.styled(f"chain: checking…{done}", "$text-muted")
     broken = run.chain
     if broken is None:
         return Content.styled("chain intact", "$text-success")
@@ -62,7 +66,7 @@ class RunHeader(Static):
             )
         second = Content.assemble(
             (f"created {format_time(cassette.createdAt)}", "$text-muted"),
-            (f"  ·  {len(run)} steps  ·  ", "$text-muted"),
+            (f"  ·  {len(run):,} steps{' so far' if run.loading is not None else ''}  ·  ", "$text-muted"),
             chain_content(run),
         )
         third = Content.styled("outcome ", "$text-muted") + outcome_content(run)
