@@ -15,14 +15,15 @@ STATUS_STYLES = {"success": "bold $text-success", "error": "bold $text-error", "
 
 
 def outcome_content(run: Run) -> Content:
+    if run.loading is not None:
+        return Content.styled("known once the whole file is read", "$text-muted")
     result = run.outcome
     return Content.styled(inert(result.describe()), STATUS_STYLES[result.status])
 
 
 def chain_content(run: Run) -> Content:
     if run.loading is not None:
-        return Content.styled(f"reading the file… {run.loading.fraction:.0%}  ·  chain: checked once read",
-                              "$text-warning")
+        return Content.styled(f"reading… {run.loading.fraction:.0%}", "$text-warning")
     if not run.chain_checked:
         done = f" {run.chain_progress / len(run):.0%}" if run.chain_progress and len(run) else ""
         return Content.styled(f"chain: checking…{done}", "$text-muted")
