@@ -24,6 +24,7 @@ from blackbox.cassette import Cassette, chain_break, loads
 from blackbox.diff import diff
 from blackbox.errors import BlackboxError, CassetteError
 from blackbox.importers.common import TranscriptError, check_writable
+from blackbox.indexing import Indexer, Unusual
 from blackbox.lazy import loads_lazy
 from blackbox.outcome import outcome, step_label, summarize_step
 from blackbox.recorder import recover
@@ -85,6 +86,28 @@ def loader_lazy(data: bytes) -> None:
     chain_break(lazy)
     cassette = lazy.decoded()
     assert msgspec.structs.asdict(cassette) == msgspec.structs.asdict(loads(data)), "lazy and eager disagree"
+
+
+def indexer_target(data: bytes) -> None:
+    """The progressive index (the UI's reader of large files), at a small chunk and window so every edge
+    is crossed: it reads a file exactly as `loads_lazy` does, or leaves it to it."""
+    path = _file(data, "indexed.json")
+    indexer = Indexer(path, chunk=61)
+    indexer.window = 7
+    try:
+        indexer.start()
+        steps = [step for batch in indexer.batches() for step in batch.steps]
+    except Unusual:
+        return
+    finally:
+        indexer.file.close()
+    lazy = loads_lazy(data)  # a CassetteError here: the index read a file the loader refuses
+    header = indexer.header
+    assert header is not None
+    assert (header.id, header.createdAt, header.parentId, header.forkedFromStepId) == (
+        lazy.id, lazy.createdAt, lazy.parentId, lazy.forkedFromStepId), "index and loader disagree"
+    assert [(s.id, s.index, s.type, s.prevHash, s.hash) for s in steps] == [
+        (s.id, s.index, s.type, s.prevHash, s.hash) for s in lazy.steps], "index and loader disagree"
 
 
 def verify_target(data: bytes) -> None:
@@ -213,6 +236,7 @@ def _guarded(target: Callable[[bytes], None]) -> Callable[[bytes], None]:
 TARGETS: dict[str, Callable[[bytes], None]] = {
     "loader_eager": _guarded(loader_eager),
     "loader_lazy": _guarded(loader_lazy),
+    "indexer": indexer_target,
     "verify": _guarded(verify_target),
     "diff": _guarded(diff_target),
     "canonical": canonical_target,
@@ -239,7 +263,7 @@ def seeds(target: str) -> list[bytes]:
     traces = [*sorted((FIXTURES / "traces").glob("*.json")), FIXTURES / "external/chat-tool-use.converted.v2.json",
               FIXTURES / "import/claude-code-session.expected.json"]
     out: list[bytes]
-    if target in ("loader_eager", "loader_lazy", "verify", "diff"):
+    if target in ("loader_eager", "loader_lazy", "indexer", "verify", "diff"):
         out = [p.read_bytes() for p in traces]
     elif target == "canonical":
         lines = (FIXTURES / "canonical/vectors.jsonl").read_text().splitlines()

@@ -1,4 +1,5 @@
-"""Regenerate screenshots/*.svg (browse, search, diff, fork, the what-if flow, the demo) as the README shows them.
+"""Regenerate screenshots/*.svg (browse, search, diff, fork, the what-if flow, the demo, a large file being read) as
+the README shows them.
 
 Run: `python scripts/screenshots.py [--out screenshots]`.  Uses App.run_test and save_screenshot at 120×36.
 """
@@ -22,6 +23,7 @@ from blackbox.demo import demo_pair  # noqa: E402
 from blackbox.whatif import ScriptedModel, what_if  # noqa: E402
 from blackbox_tui.app import BlackboxApp, load_runs  # noqa: E402
 from blackbox_tui.state import ForkSettings, remember_fork  # noqa: E402
+from tests.tui.synthetic import write_synthetic  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures"
 INCIDENT = FIXTURES / "fleet-triage" / "cassettes" / "triage-incident.json"
@@ -52,6 +54,20 @@ async def shoot(out: Path, name: str, paths: list[Path], keys: list[str], *, dif
     return path
 
 
+async def shoot_reading(out: Path, path: Path) -> Path:
+    """A large file part-way through its background reading, `G` pressed: the cursor follows the end."""
+    runs = load_runs([path])
+    app = BlackboxApp(runs)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("G")
+        loading = runs[0].loading
+        while loading is not None and runs[0].loading is not None and loading.fraction < 0.4:
+            await asyncio.sleep(0.01)
+        shot = Path(app.save_screenshot(filename="large.svg", path=str(out)))
+    return shot
+
+
 async def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     os.chdir(REPO)  # the fork screen shows paths relative to the working directory
@@ -75,6 +91,7 @@ async def main(out: Path) -> None:
         await shoot(out, "whatif-fork", [parent], ["j"] * 5 + ["f"]),
         await shoot(out, "whatif-diff", [parent, whatif], ["right_square_bracket"], diff=True),
         await shoot(out, "demo", [demo_parent, demo_fork], [], diff=True, demo=True),
+        await shoot_reading(out, write_synthetic(scratch / "large.json", 100_000, trace_id="large-run")),
     ]
     shutil.rmtree(scratch, ignore_errors=True)
     for shot in shots:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
@@ -181,6 +182,7 @@ class Run:
         self.problem = ""  # why the file could not be read to its end (the steps before stay shown)
         self.loaded = threading.Event()
         self.closed = threading.Event()
+        self.searching = threading.Event()  # a search is running: the chain check waits for it
         self._chain_lock = threading.Lock()
         if loading is None:
             self.loaded.set()
@@ -377,6 +379,8 @@ class Run:
 
                 def passed(step: Step, _: bytes) -> None:
                     self.chain_progress = step.index + 1
+                    while self.searching.is_set() and not self.closed.is_set():
+                        time.sleep(0.01)  # a search the user waits for goes first
                     if self.closed.is_set():
                         raise _Closed
 

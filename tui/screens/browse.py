@@ -329,12 +329,20 @@ class BrowseScreen(Screen[None]):
         the first step back to it; the matches so far are posted every `SEARCH_POST_EVERY` seconds."""
         worker = get_current_worker()
         run = self.run
+        run.searching.set()
+        try:
+            self._search_steps(needle, origin, lambda: worker.is_cancelled)
+        finally:
+            run.searching.clear()
+
+    def _search_steps(self, needle: str, origin: int, cancelled: Callable[[], bool]) -> None:
+        run = self.run
         found: list[int] = []
         posted = time.monotonic()
         order = [(origin, None), (0, origin)]
         for start, stop in order:
             index = start
-            while not worker.is_cancelled:
+            while not cancelled():
                 end = len(run) if stop is None else min(stop, len(run))
                 if index >= end:
                     if stop is not None or (run.loaded.is_set() and index >= len(run)):
@@ -347,7 +355,7 @@ class BrowseScreen(Screen[None]):
                 if time.monotonic() - posted > SEARCH_POST_EVERY:
                     self.post_message(self.SearchProgress(needle, sorted(found), done=False))
                     posted = time.monotonic()
-        if not worker.is_cancelled:
+        if not cancelled():
             self.post_message(self.SearchProgress(needle, sorted(found), done=True))
 
     class SearchProgress(Message):
