@@ -262,10 +262,11 @@ def best(values: list[float]) -> float:
     return min(values)
 
 
-async def main(steps: int, count: int, repeat: int) -> None:
+async def main(steps: int, count: int, repeat: int, result_text: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        a = write_synthetic(Path(tmp) / "a.json", steps, trace_id="bench")
-        b = write_synthetic(Path(tmp) / "b.json", steps, trace_id="bench", change_at=steps // 2 + 1)
+        a = write_synthetic(Path(tmp) / "a.json", steps, trace_id="bench", result_text=result_text)
+        b = write_synthetic(Path(tmp) / "b.json", steps, trace_id="bench", change_at=steps // 2 + 1,
+                            result_text=result_text)
         size = a.stat().st_size
         print(f"cassette: {steps:,} steps, {size / 1e6:.1f} MB; terminal {SIZE[0]}×{SIZE[1]}; best of {repeat}")
 
@@ -317,9 +318,11 @@ if __name__ == "__main__":
     parser.add_argument("--steps", type=int, default=10_000)
     parser.add_argument("--moves", type=int, default=1_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--result-text", type=int, default=0,
+                        help="characters of text added to each tool result (a larger file, same steps)")
     parser.add_argument("--resident-child", type=Path, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.resident_child:
         resident_child(options.resident_child)
     else:
-        asyncio.run(main(options.steps, options.moves, options.repeat))
+        asyncio.run(main(options.steps, options.moves, options.repeat, options.result_text))

@@ -20,10 +20,12 @@ def _round_messages(history: list[Any], calls: list[dict[str, Any]], results: li
     del history[1:-8]  # keep the prompt and the last four rounds: requests stay a few KB
 
 
-def synthetic_cassette(steps: int, *, trace_id: str = "synthetic", change_at: int | None = None) -> Cassette:
+def synthetic_cassette(steps: int, *, trace_id: str = "synthetic", change_at: int | None = None,
+                       result_text: int = 0) -> Cassette:
     """About `steps` steps of two-call tool rounds; every seventh result is an error.
 
-    `change_at` alters the tool result at that index (if it is one), as a fork would.
+    `change_at` alters the tool result at that index (if it is one), as a fork would; `result_text` adds that
+    many characters of text to each successful result (a larger file of the same steps).
     """
     chain = StepChain(trace_id)
     history: list[Any] = [{"role": "user", "content": "Summarise the incidents of the fleet, one by one."}]
@@ -52,6 +54,8 @@ def synthetic_cassette(steps: int, *, trace_id: str = "synthetic", change_at: in
                 body = {"toolCallId": c["toolCallId"], "toolName": c["toolName"],
                         "result": {"items": [f"result {round_no}.{n} for {c['toolName']}" for n in range(3)],
                                    "temp": value}}
+                if result_text:
+                    body["result"]["text"] = (f"page {round_no} of the fleet log. " * result_text)[:result_text]
             chain.append("tool_result", t + 30, body)
             parts.append({"type": "tool_result", **body})
         _round_messages(history, calls, parts)
