@@ -252,6 +252,8 @@ def test_usage_mistakes_are_one_line_with_exit_2(parents: dict[str, Path], tmp_p
         ([parent, "--at", "3", "--set", "1", "--out", out, "--script", not_json], "is not valid JSON"),
         ([parent, "--at", "3", "--set", "1", "--out", out], "choose one continuation: --live"),
         ([parent, "--at", "3", "--set", "1", "--out", out, "--live", "--script", replies], "choose one continuation"),
+        ([parent, "--at", "3", "--set", "1", "--out", out, "--live", "--pace", "slow"],
+         "--pace must be fast or recorded, not 'slow'"),
         ([thinking_parent(tmp_path / "thinker.json"), "--at", "3", "--set", "1", "--out", out, "--live"],
          "fork --live of an agent using extended thinking is not supported yet"),
     ]
@@ -265,3 +267,15 @@ def test_usage_mistakes_are_one_line_with_exit_2(parents: dict[str, Path], tmp_p
     assert code == 1
     one_error_line(stderr, "missing.json")
 
+
+
+def test_pace_reaches_the_forked_agent(parents: dict[str, Path], tmp_path: Path) -> None:
+    """`--pace recorded` is the agent's setting (its session replays the prefix's streams at their pace)."""
+    replies = tmp_path / "replies.json"
+    replies.write_text(json.dumps(SCRIPT))
+    seen = tmp_path / "pace.txt"
+    agent = ["--", sys.executable, "-c",
+             f"import os; open({str(seen)!r}, 'w').write(os.environ.get('BLACKBOX_PACE', 'unset'))"]
+    cli("fork", parents["anthropic"], "--at", "3", "--set", "1", "--out", tmp_path / "child.json", "--script",
+        replies, "--pace", "recorded", *agent)
+    assert seen.read_text() == "recorded"

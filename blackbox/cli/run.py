@@ -227,6 +227,7 @@ def fork(
         Path | None, typer.Option("--script", help="Continue from a JSON array of model replies.", dir_okay=False)
     ] = None,
     match: Match = "strict",
+    pace: PaceOption = "fast",
     trace: Annotated[
         Path | None, typer.Option(
             "--trace", help="Demo: the cassette to fork (default traces/example-trace.json).", rich_help_panel=_DEMO
@@ -287,6 +288,7 @@ def fork(
       blackbox fork --trace traces/example-trace.json --out traces/fork.json     (the built-in demo)
     """
     match_mode = _check_match(match)
+    pace_mode = _check_pace(pace)
     if model_only:
         from blackbox.cli.whatif import run_model_only
 
@@ -299,7 +301,7 @@ def fork(
         fail("fork needs a cassette, --at N, --set VALUE and --out FILE before `--`", EXIT_USAGE)
     if live == (script is not None):
         fail("choose one continuation: --live (the real API) or --script replies.json", EXIT_USAGE)
-    settings = _fork_settings(cassette, at, set_value, out, script, match_mode)
+    settings = _fork_settings(cassette, at, set_value, out, script, match_mode, pace_mode)
     _check_out(out)
     code, report = _launch(command, settings, placeholders=script is not None)
     error = _report_error(report)
@@ -317,7 +319,7 @@ def fork(
 
 
 def _fork_settings(cassette: Path, at: int, set_value: str, out: Path, script: Path | None,
-                   match: MatchMode) -> Settings:
+                   match: MatchMode, pace: PaceMode) -> Settings:
     """Validate everything that can be checked before the agent starts."""
     try:
         parent = load(cassette)
@@ -334,7 +336,7 @@ def _fork_settings(cassette: Path, at: int, set_value: str, out: Path, script: P
         fail(str(exc))
     return Settings(mode="fork", cassette=str(cassette), out=str(out), fork_at=at, fork_set=value,
                     has_fork_set=True, continue_with="script" if script is not None else "live",
-                    script=str(script) if script is not None else None, match=match)
+                    script=str(script) if script is not None else None, match=match, pace=pace)
 
 
 def _demo_fork(trace: Path | None, out: Path | None, fork_index: int | None, mutation_step: int | None,
