@@ -50,6 +50,7 @@ __all__ = [
     "loads",
     "paused_gc",
     "read_cassette",
+    "reading",
     "save",
     "text_position",
 ]
@@ -295,17 +296,23 @@ def _surrogate_free_frame(raw: dict[str, Any]) -> dict[str, Any]:
     return frame
 
 
+@contextmanager
+def reading(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Turns a failure to open or read a cassette file into its one-line `CassetteError`, naming the path."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise CassetteError(f"{Path(path)}: no such file") from None
+    except IsADirectoryError:
+        raise CassetteError(f"{Path(path)}: is a directory, not a cassette file") from None
+    except OSError as exc:
+        raise CassetteError(f"{Path(path)}: cannot read: {exc.strerror}") from None
+
+
 def read_cassette(path: str | os.PathLike[str]) -> bytes:
     """A cassette file's bytes; `CassetteError` naming the path when it cannot be read."""
-    p = Path(path)
-    try:
-        return p.read_bytes()
-    except FileNotFoundError:
-        raise CassetteError(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise CassetteError(f"{p}: is a directory, not a cassette file") from None
-    except OSError as exc:
-        raise CassetteError(f"{p}: cannot read: {exc.strerror}") from None
+    with reading(path):
+        return Path(path).read_bytes()
 
 
 def load(path: str | os.PathLike[str], *, js_floats: bool = True) -> Cassette:

@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from blackbox.cassette import Step, StepType, Timestamp, check_version
+from blackbox.cassette import Step, StepType, Timestamp, check_version, reading
 from blackbox.errors import CassetteError
 from blackbox.lazy import LazyCassette, LazyStep
 
@@ -47,27 +47,19 @@ class StepFile:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        try:
+        with reading(path):
             self._file = open(path, "rb", buffering=0)  # noqa: SIM115 (held for the run's life)
-        except FileNotFoundError:
-            raise CassetteError(f"{path}: no such file") from None
-        except IsADirectoryError:
-            raise CassetteError(f"{path}: is a directory, not a cassette file") from None
-        except OSError as exc:
-            raise CassetteError(f"{path}: cannot read: {exc.strerror}") from None
         self.size = os.fstat(self._file.fileno()).st_size
 
     def read(self, offset: int, length: int) -> bytes:
         """`length` bytes from `offset`; `CassetteError` if the file was cut short after it was indexed."""
-        try:
+        with reading(self.path):
             data = os.pread(self._file.fileno(), length, offset)
             while len(data) < length:
                 more = os.pread(self._file.fileno(), length - len(data), offset + len(data))
                 if not more:
                     break
                 data += more
-        except OSError as exc:
-            raise CassetteError(f"{self.path}: cannot read: {exc.strerror}") from None
         if len(data) < length:
             raise CassetteError(f"{self.path}: the file was cut short while open (at byte {offset:,}); "
                                 "open it again")
