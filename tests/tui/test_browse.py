@@ -6,6 +6,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from textual import events
 from textual.widgets import Input, OptionList, Static
 
 from blackbox.cassette import load
@@ -322,3 +323,19 @@ async def test_other_fixtures_open(name: str) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert "chain intact" in str(app.screen.query_one(RunHeader).render())
+
+
+async def test_a_search_typed_at_once_after_the_slash_goes_into_the_box() -> None:
+    """Keys sent in one burst (a fast typist, tmux send-keys, a paste): none reaches the step list, where
+    `j` would move and `o` open $EDITOR; `/` typed in the box is text."""
+    app = make_app(INCIDENT)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        driver = app._driver
+        assert driver is not None
+        for key, char in [("slash", "/"), ("j", "j"), ("j", "j"), ("slash", "/"), ("v", "v")]:
+            driver.send_message(events.Key(key, char))
+        await pilot.pause(0.2)
+        box = app.screen.query_one("#search", Input)
+        assert app.focused is box and box.value == "jj/v"
+        assert app.screen.table.step_index == 0

@@ -46,7 +46,7 @@ class BrowseScreen(Screen[None]):
     """One run. `companion` is the cassette `d` compares with (the fork beside it), if any."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "search", "Search", key_display="/",
+        Binding("slash", "search", "Search", key_display="/", priority=True,  # before the keys typed next
                 tooltip='Find steps whose summary or payload holds a text', id="browse.search"),
         Binding("n", "next_match", "Next match", show=False,
                 tooltip='Go to the next search match (N: the previous one)', id="browse.next_match"),
@@ -296,11 +296,15 @@ class BrowseScreen(Screen[None]):
 
     # -- search --------------------------------------------------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`/` typed in the search box is text (the binding is a priority one, to open the box at once)."""
+        return not (action == "search" and self.focused is self.query_one("#search", Input))
+
     def action_search(self) -> None:
         box = self.query_one("#search", Input)
         box.add_class("-visible")
         box.value = self.query_text
-        box.focus()
+        self.set_focus(box)  # now, not after the keys already typed: those belong in the box
 
     @on(Input.Submitted, "#search")
     def _search_submitted(self, event: Input.Submitted) -> None:

@@ -58,7 +58,7 @@ class DiffScreen(Screen[None]):
                 tooltip="Both steps' payloads side by side, aligned, changes marked", id="diff.view_values"),
         Binding("enter", "browse", "Browse", tooltip="Browse run A at this step (escape comes back)", id="diff.browse"),
         Binding("f", "fork", "Fork", tooltip="Fork run A at this tool result", id="diff.fork"),
-        Binding("slash", "search", "Find", key_display="/", show=False,
+        Binding("slash", "search", "Find", key_display="/", show=False, priority=True,
                 tooltip="Go to the next row whose summary holds a text", id="diff.search"),
         Binding("escape", "back", "Back", show=False, id="diff.back"),
     ]
