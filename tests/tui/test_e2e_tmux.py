@@ -15,8 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from blackbox.cassette import save
+from blackbox_tui.run import PROGRESSIVE_FROM
 from blackbox_tui.state import ForkSettings, remember_fork
 from tests.tui.conftest import HYPOTHESIS, INCIDENT, TRIAGE
+from tests.tui.synthetic import synthetic_cassette
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -245,3 +248,62 @@ def test_follow_shows_a_step_appended_while_it_runs(terminal, tmp_path: Path) ->
         handle.write(line(recorded["steps"][4]))
     shown = term.wait_for_all("5 steps", "Tool called: get_telemetry")
     assert "following live.json.blackbox-journal (live)" in shown
+
+
+def test_a_large_file_opens_at_once_and_reads_the_rest_meanwhile(terminal, tmp_path: Path) -> None:
+    """A file above PROGRESSIVE_FROM: its first rows at once; G follows the end to the last step as the rest
+    arrives; a search finds what was read late; the chain is checked; q exits, also while still reading.  A
+    copy cut short keeps the steps read browsable under a red banner."""
+    cassette = synthetic_cassette(23_000, trace_id="big-e2e")
+    big = tmp_path / "big.json"
+    save(cassette, big)
+    assert big.stat().st_size >= PROGRESSIVE_FROM  # else it would be loaded whole, not progressively
+    count = len(cassette.steps)
+    # a tool call id seen by its model output, call, result and the next four model inputs: found near the end
+    needle = "call-7000"
+    found = [s.index for s in cassette.steps if f'"{needle}"' in json.dumps(s.payload)]
+    assert len(found) > 1 and found[0] > count * 0.8
+    truncated = tmp_path / "cut.json"
+    truncated.write_bytes(big.read_bytes()[:-100])
+
+    # quitting while the file is still being read (or its chain checked) ends the app at once
+    hasty = terminal(str(big))
+    hasty.wait_for("└─ Tool result: lookup → ok")
+    hasty.keys("q")  # the header says "reading the file… 1%" here (not asserted: a fast machine may be done)
+    assert "EXITED 0" in hasty.wait_for("EXITED", timeout=5)  # a hang guard; it takes about 0.5 s
+    assert "Traceback" not in hasty.screen()
+
+    term = terminal(str(big))
+    shown = term.wait_for_all("big-e2e  big.json", "├─ Tool called: search", "step 0 of")
+    assert "0  model_input  Model called with 1 message(s)" in shown
+    term.keys("G")  # pressed while reading: the cursor keeps to the last row until the last step is read
+    term.wait_for(f"step {count - 1} of {count}")
+    shown = term.wait_for(f"{count:,} steps  ·  chain")  # the whole file read: no longer "steps so far"
+    assert f"{count - 1}  metadata     Run completed" in shown
+    term.keys("/")
+    term.keys(needle, literal=True)
+    term.keys("Enter")
+    # from the last step the search wraps around to the first match, all of them found
+    shown = term.wait_for_all(f"step {found[0]} of {count}", f'search "{needle}": match 1 of {len(found)}')
+    assert "(searching…)" not in shown and f"{found[0]}  model_output" in shown
+    term.keys("n")
+    term.wait_for_all(f"step {found[1]} of {count}", f"match 2 of {len(found)}")
+    shown = term.wait_for("chain intact")
+    assert "outcome success" in shown
+    term.keys("q")
+    assert "EXITED 0" in term.wait_for("EXITED", timeout=5)
+
+    cut = terminal(str(truncated))
+    shown = cut.wait_for("Chain broken at step")
+    assert "the file cannot be read from here on" in shown and "the file ends early" in shown
+    kept = int(shown.split("Chain broken at step ", 1)[1].split(":", 1)[0])
+    assert 0 < kept < count
+    assert f"{kept:,} steps" in shown and "chain BROKEN" in shown
+    cut.keys("G")
+    cut.wait_for(f"step {kept - 1} of {kept}")
+    cut.keys("Up", "Up")
+    shown = cut.wait_for(f"step {kept - 3} of {kept}")
+    assert "Traceback" not in shown
+    cut.keys("q")
+    shown = cut.wait_for("EXITED", timeout=5)
+    assert "EXITED 0" in shown and "Traceback" not in shown
