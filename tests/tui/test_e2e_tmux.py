@@ -281,7 +281,11 @@ def test_a_large_file_opens_at_once_and_reads_the_rest_meanwhile(terminal, tmp_p
     shown = term.wait_for(f"{count:,} steps  ·  chain")  # the whole file read: no longer "steps so far"
     assert f"{count - 1}  metadata     Run completed" in shown
     term.keys("/")
+    # the box takes the keys once it has the focus, which Textual gives it a moment later: keys sent sooner
+    # go to the step list (they would run its commands), so type only once the box is up, Enter once it shows
+    term.wait_for("search summaries and payloads")
     term.keys(needle, literal=True)
+    term.wait_for(needle)
     term.keys("Enter")
     # from the last step the search wraps around to the first match, all of them found
     shown = term.wait_for_all(f"step {found[0]} of {count}", f'search "{needle}": match 1 of {len(found)}')
