@@ -33,21 +33,26 @@ class Terminal:
 
     def __init__(self, command: list[str], env: dict[str, str], cwd: Path) -> None:
         self.name = f"bbtui-{uuid.uuid4().hex[:8]}"
+        # a tmux server of its own: on the shared one, a session closed by another test (or xdist worker) can
+        # take the server down just as this one starts ("server exited unexpectedly")
+        self.tmux = ["tmux", "-L", self.name]
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
         shell = f"env -u COLUMNS -u LINES {exports} {shlex.join(command)}; echo EXITED $?; sleep 30"
-        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-c", str(cwd), "-x", "120", "-y", "36",
+        subprocess.run([*self.tmux, "new-session", "-d", "-s", self.name, "-c", str(cwd), "-x", "120", "-y", "36",
                         shell], check=True)
         # without a client, some tmux versions keep the default 80×24: pin the size explicitly
-        subprocess.run(["tmux", "set-option", "-t", self.name, "window-size", "manual"], check=False)
-        subprocess.run(["tmux", "resize-window", "-t", self.name, "-x", "120", "-y", "36"], check=False)
+        subprocess.run([*self.tmux, "set-option", "-t", self.name, "window-size", "manual"], check=False)
+        subprocess.run([*self.tmux, "resize-window", "-t", self.name, "-x", "120", "-y", "36"], check=False)
+        self.socket = subprocess.run([*self.tmux, "display-message", "-p", "#{socket_path}"], capture_output=True,
+                                     text=True, check=False).stdout.strip()
 
     def screen(self) -> str:
-        return subprocess.run(["tmux", "capture-pane", "-t", self.name, "-p"], capture_output=True,
+        return subprocess.run([*self.tmux, "capture-pane", "-t", self.name, "-p"], capture_output=True,
                               text=True, check=False).stdout
 
     def keys(self, *keys: str, literal: bool = False) -> None:
         for key in keys:
-            subprocess.run(["tmux", "send-keys", "-t", self.name, *(["-l"] if literal else []), key], check=True)
+            subprocess.run([*self.tmux, "send-keys", "-t", self.name, *(["-l"] if literal else []), key], check=True)
             time.sleep(0.08)
 
     def wait_for(self, *texts: str, timeout: float = 30.0) -> str:
@@ -87,7 +92,9 @@ class Terminal:
         raise AssertionError(f"the screen kept changing for {timeout:.0f} s; it shows:\n{shown}")
 
     def close(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True, check=False)
+        subprocess.run([*self.tmux, "kill-server"], capture_output=True, check=False)
+        if self.socket:  # the server leaves its socket file behind
+            Path(self.socket).unlink(missing_ok=True)
 
 
 @pytest.fixture
