@@ -15,8 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from blackbox.cassette import save
+from blackbox_tui.run import PROGRESSIVE_FROM
 from blackbox_tui.state import ForkSettings, remember_fork
 from tests.tui.conftest import HYPOTHESIS, INCIDENT, TRIAGE
+from tests.tui.synthetic import synthetic_cassette
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -30,21 +33,26 @@ class Terminal:
 
     def __init__(self, command: list[str], env: dict[str, str], cwd: Path) -> None:
         self.name = f"bbtui-{uuid.uuid4().hex[:8]}"
+        # a tmux server of its own: on the shared one, a session closed by another test (or xdist worker) can
+        # take the server down just as this one starts ("server exited unexpectedly")
+        self.tmux = ["tmux", "-L", self.name]
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
         shell = f"env -u COLUMNS -u LINES {exports} {shlex.join(command)}; echo EXITED $?; sleep 30"
-        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-c", str(cwd), "-x", "120", "-y", "36",
+        subprocess.run([*self.tmux, "new-session", "-d", "-s", self.name, "-c", str(cwd), "-x", "120", "-y", "36",
                         shell], check=True)
         # without a client, some tmux versions keep the default 80×24: pin the size explicitly
-        subprocess.run(["tmux", "set-option", "-t", self.name, "window-size", "manual"], check=False)
-        subprocess.run(["tmux", "resize-window", "-t", self.name, "-x", "120", "-y", "36"], check=False)
+        subprocess.run([*self.tmux, "set-option", "-t", self.name, "window-size", "manual"], check=False)
+        subprocess.run([*self.tmux, "resize-window", "-t", self.name, "-x", "120", "-y", "36"], check=False)
+        self.socket = subprocess.run([*self.tmux, "display-message", "-p", "#{socket_path}"], capture_output=True,
+                                     text=True, check=False).stdout.strip()
 
     def screen(self) -> str:
-        return subprocess.run(["tmux", "capture-pane", "-t", self.name, "-p"], capture_output=True,
+        return subprocess.run([*self.tmux, "capture-pane", "-t", self.name, "-p"], capture_output=True,
                               text=True, check=False).stdout
 
     def keys(self, *keys: str, literal: bool = False) -> None:
         for key in keys:
-            subprocess.run(["tmux", "send-keys", "-t", self.name, *(["-l"] if literal else []), key], check=True)
+            subprocess.run([*self.tmux, "send-keys", "-t", self.name, *(["-l"] if literal else []), key], check=True)
             time.sleep(0.08)
 
     def wait_for(self, *texts: str, timeout: float = 30.0) -> str:
@@ -84,7 +92,9 @@ class Terminal:
         raise AssertionError(f"the screen kept changing for {timeout:.0f} s; it shows:\n{shown}")
 
     def close(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True, check=False)
+        subprocess.run([*self.tmux, "kill-server"], capture_output=True, check=False)
+        if self.socket:  # the server leaves its socket file behind
+            Path(self.socket).unlink(missing_ok=True)
 
 
 @pytest.fixture
@@ -245,3 +255,66 @@ def test_follow_shows_a_step_appended_while_it_runs(terminal, tmp_path: Path) ->
         handle.write(line(recorded["steps"][4]))
     shown = term.wait_for_all("5 steps", "Tool called: get_telemetry")
     assert "following live.json.blackbox-journal (live)" in shown
+
+
+def test_a_large_file_opens_at_once_and_reads_the_rest_meanwhile(terminal, tmp_path: Path) -> None:
+    """A file above PROGRESSIVE_FROM: its first rows at once; G follows the end to the last step as the rest
+    arrives; a search finds what was read late; the chain is checked; q exits, also while still reading.  A
+    copy cut short keeps the steps read browsable under a red banner."""
+    cassette = synthetic_cassette(23_000, trace_id="big-e2e")
+    big = tmp_path / "big.json"
+    save(cassette, big)
+    assert big.stat().st_size >= PROGRESSIVE_FROM  # else it would be loaded whole, not progressively
+    count = len(cassette.steps)
+    # a tool call id seen by its model output, call, result and the next four model inputs: found near the end
+    needle = "call-7000"
+    found = [s.index for s in cassette.steps if f'"{needle}"' in json.dumps(s.payload)]
+    assert len(found) > 1 and found[0] > count * 0.8
+    truncated = tmp_path / "cut.json"
+    truncated.write_bytes(big.read_bytes()[:-100])
+
+    # quitting while the file is still being read (or its chain checked) ends the app at once
+    hasty = terminal(str(big))
+    hasty.wait_for("└─ Tool result: lookup → ok")
+    hasty.keys("q")  # the header says "reading the file… 1%" here (not asserted: a fast machine may be done)
+    assert "EXITED 0" in hasty.wait_for("EXITED", timeout=5)  # a hang guard; it takes about 0.5 s
+    assert "Traceback" not in hasty.screen()
+
+    term = terminal(str(big))
+    shown = term.wait_for_all("big-e2e  big.json", "├─ Tool called: search", "step 0 of")
+    assert "0  model_input  Model called with 1 message(s)" in shown
+    term.keys("G")  # pressed while reading: the cursor keeps to the last row until the last step is read
+    term.wait_for(f"step {count - 1} of {count}")
+    shown = term.wait_for(f"{count:,} steps  ·  chain")  # the whole file read: no longer "steps so far"
+    assert f"{count - 1}  metadata     Run completed" in shown
+    term.keys("/")
+    # the box takes the keys once it has the focus, which Textual gives it a moment later: keys sent sooner
+    # go to the step list (they would run its commands), so type only once the box is up, Enter once it shows
+    term.wait_for("search summaries and payloads")
+    term.keys(needle, literal=True)
+    term.wait_for(needle)
+    term.keys("Enter")
+    # from the last step the search wraps around to the first match, all of them found
+    shown = term.wait_for_all(f"step {found[0]} of {count}", f'search "{needle}": match 1 of {len(found)}')
+    assert "(searching…)" not in shown and f"{found[0]}  model_output" in shown
+    term.keys("n")
+    term.wait_for_all(f"step {found[1]} of {count}", f"match 2 of {len(found)}")
+    shown = term.wait_for("chain intact")
+    assert "outcome success" in shown
+    term.keys("q")
+    assert "EXITED 0" in term.wait_for("EXITED", timeout=5)
+
+    cut = terminal(str(truncated))
+    shown = cut.wait_for("Chain broken at step")
+    assert "the file cannot be read from here on" in shown and "the file ends early" in shown
+    kept = int(shown.split("Chain broken at step ", 1)[1].split(":", 1)[0])
+    assert 0 < kept < count
+    assert f"{kept:,} steps" in shown and "chain BROKEN" in shown
+    cut.keys("G")
+    cut.wait_for(f"step {kept - 1} of {kept}")
+    cut.keys("Up", "Up")
+    shown = cut.wait_for(f"step {kept - 3} of {kept}")
+    assert "Traceback" not in shown
+    cut.keys("q")
+    shown = cut.wait_for("EXITED", timeout=5)
+    assert "EXITED 0" in shown and "Traceback" not in shown
