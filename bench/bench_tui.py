@@ -40,7 +40,7 @@ from textual.widgets import Static
 from blackbox_tui.app import BlackboxApp, load_runs
 from blackbox_tui.run import PROGRESSIVE_FROM, Run
 from blackbox_tui.screens.browse import BrowseScreen
-from tests.tui.synthetic import write_synthetic
+from tests.tui.synthetic import result_near, write_synthetic
 
 SIZE = (120, 36)
 
@@ -265,7 +265,7 @@ def best(values: list[float]) -> float:
 async def main(steps: int, count: int, repeat: int, result_text: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         a = write_synthetic(Path(tmp) / "a.json", steps, trace_id="bench", result_text=result_text)
-        b = write_synthetic(Path(tmp) / "b.json", steps, trace_id="bench", change_at=steps // 2 + 1,
+        b = write_synthetic(Path(tmp) / "b.json", steps, trace_id="bench", change_at=result_near(steps // 2),
                             result_text=result_text)
         size = a.stat().st_size
         print(f"cassette: {steps:,} steps, {size / 1e6:.1f} MB; terminal {SIZE[0]}×{SIZE[1]}; best of {repeat}")

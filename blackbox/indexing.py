@@ -133,6 +133,7 @@ class Indexer:
         self._fields: dict[str, bytes] = {}
         self.header: CassetteHeader | None = None
         self.position = 0  # the file offset parsing has reached (progress)
+        self.failed = False  # set before the last batch, when the file is not read to its end
         self._previous_hash: str | None = None
         self.done = False
 
@@ -308,21 +309,27 @@ class Indexer:
                 payloads: list[msgspec.Raw] = []
                 limit = at + self.chunk
                 closed = False
-                while at < limit:
-                    step, payload, end = self._step(at, index)
-                    steps.append(step)
-                    payloads.append(payload)
-                    index += 1
-                    after = self._byte(end)
-                    mark = self._at(after)
-                    if mark == ord("]"):
-                        self.position = after + 1
-                        closed = True
-                        break
-                    if mark != ord(","):
-                        raise Unusual
-                    at = self._byte(after + 1)
-                    self.position = at
+                try:
+                    while at < limit:
+                        step, payload, end = self._step(at, index)
+                        steps.append(step)
+                        payloads.append(payload)
+                        index += 1
+                        after = self._byte(end)
+                        mark = self._at(after)
+                        if mark == ord("]"):
+                            self.position = after + 1
+                            closed = True
+                            break
+                        if mark != ord(","):
+                            raise Unusual
+                        at = self._byte(after + 1)
+                        self.position = at
+                except Unusual:
+                    self.failed = True  # the steps before are whole: hand them over, then say so
+                    if steps:
+                        yield Batch(steps, payloads)
+                    raise
                 yield Batch(steps, payloads)
                 if closed:
                     break

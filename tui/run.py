@@ -8,6 +8,8 @@ stay undecoded (`load_lazy`: about the file's size in memory) and are decoded pe
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -126,6 +128,37 @@ def decode_record(record: StepRecord) -> Step:
                     record.prevHash, record.hash)
 
 
+_VERDICT = """
+import sys
+from blackbox.errors import CassetteError
+from blackbox.lazy import load_lazy
+try:
+    load_lazy(sys.argv[1])
+except CassetteError as exc:
+    sys.stdout.write(str(exc))
+    sys.exit(3)
+"""
+
+
+def whole_file_problem(path: Path, closed: threading.Event) -> str | None:
+    """The whole-file loader's one-line error for `path`, from a child process; "" if it loads, None if
+    `closed` was set meanwhile (the child is then stopped)."""
+    child = subprocess.Popen([sys.executable, "-c", _VERDICT, str(path)], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    while True:
+        try:
+            out, _ = child.communicate(timeout=0.1)
+            break
+        except subprocess.TimeoutExpired:
+            if closed.is_set():
+                child.kill()
+                child.wait()
+                return None
+    if child.returncode == 3:
+        return out.decode("utf-8", "replace").strip() or f"{path}: cannot be read"
+    return ""  # it loads (or the child could not run: the load here says)
+
+
 class Loading:
     """A large file still being read in the background (`Run.read_rest`): how far it has got."""
 
@@ -222,6 +255,9 @@ class Run:
             except Unusual:
                 indexer.file.close()
             else:
+                if indexer.failed:  # damaged within the first steps: the loader's one line, before any UI
+                    indexer.file.close()
+                    return cls(load_lazy(path), path)
                 indexer.chunk = CHUNK
                 run = cls(header, path, steps=[*first.steps], loading=Loading(indexer, batches))
                 run._tools = _batch_facts(first)
@@ -254,8 +290,18 @@ class Run:
         deliver(partial(self._finish, loading.indexer))
 
     def _read_whole(self, deliver: Deliver) -> None:
-        """A file the index does not read by itself: the whole-file loader's result or one-line error."""
+        """A file the index does not read by itself: the whole-file loader's result or one-line error.
+
+        The loader is asked first in a child process: a whole-file load holds the interpreter for seconds,
+        and the UI (and quitting) must not wait on it to learn that a damaged file is damaged.  Only a file
+        that loads (an unusual layout) is then loaded here."""
         assert self.path is not None
+        problem = whole_file_problem(self.path, self.closed)
+        if problem is None:  # closed meanwhile
+            return
+        if problem:
+            deliver(partial(self._fail, problem))
+            return
         try:
             whole = load_lazy(self.path)
         except CassetteError as exc:

@@ -28,6 +28,7 @@ def synthetic_cassette(steps: int, *, trace_id: str = "synthetic", change_at: in
     many characters of text to each successful result (a larger file of the same steps).
     """
     chain = StepChain(trace_id)
+    changed = False
     history: list[Any] = [{"role": "user", "content": "Summarise the incidents of the fleet, one by one."}]
     tools = [{"name": name, "description": f"The {name} tool."} for name in TOOLS]
     call = 0
@@ -51,6 +52,7 @@ def synthetic_cassette(steps: int, *, trace_id: str = "synthetic", change_at: in
                                         "error": f"timeout after 30 s ({round_no})"}
             else:
                 value = 35 if index == change_at else 22
+                changed = changed or index == change_at
                 body = {"toolCallId": c["toolCallId"], "toolName": c["toolName"],
                         "result": {"items": [f"result {round_no}.{n} for {c['toolName']}" for n in range(3)],
                                    "temp": value}}
@@ -65,7 +67,17 @@ def synthetic_cassette(steps: int, *, trace_id: str = "synthetic", change_at: in
     chain.append("model_output", t + 10, {"type": "final_answer", "text": f"Summarised {round_no} incidents."})
     chain.append("metadata", t + 20, {"event": "run_completed", "status": "success",
                                       "result": f"Summarised {round_no} incidents."})
+    if change_at is not None and not changed:
+        raise ValueError(f"change_at={change_at} is not a successful tool result of this run")
     return chain.cassette(BASE_TIME)
+
+
+def result_near(index: int) -> int:
+    """The first successful tool result at or after `index` (a `change_at` that changes something): each
+    round is six steps, its results at 3 and 5, and every seventh step's result is an error."""
+    while index % 6 not in (3, 5) or index % 7 == 0:
+        index += 1
+    return index
 
 
 def write_synthetic(path: Path, steps: int, **options: Any) -> Path:

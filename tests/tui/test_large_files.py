@@ -171,8 +171,12 @@ async def test_a_file_cut_short_keeps_what_was_read_and_says_why(tmp_path: Path,
         assert run.problem.startswith(f"{cut}: not JSON: the file ends early")
         assert 0 < len(run) < STEPS and screen.table.row_count == len(run)
         banner = text(screen, "#chain-banner")
-        assert screen.has_class("-broken") and "cannot be read from here on" in banner
-        assert f"chain BROKEN at step {len(run)}" in str(screen.query_one(RunHeader).render())
+        assert screen.has_class("-broken") and f"The file cannot be read past step {len(run)}: " in banner
+        assert "The steps before it are shown." in banner and "changed after it was recorded" not in banner
+        assert f"unreadable from step {len(run)}" in str(screen.query_one(RunHeader).render())
+        whole = big.read_bytes()
+        complete = whole[: len(whole) * 3 // 4].count(b'\n    }')  # every step whole before the cut is kept
+        assert len(run) == complete
         await pilot.press("G")
         assert screen.table.step_index == len(run) - 1
 

@@ -157,11 +157,9 @@ class BrowseScreen(Screen[None]):
             table.rows_added()
         else:
             table.rows_changed(table.cursor)
-        if run.loaded.is_set():
-            self.query_one(RunHeader).refresh_chain()
-            if run.problem:
-                self._chain_checked()
-                say(self.app, f"Only part of the file could be read: {run.problem}", severity="error", timeout=10)
+        self.query_one(RunHeader).refresh_chain()
+        if run.problem:
+            self._chain_checked()
         self._update_status()
 
     def _show_progress(self) -> None:
@@ -240,7 +238,13 @@ class BrowseScreen(Screen[None]):
     def _chain_checked(self) -> None:
         self.query_one(RunHeader).refresh_chain()
         broken = self.run.chain
-        if broken is not None:
+        if self.run.problem:
+            self.add_class("-broken")
+            self.query_one("#chain-banner", Static).update(Content(
+                f"⚠ The file cannot be read past step {len(self.run)}: {inert(self.run.problem.rstrip('.'))}. "
+                "The steps before it are shown."
+            ))
+        elif broken is not None:
             self.add_class("-broken")
             self.query_one("#chain-banner", Static).update(Content(
                 f"⚠ Chain broken at step {broken.index}: {inert(broken.reason)}. The file changed after it was "
@@ -276,8 +280,12 @@ class BrowseScreen(Screen[None]):
         if self.filter_label:
             parts.append(f"filter: {inert(self.filter_label)} ({self.table.row_count} shown)")
         if self.query_text:
-            searching = " (searching…)" if self._searching else ""
-            parts.append(f'search "{inert(self.query_text)}": {self.match_position()}{searching}')
+            if self._searching:  # numbers would shift as matches before the cursor are found
+                found = f"{len(self.matches)} match{'es' if len(self.matches) != 1 else ''} so far" if self.matches \
+                    else "none yet"
+                parts.append(f'search "{inert(self.query_text)}": {found} (searching…)')
+            else:
+                parts.append(f'search "{inert(self.query_text)}": {self.match_position()}')
         self.query_one("#status", Static).update(Content("  ·  ".join(parts)))
 
     def match_position(self) -> str:
@@ -428,14 +436,20 @@ class BrowseScreen(Screen[None]):
             return
         step = 1 if forward else -1
         start = table.cursor if include_current else table.cursor + step
+        reading = self.run.loading is not None
         for offset in range(count):
             row = (start + offset * step) % count
             if wanted(rows[row]):
                 if (forward and row < table.cursor) or (not forward and row > table.cursor):
-                    say(self.app, f"Wrapped around to the {'first' if forward else 'last'} {what}.")
+                    if reading and forward:  # more may come after the rows read so far
+                        say(self.app, f"No {what} after this step yet (the file is still being read); "
+                                      f"wrapped around to the first.")
+                    else:
+                        say(self.app, f"Wrapped around to the {'first' if forward else 'last'} {what}.")
                 table.move_to(row)
                 return
-        say(self.app, f"No {what} in the steps shown.", severity="warning")
+        say(self.app, f"No {what} in the steps shown" + (" so far (the file is still being read)." if reading
+                                                            else "."), severity="warning")
 
     # -- filter --------------------------------------------------------------------------------------------
 
@@ -444,7 +458,8 @@ class BrowseScreen(Screen[None]):
         options += [(f"type:{kind}", f"type  {kind}") for kind in self.run.step_types()]
         options += [("errors", "tool results with an error")]
         options += [(f"tool:{name}", f"tool  {inert(name)}") for name in self.run.tool_names()]
-        self.app.push_screen(PickOne("Show only…", options), self.apply_filter)
+        title = "Show only… (of the steps read so far)" if self.run.loading is not None else "Show only…"
+        self.app.push_screen(PickOne(title, options), self.apply_filter)
 
     def apply_filter(self, choice: str | None) -> None:
         """`all`, `type:<step type>`, `tool:<tool name>` or `errors`."""

@@ -97,6 +97,20 @@ class DiffScreen(Screen[None]):
         self.table.focus()
         self.table.rows_changed(0)
         self._compare()
+        if not (self.a.loaded.is_set() and self.b.loaded.is_set()):
+            self._reading_timer = self.set_interval(0.2, self._show_reading)
+
+    def _show_reading(self) -> None:
+        """While a large file is still being read, the verdict line says how far (then the comparison runs)."""
+        if self.comparison is not None or (self.a.loaded.is_set() and self.b.loaded.is_set()):
+            self._reading_timer.stop()
+            if self.comparison is None:
+                self.query_one("#verdict", Static).update(Content.styled("comparing…", "$text-muted"))
+            return
+        shown = [f"{side} {run.loading.fraction:.0%}" for side, run in (("A", self.a), ("B", self.b))
+                 if run.loading is not None]
+        self.query_one("#verdict", Static).update(
+            Content.styled(f"reading the files before comparing them… {', '.join(shown)}", "$text-muted"))
 
     def on_resize(self) -> None:
         self.set_class(self.size.height < SHORT, "-short")

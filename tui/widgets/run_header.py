@@ -24,6 +24,8 @@ def outcome_content(run: Run) -> Content:
 def chain_content(run: Run) -> Content:
     if run.loading is not None:
         return Content.styled(f"reading… {run.loading.fraction:.0%}", "$text-warning")
+    if run.problem:
+        return Content.styled(f"unreadable from step {len(run)}", "bold $text-error")
     if not run.chain_checked:
         done = f" {run.chain_progress / len(run):.0%}" if run.chain_progress and len(run) else ""
         return Content.styled(f"chain: checking…{done}", "$text-muted")
@@ -39,6 +41,8 @@ class RunHeader(Static):
     DEFAULT_CSS = """
     RunHeader {
         height: auto;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
         padding: 0 1;
         background: $panel;
     }
