@@ -339,3 +339,21 @@ async def test_a_search_typed_at_once_after_the_slash_goes_into_the_box() -> Non
         box = app.screen.query_one("#search", Input)
         assert app.focused is box and box.value == "jj/v"
         assert app.screen.table.step_index == 0
+
+
+async def test_keys_typed_at_once_after_a_key_that_opens_a_prompt_never_reach_the_step_list() -> None:
+    app = make_app(INCIDENT)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        driver = app._driver
+        assert driver is not None
+        for key in ["w", "j", "j", "o"]:
+            driver.send_message(events.Key(key, key))
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, PathPrompt)
+        assert screen.table.step_index == 0  # no j reached it, and o opened no editor
+        await pilot.press("escape")
+        await pilot.press("slash", *"tdfw", "enter")  # in the search box they are text
+        await settle(pilot)
+        assert screen.query_text == "tdfw"
