@@ -38,7 +38,7 @@ from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from blackbox_tui.app import BlackboxApp, load_runs
-from blackbox_tui.run import PROGRESSIVE_FROM, Run
+from blackbox_tui.run import PROGRESSIVE_FROM
 from blackbox_tui.screens.browse import BrowseScreen
 from tests.tui.synthetic import result_near, write_synthetic
 
@@ -112,6 +112,7 @@ async def reading_case(path: Path, case: str, count: int, out: dict[str, float])
         assert isinstance(screen, BrowseScreen)
         if case == "read":
             out["loaded"] = await until(run.loaded.is_set) - start
+            out["steps"] = len(run)
             out["chain"] = await until(lambda: run.chain_checked, 0.01) - start
         elif case == "moves":  # within the rows already there: the keys must not wait for rows to come
             driver = app._driver
@@ -163,12 +164,6 @@ async def search_time(path: Path, needle: str) -> tuple[float, int]:
         screen.search(needle)
         await until(lambda: not screen._searching, 0.001)
         return time.perf_counter() - start, len(screen.matches)
-
-
-def steps_in(path: Path) -> int:
-    run = Run.open(path)
-    run.read_rest(lambda change: change() is None, lambda: False)
-    return len(run)
 
 
 def resident_child(path: Path) -> None:
@@ -278,7 +273,7 @@ async def main(steps: int, count: int, repeat: int, result_text: int) -> None:
               f"ratio {paint / base:5.2f}   (goal < 1000 ms; first idle moment {idle * 1000:.1f} ms)")
         if progressive:
             got = await reading(a, min(count, 200))
-            print(f"reading         all {steps_in(a):,} steps after {got['loaded'] * 1000:7.1f} ms, "
+            print(f"reading         all {int(got['steps']):,} steps after {got['loaded'] * 1000:7.1f} ms, "
                   f"chain checked after {got['chain'] * 1000:7.1f} ms (both in the background)")
             keys = int(got["moves_count"])
             print(f"while reading   {got['moves'] * 1000:7.3f} ms per ↓ key ({keys} keys from the first frame"

@@ -68,13 +68,29 @@ class _Closed(Exception):
     """The run was closed while its chain was being checked."""
 
 
-class _ToolFacts(msgspec.Struct, frozen=True):
+class _ToolFacts(msgspec.Struct):
     """What the UI needs of the tool steps' payloads: per step the tool name and whether it is an error
     result, and the tool calls' names in order (the outcome's tool sequence)."""
 
     names: list[str | None]
     errors: list[bool]
-    calls: tuple[str, ...]
+    calls: list[str]
+
+    def extend(self, more: _ToolFacts) -> None:
+        self.names += more.names
+        self.errors += more.errors
+        self.calls += more.calls
+
+
+def _tool_facts_of(records: Sequence[LazyStep | FileStep], decoded: Callable[[int], Step]) -> _ToolFacts:
+    """One pass over the tool steps, decoding each payload (`decoded(i)`) and dropping it after use."""
+    facts = _ToolFacts([None] * len(records), [False] * len(records), [])
+    for i, record in enumerate(records):
+        if record.type in ("tool_call", "tool_result"):
+            step = decoded(i)
+            facts.names[i], facts.errors[i] = tool_name(step), is_error_result(step)
+            facts.calls += tool_sequence([step])
+    return facts
 
 
 StepRecord = LazyStep | FileStep
@@ -178,16 +194,11 @@ Deliver = Callable[[Callable[[], None]], bool]
 
 def _batch_facts(batch: Batch) -> _ToolFacts:
     """The tool facts of a batch's steps, from the payload bytes the indexer has just read."""
-    names: list[str | None] = [None] * len(batch.steps)
-    errors = [False] * len(batch.steps)
-    calls: list[str] = []
-    for i, (record, raw) in enumerate(zip(batch.steps, batch.payloads, strict=True)):
-        if record.type in ("tool_call", "tool_result"):
-            step = Step(record.id, record.index, record.type, record.timestamp, decode_payload(raw),
-                        record.prevHash, record.hash)
-            names[i], errors[i] = tool_name(step), is_error_result(step)
-            calls += tool_sequence([step])
-    return _ToolFacts(names, errors, tuple(calls))
+    def decoded(i: int) -> Step:
+        r = batch.steps[i]
+        return Step(r.id, r.index, r.type, r.timestamp, decode_payload(batch.payloads[i]), r.prevHash, r.hash)
+
+    return _tool_facts_of(batch.steps, decoded)
 
 
 class Run:
@@ -313,8 +324,7 @@ class Run:
         self.steps.lazy.extend(steps)
         self._summaries.extend([None] * len(steps))
         if self._tools is not None:
-            self._tools = _ToolFacts(self._tools.names + facts.names, self._tools.errors + facts.errors,
-                                     self._tools.calls + facts.calls)
+            self._tools.extend(facts)
 
     def _finish(self, indexer: Indexer) -> None:
         if indexer.header is not None:
@@ -381,21 +391,13 @@ class Run:
         if self._outcome is None:
             last = self.steps[-1] if len(self.steps) else None
             payload = last.payload if last is not None and last.type == "metadata" else None
-            self._outcome = terminal_outcome(payload, self._tool_facts().calls)
+            self._outcome = terminal_outcome(payload, tuple(self._tool_facts().calls))
         return self._outcome
 
     def _tool_facts(self) -> _ToolFacts:
-        """One pass decoding the tool steps' payloads, each dropped after use."""
         if self._tools is None:
-            names: list[str | None] = [None] * len(self.steps)
-            errors = [False] * len(self.steps)
-            calls: list[str] = []
-            for i, lazy in enumerate(self.steps.lazy):
-                if lazy.type in ("tool_call", "tool_result"):
-                    step = decode_record(lazy)
-                    names[i], errors[i] = tool_name(step), is_error_result(step)
-                    calls += tool_sequence([step])
-            self._tools = _ToolFacts(names, errors, tuple(calls))
+            records = self.steps.lazy
+            self._tools = _tool_facts_of(records, lambda i: decode_record(records[i]))
         return self._tools
 
     def is_error_result(self, index: int) -> bool:

@@ -84,6 +84,7 @@ class DiffScreen(Screen[None]):
         self.first_behavioural: int | None = None
         self.find_text = ""
         self._changes_timer: Timer | None = None
+        self._reading_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(Content.styled("comparing…", "$text-muted"), id="verdict")
@@ -103,7 +104,8 @@ class DiffScreen(Screen[None]):
     def _show_reading(self) -> None:
         """While a large file is still being read, the verdict line says how far (then the comparison runs)."""
         if self.comparison is not None or (self.a.loaded.is_set() and self.b.loaded.is_set()):
-            self._reading_timer.stop()
+            if self._reading_timer is not None:
+                self._reading_timer.stop()
             if self.comparison is None:
                 self.query_one("#verdict", Static).update(Content.styled("comparing…", "$text-muted"))
             return
