@@ -192,7 +192,18 @@ def load_replayable(path: str) -> Cassette:
     return cassette
 
 
-class Recording:
+class _Answering:
+    """What both halves note of a model output: the final answer, for the run's summary."""
+
+    final_answer: str | None = None
+
+    def _note_output(self, output: Any) -> None:
+        text = final_text(output)
+        if text is not None:
+            self.final_answer = text
+
+
+class Recording(_Answering):
     """The recording half shared by record mode and a fork's branch."""
 
     mode: Mode
@@ -217,11 +228,6 @@ class Recording:
     def model_returned(self, call: ModelCall, output: ModelOutput) -> None:
         self._recorder().model_step(call.model_input, call.started_at, output, now_ms())
         self._note_output(output)
-
-    def _note_output(self, output: Any) -> None:
-        text = final_text(output)
-        if text is not None:
-            self.final_answer = text
 
     def tool_finished(self, slot: ToolSlot, outcome: Outcome, at: int) -> None:
         self._recorder().tool_finished(slot, outcome, at)
@@ -264,7 +270,7 @@ class RecordEngine(Recording):
         return self._write(ending, self.out)
 
 
-class Replaying:
+class Replaying(_Answering):
     """The replaying half shared by replay mode and a fork before its fork point."""
 
     replayer: Replayer
@@ -273,9 +279,7 @@ class Replaying:
 
     def _replayed(self, provider: Provider, request: dict[str, Any], model_input: ModelInput) -> Reply:
         step = self.replayer.model_call(model_input)
-        text = final_text(step.payload)
-        if text is not None:
-            self.final_answer = text
+        self._note_output(step.payload)
         spread = self.replayer.duration_ms(step) if self.pace == "recorded" else 0
         return answer(provider, step.payload, step.index, step.timestamp, request, spread_ms=spread)
 

@@ -69,9 +69,9 @@ class ForkEngine(Replaying, Recording):
 
     mode: Mode = "fork"
 
-    def __init__(self, settings: Settings, trace_id: str, created_at: int, ids: CallIds,
+    def __init__(self, settings: Settings, trace_id: str, ids: CallIds,
                  secrets: Secrets | Callable[[], Iterable[str]]) -> None:
-        """The same arguments as `RecordEngine`; `created_at` is unused (a fork keeps its parent's)."""
+        """`RecordEngine`'s arguments less `created_at`: a fork keeps its parent's."""
         assert settings.fork_at is not None and settings.out is not None
         parent = load_replayable(settings.cassette or "")
         self.parent = parent

@@ -146,11 +146,10 @@ def _forwarding(child: list[subprocess.Popen[bytes]]) -> Iterator[list[int]]:
             signal.signal(signum, handler)
 
 
-def run_agent(command: Sequence[str], settings: Settings | Mapping[str, str], *,
-              placeholders: bool = False) -> LaunchResult:
-    """Run `command` with the session settings (or their BLACKBOX_* variables); return its exit code and the
+def run_agent(command: Sequence[str], settings: Settings, *, placeholders: bool = False) -> LaunchResult:
+    """Run `command` with the session settings (as BLACKBOX_* variables); return its exit code and the
     session's report."""
-    variables = settings.to_env() if isinstance(settings, Settings) else settings
+    variables = settings.to_env()
     with tempfile.TemporaryDirectory(prefix="blackbox-") as tmp:
         report_path = Path(tmp) / "report.json"
         env = agent_env({**variables, ENV_REPORT: str(report_path)}, placeholders=placeholders)

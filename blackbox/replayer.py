@@ -52,10 +52,6 @@ class _TurnCall(msgspec.Struct):
     claimed: bool = False
 
 
-def _shown(value: Any, present: bool = True) -> str:
-    return format_value(value, present)
-
-
 def divergence(step: int, path: str, recorded: str, actual: str, hint: str | None = None) -> ReplayDivergenceError:
     """The divergence report: `replay diverged at step i, path`, the two values (masked), and a hint."""
     lines = [f"replay diverged at step {step}, {path}", f"  recorded: {recorded}", f"  actual:   {actual}"]
@@ -143,8 +139,8 @@ class Replayer:
     def _compare(self, step: Step, live: Any) -> None:
         diff = first_difference(step.payload, live)
         if diff is not None:
-            raise divergence(step.index, diff.path, _shown(diff.recorded, diff.recorded_present),
-                             _shown(diff.actual, diff.actual_present), _HINT)
+            raise divergence(step.index, diff.path, format_value(diff.recorded, diff.recorded_present),
+                             format_value(diff.actual, diff.actual_present), _HINT)
 
     # -- tools -------------------------------------------------------------------------------------
 
@@ -162,8 +158,8 @@ class Replayer:
         if self.match == "strict":
             same = next((c for c in candidates if json_equal(c.payload.get("toolInput"), tool_input)), None)
             if same is None:
-                raise divergence(chosen.call_index, f"tool {name} input", _shown(chosen.payload.get("toolInput")),
-                                 _shown(tool_input), "the agent called the tool with different arguments")
+                raise divergence(chosen.call_index, f"tool {name} input", format_value(chosen.payload.get("toolInput")),
+                                 format_value(tool_input), "the agent called the tool with different arguments")
             chosen = same
         chosen.claimed = True
         self._consumed += 1 if chosen.result_index is None else 2
@@ -182,10 +178,6 @@ class Replayer:
 
     # -- the end -----------------------------------------------------------------------------------
 
-    def recorded_terminal(self) -> Any:
-        """The recorded terminal metadata payload, or None for an incomplete recording."""
-        return last_metadata(self._steps)
-
     def finish(self, terminal: Any) -> Outcome:
         """End-of-run checks: everything consumed, then the same terminal payload as recorded."""
         unrun = self._unrun()
@@ -196,7 +188,7 @@ class Replayer:
         if left:
             raise divergence(self._turn_end, "end of run", f"{left} more model call{'s' if left != 1 else ''}",
                              "finish()", "the agent finished before making every recorded model call")
-        recorded = self.recorded_terminal()
+        recorded = last_metadata(self._steps)  # None for an incomplete recording
         if not json_equal(recorded, terminal):
             raise divergence(len(self._steps) - 1 if recorded is not None else len(self._steps), "outcome",
                              outcome(self.cassette).describe(), terminal_outcome(terminal).describe(),
@@ -206,4 +198,4 @@ class Replayer:
 
 
 def _describe_call(payload: dict[str, Any]) -> str:
-    return f"{payload.get('toolName')} {_shown(payload.get('toolInput'))}"
+    return f"{payload.get('toolName')} {format_value(payload.get('toolInput'))}"

@@ -94,7 +94,7 @@ def read_report(path: str | os.PathLike[str]) -> SessionReport | None:
     try:
         with open(path, "rb") as file:
             data = file.read()
-    except FileNotFoundError:
+    except OSError:  # none, or something the agent left there that is not a file
         return None
     try:
         return msgspec.json.decode(data, type=SessionReport)

@@ -25,10 +25,8 @@ __all__ = [
     "KeySearch",
     "Secrets",
     "contains_key_value",
-    "holds_any",
     "key_values",
     "mask_secrets",
-    "searchable",
 ]
 
 KEY_VARIABLES: tuple[str, ...] = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
@@ -203,13 +201,3 @@ def _matched(data: bytes, hit: int, key: bytes, at: int, size: int) -> int:
             data[hit + size + right] == key[at + size + right]:
         right += 1
     return left + size + right
-
-
-def searchable(values: Iterable[str]) -> tuple[bytes, ...]:
-    """The keys long enough to look for, as UTF-8 bytes (for searching encoded steps)."""
-    return tuple(v.encode() for v in values if len(v) >= MIN_KEY_LENGTH)
-
-
-def holds_any(data: bytes, needles: Iterable[bytes]) -> bool:
-    """Whether `data` contains one of `needles` (see `searchable`)."""
-    return any(needle in data for needle in needles)

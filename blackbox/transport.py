@@ -19,12 +19,9 @@ from collections.abc import AsyncIterator, Iterator
 from types import ModuleType
 from typing import Any
 
-from blackbox.calls import JSON, KEY_HEADERS, SSE, CallHandler, Forward, ModelCall, Reply, StreamSink
+from blackbox.calls import KEY_HEADERS, SSE, CallHandler, Forward, ModelCall, Reply, StreamSink
 
 __all__ = ["KEY_HEADERS", "make_client", "transport_classes"]
-
-_REPLY_HEADERS = [("content-type", JSON), ("x-should-retry", "false")]
-
 
 def _http_module(flavor: str | None) -> ModuleType:
     """httpx2 when importable (what current SDKs use), else httpx; `flavor` forces one."""
@@ -39,8 +36,7 @@ def _http_module(flavor: str | None) -> ModuleType:
 
 
 def _reply(http: ModuleType, request: Any, reply: Reply) -> Any:
-    headers = _REPLY_HEADERS if reply.content_type == JSON else [("content-type", reply.content_type),
-                                                                  ("x-should-retry", "false")]
+    headers = [("content-type", reply.content_type), ("x-should-retry", "false")]
     if reply.chunks is not None and reply.pause > 0:
         return http.Response(reply.status, headers=headers, request=request,
                              stream=stream_classes(http)[2](reply.chunks, reply.pause))

@@ -11,7 +11,7 @@ from blackbox.errors import BlackboxUnsupportedError
 from blackbox.payloads import ModelOutput
 from blackbox.providers import ANTHROPIC, OPENAI_CHAT, PROVIDERS, RESPONSES, CallIds, route
 from blackbox.report import ReportSettings, SessionReport, read_report, write_report
-from blackbox.secrets import PLACEHOLDER_KEYS, Secrets, holds_any, searchable
+from blackbox.secrets import PLACEHOLDER_KEYS, KeySearch, Secrets
 from blackbox.settings import Settings, resolve_settings
 
 
@@ -99,5 +99,5 @@ def test_secrets_learn_keys_but_not_placeholders() -> None:
     secrets.note_headers([("authorization", "Bearer header-key-abcdef"), ("x-other", "nope")])
     assert set(secrets.values()) == {"sk-env-key-123456", "header-key-abcdef"}
     assert secrets.mask("a header-key-abcdef b") == "a [redacted] b"
-    needles = searchable([*secrets.values(), "short"])
-    assert holds_any(b'{"x":"header-key-abcdef"}', needles) and not holds_any(b"short", needles)
+    assert secrets.search().found_in(b'{"x":"header-key-abcdef"}')
+    assert not KeySearch(["short"])  # too short to be a key: never searched for
