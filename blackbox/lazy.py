@@ -9,6 +9,7 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -60,9 +61,17 @@ class LazyCassette(msgspec.Struct, omit_defaults=True):
 _LAZY_DECODER = msgspec.json.Decoder(LazyCassette)
 
 
+# In `json.dumps`' output: a string (left alone) or a non-finite number, which JSON has no word for.
+_NON_FINITE_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?Infinity')
+
+
 def _raw_json(value: Any) -> msgspec.Raw:
-    """A decoded payload as JSON again; ASCII escapes keep lone surrogates, which msgspec cannot write."""
-    return msgspec.Raw(json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode())
+    """A decoded payload as JSON again; ASCII escapes keep lone surrogates, which msgspec cannot write, and
+    a number too large for a double (read as infinity) is written `1e999`, which reads back the same."""
+    text = json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+    if "Infinity" in text:
+        text = _NON_FINITE_TOKEN.sub(lambda m: m[0] if m[0][0] == '"' else m[0].replace("Infinity", "1e999"), text)
+    return msgspec.Raw(text.encode())
 
 
 def _check_utf8(data: bytes, chunk: int = 1 << 20) -> None:
