@@ -31,6 +31,7 @@ from blackbox.inert import inert
 from blackbox.outcome import Outcome
 from blackbox.secrets import KEY_VARIABLES, PLACEHOLDER_KEYS
 from blackbox.session import RunSummary
+from blackbox.settings import SESSION_VARIABLES
 
 __all__ = ["MATCHES", "RECORD_MODES", "CassetteOwner", "CassetteRun", "default_cassette", "fail", "record_command",
            "safe_name"]
@@ -377,16 +378,11 @@ def _quoted(value: str | None) -> str:
     return "(none)" if value is None else inert(repr(value))
 
 
-# What `blackbox record|replay|fork -- cmd` sets for the agent's session.
-_SESSION_VARS = ("BLACKBOX_MODE", "BLACKBOX_CASSETTE", "BLACKBOX_OUT", "BLACKBOX_TRACE_ID", "BLACKBOX_FORK_AT",
-                 "BLACKBOX_FORK_SET", "BLACKBOX_CONTINUE", "BLACKBOX_SCRIPT", "BLACKBOX_MATCH", "BLACKBOX_REPORT")
-
-
 @contextlib.contextmanager
 def _clean_blackbox_env() -> Iterator[None]:
     """The session reads BLACKBOX_* (set by `blackbox record|replay -- cmd`); under the plugin the plugin
     decides, and no launcher report is written."""
-    saved = {name: os.environ.pop(name) for name in _SESSION_VARS if name in os.environ}
+    saved = {name: os.environ.pop(name) for name in SESSION_VARIABLES if name in os.environ}
     try:
         yield
     finally:

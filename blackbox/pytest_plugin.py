@@ -163,7 +163,6 @@ class _TestRun:
         self.cassettes: dict[Path, CassetteRun] = {}
         self._default: CassetteRun | None = None
         self.guard = NetGuard(state.allow | parse_hosts(allow), fail, "this test replays its cassettes")
-        self.guard_on = False
         self._env_saved: dict[str, str | None] = {}
 
     def _resolve(self, path: str | os.PathLike[str]) -> Path:
@@ -210,7 +209,6 @@ class _TestRun:
 
     def recording_started(self) -> None:
         """A recording goes to the real API: from here on the test may use the network."""
-        self.guard_on = False
         self.guard.enabled = False
 
     # -- failures ----------------------------------------------------------------------------------
@@ -369,14 +367,11 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     if test is None:
         return (yield)
     error: BaseException | None = None
-    with test.guard.active():
-        test.guard.enabled = True
+    with test.guard.active():  # on until a recording starts (maybe already, in a fixture that built a client)
         try:
             result = yield
         except (Exception, pytest.fail.Exception) as exc:  # not KeyboardInterrupt, SystemExit, skip or exit
             error = exc
-        finally:
-            test.guard.enabled = False
     # Out of the except block, so a Blackbox failure does not show the SDK's error as its context.
     test.ended(error)
     if error is not None:

@@ -20,6 +20,7 @@ from blackbox.errors import UsageError
 __all__ = [
     "ENV_PREFIX",
     "MODES",
+    "SESSION_VARIABLES",
     "UNSET",
     "Continue",
     "Match",
@@ -53,6 +54,9 @@ ENV_SCRIPT = "BLACKBOX_SCRIPT"
 ENV_MATCH = "BLACKBOX_MATCH"
 ENV_PACE = "BLACKBOX_PACE"
 ENV_REPORT = "BLACKBOX_REPORT"  # where the session writes its report for the launcher
+# Every variable a session reads (what `blackbox record|replay|fork -- cmd` sets for the agent).
+SESSION_VARIABLES = (ENV_MODE, ENV_OUT, ENV_CASSETTE, ENV_TRACE_ID, ENV_FORK_AT, ENV_FORK_SET, ENV_CONTINUE,
+                     ENV_SCRIPT, ENV_MATCH, ENV_PACE, ENV_REPORT)
 
 
 class Settings(msgspec.Struct, omit_defaults=True):

@@ -117,6 +117,37 @@ def says(result: pytest.RunResult, *snippets: str) -> None:
 # ---------------------------------------------------------------------------------------------------------
 # record, replay, missing
 
+FIXTURE_CLIENT = AGENT_TEST.replace(
+    "def test_weather(blackbox):\n    client = anthropic.Anthropic(",
+    "@pytest.fixture\ndef client(blackbox):\n    return anthropic.Anthropic(",
+).replace(
+    "max_retries=0)\n    answer",
+    "max_retries=0)\n\n\ndef test_weather(blackbox, client):\n    answer",
+)
+
+
+def test_a_client_built_in_a_fixture_records_and_replays(pytester: pytest.Pytester, api: FakeAPI,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recording starts while the fixture runs: the network guard must not come back on for the test."""
+    assert "def client(blackbox)" in FIXTURE_CLIENT and "def test_weather(blackbox, client)" in FIXTURE_CLIENT
+    pytester.makepyfile(test_agent=FIXTURE_CLIENT)
+    record(pytester, api)
+    offline(api, monkeypatch)
+    result = run(pytester)
+    result.assert_outcomes(passed=1)
+    assert api.requests == []
+
+
+def test_a_pace_in_the_environment_is_not_the_plugins(pytester: pytest.Pytester, api: FakeAPI,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """BLACKBOX_* set for `blackbox replay -- cmd` sessions (here a bad pace) do not reach the plugin's."""
+    pytester.makepyfile(test_agent=AGENT_TEST)
+    record(pytester, api)
+    offline(api, monkeypatch)
+    monkeypatch.setenv("BLACKBOX_PACE", "bogus")
+    run(pytester).assert_outcomes(passed=1)
+
+
 
 def test_record_then_replay_offline(pytester: pytest.Pytester, api: FakeAPI, monkeypatch: pytest.MonkeyPatch) -> None:
     pytester.makepyfile(test_agent=AGENT_TEST)
