@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import anthropic  # noqa: F401  (imported here: an in-process run drops the modules it imported itself)
+import httpcore2  # noqa: F401  (httpx2 imports it at the first request; a second copy's errors go unmapped)
 import httpx  # noqa: F401
 import httpx2
 import openai  # noqa: F401
