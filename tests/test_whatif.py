@@ -15,6 +15,8 @@ from blackbox.demo import demo_pair
 from blackbox.diff import diff
 from blackbox.errors import UsageError
 from blackbox.importers.claude_code import import_claude_code
+from blackbox.providers import anthropic, openai_chat
+from blackbox.providers.neutral import CallIds
 from blackbox.providers.requests import PERMISSIVE_SCHEMA, anthropic_body, infer_provider, openai_body
 from blackbox.verify import verify
 from blackbox.whatif import NO_RESULT, LiveModel, ScriptedModel, WhatIfError, what_if
@@ -171,6 +173,9 @@ def test_request_builders_and_provider_inference() -> None:
     assert o["messages"][0] == {"role": "system", "content": "Be brief."}
     assert o["messages"][2]["tool_calls"][0]["function"] == {"name": "t", "arguments": '{"a": 1}'}
     assert o["messages"][3] == {"role": "tool", "tool_call_id": "call-0", "content": "boom"}
+    assert o["max_completion_tokens"] == 50 and "max_tokens" not in o  # one field: the API refuses both
+    for body, normalize in ((a, anthropic.normalize_request), (o, openai_chat.normalize_request)):
+        assert normalize(body, CallIds())["params"] == {"maxTokens": 50, "temperature": 0}  # what Blackbox reads back
     assert [infer_provider(m) for m in ("claude-haiku-4-5", "gpt-5.1", "o3-mini", "llama3", None)] == \
         ["anthropic", "openai", "openai", None, None]
 

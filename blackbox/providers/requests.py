@@ -15,6 +15,7 @@ from typing import Any
 
 from blackbox.errors import UsageError
 from blackbox.providers.anthropic import KEPT_PARAMS as ANTHROPIC_PARAMS
+from blackbox.providers.neutral import compact_json
 from blackbox.providers.openai_chat import KEPT_PARAMS as OPENAI_PARAMS
 
 __all__ = [
@@ -72,9 +73,7 @@ def base_url(provider: str, env: Mapping[str, str] | None = None) -> str:
 def result_text(part: Mapping[str, Any]) -> str:
     """A tool result as the text a provider takes: strings as they are, anything else as compact JSON."""
     value = part.get("error") if "error" in part else part.get("result")
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return value if isinstance(value, str) else compact_json(value)
 
 
 def _parts(content: Any) -> list[dict[str, Any]]:
@@ -83,10 +82,23 @@ def _parts(content: Any) -> list[dict[str, Any]]:
     return [part for part in content if isinstance(part, dict)] if isinstance(content, list) else []
 
 
-def _params(payload: Mapping[str, Any], table: Mapping[str, str]) -> dict[str, Any]:
+def _sent_as(kept: Mapping[str, str], **prefer: str) -> dict[str, str]:
+    """A provider's kept-params table backwards: each neutral name as one request field (several fields may
+    stand for one name, and the API refuses more than one of them); `prefer` picks the field for a name."""
+    fields: dict[str, str] = {}
+    for field, neutral in kept.items():
+        fields.setdefault(neutral, field)
+    return {**fields, **prefer}
+
+
+_ANTHROPIC_FIELDS = _sent_as(ANTHROPIC_PARAMS)
+_OPENAI_FIELDS = _sent_as(OPENAI_PARAMS, maxTokens="max_completion_tokens")  # the field every model takes
+
+
+def _params(payload: Mapping[str, Any], fields: Mapping[str, str]) -> dict[str, Any]:
     found = payload.get("params")
     params: Mapping[str, Any] = found if isinstance(found, dict) else {}
-    return {name: params[neutral] for name, neutral in table.items() if params.get(neutral) is not None}
+    return {field: params[neutral] for neutral, field in fields.items() if params.get(neutral) is not None}
 
 
 def anthropic_body(payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -115,7 +127,7 @@ def anthropic_body(payload: Mapping[str, Any]) -> dict[str, Any]:
                 blocks.append(block)
         messages.append({"role": role, "content": blocks})
     body: dict[str, Any] = {"model": payload.get("model"), "messages": messages}
-    body.update(_params(payload, ANTHROPIC_PARAMS))
+    body.update(_params(payload, _ANTHROPIC_FIELDS))
     body.setdefault("max_tokens", DEFAULT_MAX_TOKENS)
     if isinstance(payload.get("systemPrompt"), str):
         body["system"] = payload["systemPrompt"]
@@ -154,7 +166,7 @@ def openai_body(payload: Mapping[str, Any]) -> dict[str, Any]:
         if text or not any(p.get("type") == "tool_result" for p in parts):
             messages.append({"role": "user", "content": text})
     body: dict[str, Any] = {"model": payload.get("model"), "messages": messages}
-    body.update(_params(payload, OPENAI_PARAMS))
+    body.update(_params(payload, _OPENAI_FIELDS))
     tools = [{"type": "function", "function": {"name": tool.get("name"), "description": tool.get("description") or "",
                                                "parameters": tool.get("inputSchema") or PERMISSIVE_SCHEMA}}
              for tool in payload.get("tools") or [] if isinstance(tool, dict)]
