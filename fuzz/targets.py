@@ -1,5 +1,6 @@
-"""One fuzz target per reader of untrusted input: bytes in, and either a result or one of Blackbox's own
-errors out.  Anything else escaping a target (a `KeyError`, a `UnicodeEncodeError`, a traceback printed by
+"""One fuzz target per reader of untrusted input: bytes in, and either a result or the one error that reader
+refuses input with (caught in the target, right where it is expected).  Anything else escaping a target (a
+`KeyError`, a `UnicodeEncodeError`, a second reader refusing what the first accepted, a traceback printed by
 the CLI) is a crash: the input is a bug.
 
 The same functions serve the coverage-guided fuzzer (atheris, `scripts/fuzz.py`), the short pass in CI
@@ -22,7 +23,9 @@ import msgspec
 from blackbox.canonical import CanonicalError, canonical_bytes, decode_json
 from blackbox.cassette import Cassette, chain_break, loads
 from blackbox.diff import diff
-from blackbox.errors import BlackboxError, CassetteError
+from blackbox.errors import CassetteError
+from blackbox.importers.chat_json import import_chat_json
+from blackbox.importers.claude_code import import_claude_code
 from blackbox.importers.common import TranscriptError, check_writable
 from blackbox.indexing import Indexer, Unusual
 from blackbox.lazy import loads_lazy
@@ -157,26 +160,18 @@ def canonical_target(data: bytes) -> None:
     assert again == text, "canonical JSON is not a fixed point"
 
 
-def claude_code_target(data: bytes) -> None:
-    from blackbox.importers.claude_code import import_claude_code
+def _import_target(importer: Callable[[Path, str], Cassette], name: str) -> Callable[[bytes], None]:
+    """An importer over a transcript file: a cassette that can be written, or its one-line refusal."""
+    def target(data: bytes) -> None:
+        try:
+            check_writable(importer(_file(data, name), "fuzz"), env={})
+        except TranscriptError:
+            return
+    return target
 
-    path = _file(data, "session.jsonl")
-    try:
-        cassette = import_claude_code(path, "fuzz")
-        check_writable(cassette, env={})
-    except TranscriptError:
-        return
 
-
-def chat_json_target(data: bytes) -> None:
-    from blackbox.importers.chat_json import import_chat_json
-
-    path = _file(data, "chat.json")
-    try:
-        cassette = import_chat_json(path, "fuzz")
-        check_writable(cassette, env={})
-    except TranscriptError:
-        return
+claude_code_target = _import_target(import_claude_code, "session.jsonl")
+chat_json_target = _import_target(import_chat_json, "chat.json")
 
 
 def recover_target(data: bytes) -> None:
@@ -219,30 +214,16 @@ def cli_target(data: bytes) -> None:
         raise Crash(text[-2000:])
 
 
-def _guarded(target: Callable[[bytes], None]) -> Callable[[bytes], None]:
-    """Blackbox's own errors that a reader must turn into one line are fine at the CLI, not inside a reader:
-    a reader target lets only the errors it names through; RecursionError on absurd nesting is a crash too."""
-    def run(data: bytes) -> None:
-        try:
-            target(data)
-        except BlackboxError as exc:
-            if isinstance(exc, CassetteError | TranscriptError):
-                return
-            raise
-    run.__name__ = target.__name__
-    return run
-
-
 TARGETS: dict[str, Callable[[bytes], None]] = {
-    "loader_eager": _guarded(loader_eager),
-    "loader_lazy": _guarded(loader_lazy),
+    "loader_eager": loader_eager,
+    "loader_lazy": loader_lazy,
     "indexer": indexer_target,
-    "verify": _guarded(verify_target),
-    "diff": _guarded(diff_target),
+    "verify": verify_target,
+    "diff": diff_target,
     "canonical": canonical_target,
-    "claude_code": _guarded(claude_code_target),
-    "chat_json": _guarded(chat_json_target),
-    "recover": _guarded(recover_target),
+    "claude_code": claude_code_target,
+    "chat_json": chat_json_target,
+    "recover": recover_target,
     "cli": cli_target,
 }
 
