@@ -14,6 +14,7 @@ import msgspec
 import pytest
 
 from blackbox.cassette import Cassette, StepChain, load, loads
+from blackbox.cli.jsonout import json_document
 from blackbox.errors import CassetteError
 from blackbox.lazy import load_lazy
 from blackbox.verify import verify
@@ -79,6 +80,12 @@ def test_lazy_loading_keeps_them(surrogate_file: Path) -> None:
 def test_pretty_json_shows_the_escape() -> None:
     assert pretty_json({"k\udc00": LONE}, indent=0) == '{"k\\udc00":"x\\ud800y"}'
     assert "\\ud800" in pretty_json([LONE, 1.5])
+
+
+def test_json_output_puts_back_only_its_own_placeholders() -> None:
+    """A string of the document that looks like the placeholder a lone surrogate is swapped for stays itself."""
+    value = {"a": "\ud800", "b": "\x00blackbox-surrogate-0\x00", "c": ["x\udc00y", "é"]}
+    assert json.loads(json_document(value)) == value
 
 
 @pytest.mark.parametrize("args", [

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 import sys
 from typing import Any
 
@@ -18,6 +19,7 @@ import msgspec
 
 from blackbox.canonical import JSFloat, js_number, nesting_headroom
 from blackbox.secrets import mask_secrets
+from blackbox.writing import LONE_SURROGATE
 
 __all__ = ["json_document", "print_json"]
 
@@ -34,27 +36,27 @@ def _float_text(obj: Any) -> Any:
 
 
 _ENCODER = msgspec.json.Encoder(enc_hook=_float_text)
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class _Surrogates:
-    """Strings holding lone surrogates (which msgspec cannot write), swapped for placeholders and back."""
+    """Strings holding lone surrogates (which msgspec cannot write), swapped for placeholders and back; the
+    placeholders carry a random nonce, so no string of the document itself can pass for one."""
 
     def __init__(self) -> None:
         self.texts: list[str] = []
+        self.nonce = secrets.token_hex(8)
 
     def placeholder(self, text: str) -> str:
         self.texts.append(text)
-        return f"\x00blackbox-surrogate-{len(self.texts) - 1}\x00"
+        return f"\x00{self.nonce}:{len(self.texts) - 1}\x00"
 
     def restore(self, data: str) -> str:
-        for n, text in enumerate(self.texts):
-            data = data.replace(f'"\\u0000blackbox-surrogate-{n}\\u0000"', json.dumps(text))
-        return data
+        marker = re.compile('"\\\\u0000' + self.nonce + r':(\d+)\\u0000"')
+        return marker.sub(lambda m: json.dumps(self.texts[int(m.group(1))]), data)
 
 
 def _string(text: str, surrogates: _Surrogates) -> str:
-    if not text.isascii() and _LONE_SURROGATE.search(text):
+    if not text.isascii() and LONE_SURROGATE.search(text):
         return surrogates.placeholder(text)
     return text
 
