@@ -48,10 +48,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _engine(settings: Settings, trace_id: str, created_at: int, ids: CallIds, secrets: Secrets) -> Engine:
-    if settings.mode == "record":
-        return RecordEngine(settings, trace_id, created_at, ids, secrets)  # keys, and when they are known
-    if settings.mode == "fork":
-        return ForkEngine(settings, trace_id, ids, secrets)
+    if settings.mode in ("record", "fork"):  # with the keys, and when they are known
+        return (ForkEngine(settings, trace_id, ids, secrets) if settings.mode == "fork"
+                else RecordEngine(settings, trace_id, created_at, ids, secrets))
     return ReplayEngine(settings, ids) if settings.mode == "replay" else OffEngine()
 
 

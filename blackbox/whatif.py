@@ -26,6 +26,7 @@ from blackbox.canonical import canonical_bytes
 from blackbox.cassette import Cassette, Step, StepChain
 from blackbox.errors import BlackboxError, UsageError
 from blackbox.fork import check_fork_point, fork_chain
+from blackbox.outcome import turn_end, turn_start
 from blackbox.providers import anthropic as anthropic_codec
 from blackbox.providers import openai_chat as openai_codec
 from blackbox.providers.neutral import CallIds, calls_of
@@ -43,9 +44,6 @@ __all__ = [
 
 MAX_MODEL_CALLS = 40  # a continuation that keeps calling tools stops here, incomplete
 NO_RESULT = object()  # what a `tool_results` answer returns to stop the run at this call
-_TOOL_STEPS = ("tool_call", "tool_result")
-
-
 class WhatIfError(BlackboxError):
     """The continuation cannot go on (the API refused, a reply is malformed); the message says what to do."""
 
@@ -166,12 +164,6 @@ def _recorded_results(parent: Cassette) -> dict[bytes, dict[str, Any]]:
     return found
 
 
-def _turn_end(steps: list[Step], at: int) -> int:
-    end = at + 1
-    while end < len(steps) and steps[end].type in _TOOL_STEPS:
-        end += 1
-    return end
-
 
 def _with_new_value(model_input: Any, call_id: Any, value: Any) -> dict[str, Any] | None:
     """The recorded request with the forked call's result replaced by `value` (as text where it was text)."""
@@ -241,7 +233,7 @@ def what_if(
     steps = parent.steps
     say = progress or (lambda _: None)
     recorded = _recorded_results(parent)
-    end = _turn_end(steps, at)
+    end = turn_end(steps, at + 1)
     last: list[float] = [steps[at].timestamp]
 
     def stamp() -> float:
@@ -297,9 +289,7 @@ def what_if(
 
 def _rebuilt(steps: list[Step], at: int, end: int, value: Any) -> dict[str, Any]:
     """When the parent has no request after the fork's turn: the turn's request, its output and the results."""
-    start = at
-    while start > 0 and steps[start - 1].type in _TOOL_STEPS:
-        start -= 1
+    start = turn_start(steps, at)
     if start < 2 or steps[start - 1].type != "model_output" or steps[start - 2].type != "model_input":
         raise UsageError(f"step {at} does not follow a recorded model request; fork at a tool result the model "
                          "asked for")
