@@ -12,6 +12,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
+import msgspec
 import typer
 
 from blackbox.cassette import chain_break, load
@@ -20,14 +21,14 @@ from blackbox.cli.app import app
 from blackbox.cli.inspecting import created, json_rows, run_inspect, write_rows
 from blackbox.cli.jsonout import print_json
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, fail
+from blackbox.cli.reports import shown
 from blackbox.cli.term import colour, paint
 from blackbox.diff import lazy_outcome
 from blackbox.errors import CassetteError
-from blackbox.inert import inert
-from blackbox.lazy import load_lazy
+from blackbox.lazy import LazyCassette, load_lazy
 from blackbox.outcome import outcome
 from blackbox.secrets import mask_secrets
-from blackbox.verify import HASH_FORMAT
+from blackbox.verify import HASH_FORMAT, unloadable_report, verify
 
 __all__ = ["replay_summary"]
 
@@ -52,10 +53,6 @@ def _format(json_out: bool, fmt: OutputFormat) -> reports.Format:
     if json_out and fmt not in (OutputFormat.text, OutputFormat.json):
         fail(f"--json and --format {fmt.value} disagree; pass one of them", code=EXIT_USAGE)
     return "json" if json_out else fmt.value
-
-
-def _show(text: str) -> str:
-    return inert(mask_secrets(text))
 
 
 @app.command("verify", rich_help_panel="Cassettes")
@@ -185,7 +182,7 @@ def list_command(
     """
     if not directory.is_dir():
         what = "is a file, not a folder" if directory.exists() else "no such folder"
-        fail(f"{_show(str(directory))}: {what}; pass the folder that holds your cassettes", code=EXIT_USAGE)
+        fail(f"{shown(str(directory))}: {what}; pass the folder that holds your cassettes", code=EXIT_USAGE)
     files = sorted(directory.glob("*.json"))
     if len(files) > 20 and not json_out and colour(sys.stderr):
         from blackbox.cli.progress import progress
@@ -203,14 +200,14 @@ def list_command(
                     "invalid": len(entries) - valid})
         return
     on = colour()
-    rows = [(_show(e["file"]), _show(e["id"]), str(e["steps"]), e["status"], created(e["createdAt"]),
-             _show(e["parentId"] or "")) for e in entries if e["valid"]]
+    rows = [(shown(e["file"]), shown(e["id"]), str(e["steps"]), e["status"], created(e["createdAt"]),
+             shown(e["parentId"] or "")) for e in entries if e["valid"]]
     lines = []
     if rows:
         lines.append(reports.table(("file", "id", "steps", "status", "created", "parent"), rows, on))
     for e in entries:
         if not e["valid"]:
-            lines.append(f"{_show(e['file'])}: {paint('invalid', 'red', on)}: {_show(e['reason'])}")
+            lines.append(f"{shown(e['file'])}: {paint('invalid', 'red', on)}: {shown(e['reason'])}")
     lines.append(f"{len(entries)} file(s): {valid} valid, {len(entries) - valid} invalid")
     sys.stdout.write("\n".join(lines) + "\n")
 
@@ -227,11 +224,16 @@ def replay_summary(path: Path, json_out: bool = False) -> None:
     problem = reports.missing_file(path)
     if problem is not None:
         fail(problem)
-    report, _ = reports.load_and_verify(path)
+    c: LazyCassette | None = None
+    try:  # read once: verified, then its rows shown
+        loaded = load_lazy(path)
+    except CassetteError as exc:
+        report = unloadable_report(str(path), mask_secrets(str(exc)))
+    else:
+        c, report = loaded, msgspec.structs.replace(verify(loaded.decoded()), path=str(path))
     if json_out:
         doc: dict[str, Any] = {"ok": report.ok, "verify": report.to_dict()}
-        if report.ok:
-            c = load_lazy(path)
+        if report.ok and c is not None:
             doc.update(id=c.id, steps=len(c.steps), outcome=lazy_outcome(c), rows=json_rows(c))
         print_json(doc)
         if not report.ok:
@@ -241,9 +243,9 @@ def replay_summary(path: Path, json_out: bool = False) -> None:
         failure = report.failure
         assert failure is not None
         where = f" at step {failure.step}" if failure.step is not None else ""
-        fail(f"{_show(str(path))}: {failure.name} failed{where}: {_show(failure.detail)}; {report.advice}")
-    c = load_lazy(path)
+        fail(f"{shown(str(path))}: {failure.name} failed{where}: {shown(failure.detail)}; {report.advice}")
+    assert c is not None  # it verified
     on = colour()
-    sys.stdout.write(f"{paint(_show(c.id), 'bold', on)} — {len(c.steps)} recorded step(s), valid\n")
+    sys.stdout.write(f"{paint(shown(c.id), 'bold', on)} — {len(c.steps)} recorded step(s), valid\n")
     write_rows(c)
-    sys.stdout.write(f"outcome: {_show(lazy_outcome(c).describe())}\n")
+    sys.stdout.write(f"outcome: {shown(lazy_outcome(c).describe())}\n")

@@ -16,21 +16,17 @@ from pathlib import Path
 from typing import Any
 
 from blackbox.cli.jsonout import print_json
-from blackbox.cli.reports import missing_file
+from blackbox.cli.reports import missing_file, shown
 from blackbox.cli.term import EXIT_FAILURE, EXIT_USAGE, colour, error_line, paint
 from blackbox.diff import lazy_outcome
 from blackbox.errors import CassetteError
-from blackbox.inert import inert, inert_lines
+from blackbox.inert import inert_lines
 from blackbox.lazy import LazyCassette, LazyStep, load_lazy
 from blackbox.outcome import summarize_step
 from blackbox.secrets import mask_secrets
 from blackbox.writing import pretty_json
 
 __all__ = ["created", "json_rows", "run_inspect", "write_rows"]
-
-
-def _show(text: str) -> str:
-    return inert(mask_secrets(text))
 
 
 def created(ms: float) -> str:
@@ -44,7 +40,7 @@ def created(ms: float) -> str:
 def _rows(steps: list[LazyStep]) -> Iterator[tuple[int, str, str, str]]:
     for lazy in steps:
         step = lazy.decoded()
-        yield step.index, step.type, step.hash[:12], _show(summarize_step(step))
+        yield step.index, step.type, step.hash[:12], shown(summarize_step(step))
 
 
 def write_rows(c: LazyCassette) -> None:
@@ -83,7 +79,7 @@ def _one_step(lazy: LazyStep, json_out: bool) -> None:
         return
     s = lazy.decoded()
     on = colour()
-    sys.stdout.write(f"{paint(f'step {s.index}', 'bold', on)} {s.type} — {_show(summarize_step(s))}\n"
+    sys.stdout.write(f"{paint(f'step {s.index}', 'bold', on)} {s.type} — {shown(summarize_step(s))}\n"
                      f"hash:     {s.hash}\nprevHash: {s.prevHash}\n"
                      f"time:     {created(s.timestamp)} ({pretty_json(s.timestamp)})\n")
     text = inert_lines(mask_secrets(pretty_json(s.payload)))
@@ -107,7 +103,7 @@ def run_inspect(path: Path, step: int | None, json_out: bool) -> int:
     try:
         c = load_lazy(path)
     except CassetteError as exc:
-        error_line(_show(str(exc)))
+        error_line(shown(str(exc)))
         return EXIT_FAILURE
     if step is not None:
         if not 0 <= step < len(c.steps):
@@ -123,10 +119,10 @@ def run_inspect(path: Path, step: int | None, json_out: bool) -> int:
                     "outcome": o, "rows": json_rows(c)})
         return 0
     on = colour()
-    lines = [f"{paint(_show(c.id), 'bold', on)}  version {c.version}"]
+    lines = [f"{paint(shown(c.id), 'bold', on)}  version {c.version}"]
     if c.parentId:
-        lines.append(f"parent:  {_show(c.parentId)} (forked from {_show(c.forkedFromStepId or '?')})")
-    lines.append(f"created: {created(c.createdAt)}\nsteps:   {len(c.steps)}\noutcome: {_show(o.describe())}")
+        lines.append(f"parent:  {shown(c.parentId)} (forked from {shown(c.forkedFromStepId or '?')})")
+    lines.append(f"created: {created(c.createdAt)}\nsteps:   {len(c.steps)}\noutcome: {shown(o.describe())}")
     sys.stdout.write("\n".join(lines) + "\n")
     write_rows(c)
     return 0

@@ -44,6 +44,7 @@ __all__ = [
     "run_assert",
     "run_diff",
     "run_verify",
+    "shown",
     "table",
     "verify_markdown",
     "verify_text",
@@ -60,7 +61,7 @@ _MD_MARK = {"pass": "✅ pass", "fail": "❌ FAIL", "skip": "⏭️ skip"}
 Row = tuple[str, str, int | None, str]  # check, status, step, detail
 
 
-def _show(text: str) -> str:
+def shown(text: str) -> str:
     """Cassette or path text as printed: secrets masked, then inert."""
     return inert(mask_secrets(text))
 
@@ -90,11 +91,11 @@ def _check_rows(rows: Sequence[Row], on: bool) -> str:
 
 
 def _verify_rows(report: VerifyReport) -> list[Row]:
-    return [(c.name, c.status, c.step, _show(c.detail)) for c in report.checks]
+    return [(c.name, c.status, c.step, shown(c.detail)) for c in report.checks]
 
 
 def _heading(path: str | None, report: VerifyReport) -> str:
-    return f"{_show(path or report.id or '')} — id {_show(report.id or '?')}, {report.steps} step(s)"
+    return f"{shown(path or report.id or '')} — id {shown(report.id or '?')}, {report.steps} step(s)"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -110,13 +111,13 @@ def verify_text(report: VerifyReport, on: bool = False) -> str:
     else:
         where = f"step {failure.step}" if failure.step is not None else "the cassette"
         lines.append(f"\n{paint('verify failed', 'bold red', on)}: {failure.name} at {where}\n"
-                     f"  what: {_show(failure.detail)}\n  do:   {report.advice}")
+                     f"  what: {shown(failure.detail)}\n  do:   {report.advice}")
     return "\n".join(lines)
 
 
 def _value(value: str | None) -> str:
     """An expected or found value as the reports show it: JSON text (a string in quotes), inert."""
-    return _show(json.dumps(value, ensure_ascii=False))
+    return shown(json.dumps(value, ensure_ascii=False))
 
 
 def _expectation_rows(results: Sequence[ExpectationResult]) -> list[Row]:
@@ -135,7 +136,7 @@ def assert_text(path: str, report: VerifyReport, results: Sequence[ExpectationRe
     failure = report.failure
     if failure is not None:
         lines.append(f"\n{paint('assert failed', 'bold red', on)}: verify check {failure.name} failed "
-                     f"({_show(failure.detail)}); expectations skipped\n  do: {report.advice}")
+                     f"({shown(failure.detail)}); expectations skipped\n  do: {report.advice}")
     elif all(r.status == "pass" for r in results):
         lines.append(paint("all assertions pass", "green", on))
     else:
@@ -156,13 +157,13 @@ def _side(name: str, report: DiffReport, a: bool) -> str:
     step = report.step_a if a else report.step_b
     if step is None:
         return f"  {name}: (ended after {report.first_divergence} step(s))"
-    return f"  {name}: #{step.index} {step.type}  {_short(step.hash)}  {_show(summarize_step(step))}"
+    return f"  {name}: #{step.index} {step.type}  {_short(step.hash)}  {shown(summarize_step(step))}"
 
 
 def diff_text(report: DiffReport, lengths: tuple[int, int], on: bool = False) -> str:
     mode = "payload" if report.semantic else "hash"
-    lines = [f"{paint('A', 'bold', on)} {_show(report.a_id)} ({lengths[0]} steps)   {paint('B', 'bold', on)} "
-             f"{_show(report.b_id)} ({lengths[1]} steps)   compared by {mode}",
+    lines = [f"{paint('A', 'bold', on)} {shown(report.a_id)} ({lengths[0]} steps)   {paint('B', 'bold', on)} "
+             f"{shown(report.b_id)} ({lengths[1]} steps)   compared by {mode}",
              f"shared prefix: {report.shared_prefix} step(s)"]
     if report.first_divergence is None:
         lines.append(f"{paint('no divergence', 'green', on)}: the runs are identical step by step")
@@ -171,18 +172,18 @@ def diff_text(report: DiffReport, lengths: tuple[int, int], on: bool = False) ->
         lines += [_side("A", report, True), _side("B", report, False)]
         cv = report.changed_value
         if cv is not None:
-            lines.append(f"  changed {cv.key}: {_show(format_value(cv.old))} → {_show(format_value(cv.new))}")
+            lines.append(f"  changed {cv.key}: {shown(format_value(cv.old))} → {shown(format_value(cv.new))}")
         if report.changed_fields:
             lines.append("  changed fields:")
             for f in report.changed_fields:
-                lines.append(f"    {_show(f.path)}: {_show(format_value(f.old, f.old_present))} → "
-                             f"{_show(format_value(f.new, f.new_present))}")
+                lines.append(f"    {shown(f.path)}: {shown(format_value(f.old, f.old_present))} → "
+                             f"{shown(format_value(f.new, f.new_present))}")
         if report.a_is_prefix:
             lines.append("  A is a strict prefix of B")
         if report.b_is_prefix:
             lines.append("  B is a strict prefix of A")
-    lines.append(f"outcome: A {_show(report.outcome_a.describe())}; B {_show(report.outcome_b.describe())}")
-    lines.append(f"{paint('verdict', 'bold', on)}: {_show(report.verdict.text)}")
+    lines.append(f"outcome: A {shown(report.outcome_a.describe())}; B {shown(report.outcome_b.describe())}")
+    lines.append(f"{paint('verdict', 'bold', on)}: {shown(report.verdict.text)}")
     return "\n".join(lines)
 
 
@@ -194,16 +195,16 @@ _MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>|#~"})
 
 def md(text: str) -> str:
     """Cassette or path text in Markdown: secrets masked, inert, Markdown's special characters escaped."""
-    return _show(text).translate(_MD_SPECIAL)
+    return shown(text).translate(_MD_SPECIAL)
 
 
 def md_code(text: str) -> str:
     """Cassette text as a Markdown code span (shown as is; pipes escaped for tables): masked, inert."""
-    shown = _show(text).replace("|", "\\|")
-    longest = max((len(run) for run in re.findall("`+", shown)), default=0)
+    span = shown(text).replace("|", "\\|")
+    longest = max((len(run) for run in re.findall("`+", span)), default=0)
     fence = "`" * (longest + 1)
-    pad = " " if longest or shown.startswith(" ") or shown.endswith(" ") else ""
-    return f"{fence}{pad}{shown}{pad}{fence}" if shown else ""
+    pad = " " if longest or span.startswith(" ") or span.endswith(" ") else ""
+    return f"{fence}{pad}{span}{pad}{fence}" if span else ""
 
 
 def _md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -304,8 +305,8 @@ def missing_file(path: Path) -> str | None:
             return None
         what = "is a directory, not a cassette file" if path.is_dir() else "no such file"
     except OSError as exc:  # a name too long, a loop of links: the system's own words
-        return f"{_show(str(path))}: {exc.strerror or type(exc).__name__}; check the path"
-    return f"{_show(str(path))}: {what}; pass the path of a cassette (.json)"
+        return f"{shown(str(path))}: {exc.strerror or type(exc).__name__}; check the path"
+    return f"{shown(str(path))}: {what}; pass the path of a cassette (.json)"
 
 
 def _write(text: str) -> None:
@@ -406,7 +407,7 @@ def _lazy(path: Path, check_utf8: bool) -> LazyCassette:
     try:
         return load_lazy(path, check_utf8=check_utf8)
     except CassetteError as exc:
-        raise _Refused(_show(str(exc))) from None
+        raise _Refused(shown(str(exc))) from None
 
 
 def _diffed(a: Path, b: Path, semantic: bool) -> tuple[DiffReport, tuple[int, int]]:
@@ -416,11 +417,11 @@ def _diffed(a: Path, b: Path, semantic: bool) -> tuple[DiffReport, tuple[int, in
         breaks = lazy_chain_breaks(ca, cb)
     except (UnicodeDecodeError, msgspec.DecodeError):  # a payload that is not UTF-8: the precise error
         _lazy(a, True), _lazy(b, True)
-        raise _Refused(f"{_show(str(a))} or {_show(str(b))}: a payload is not valid JSON text; re-record "
+        raise _Refused(f"{shown(str(a))} or {shown(str(b))}: a payload is not valid JSON text; re-record "
                        "it") from None
     for path, broken in zip((a, b), breaks, strict=True):
         if broken is not None:
-            raise _Refused(f"{_show(str(path))}: hash chain broken at step {broken.index}: {broken.reason}; "
+            raise _Refused(f"{shown(str(path))}: hash chain broken at step {broken.index}: {broken.reason}; "
                            "run blackbox verify on it")
     with nesting_headroom():  # the field changes walk the diverging payloads, which may be deeply nested
         return diff_lazy(ca, cb, semantic=semantic), (len(ca.steps), len(cb.steps))
