@@ -3,7 +3,12 @@ as a user runs it, so every test that checks an exit code or a message checks th
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 import pytest
+from click.testing import Result
+from typer.testing import CliRunner
 
 from blackbox.cli import main
 
@@ -16,3 +21,12 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str
     assert "Traceback" not in out + err
     code = exit_info.value.code
     return (code if isinstance(code, int) else 0), out, err
+
+
+def invoke(app: Any, args: Sequence[object], env: Mapping[str, str] | None = None) -> Result:
+    """The typer app through click's runner (the path past the light dispatcher), where an exception the CLI
+    did not turn into an exit fails the test instead of passing for exit code 1."""
+    result = CliRunner().invoke(app, [str(a) for a in args], env=dict(env) if env is not None else None)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise AssertionError(f"blackbox {' '.join(map(str, args))} crashed") from result.exception
+    return result

@@ -11,19 +11,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from blackbox.cli import app
+from tests.cli_helpers import invoke
 from tests.conftest import FIXTURES
 
-runner = CliRunner()
 GOOD = FIXTURES / "traces" / "success-tool-use.v2.json"
 DEEP = b'{"version": 2, "id": "x", "createdAt": 0, "steps": [{"id": "x:0", "index": 0, "type": "metadata", ' \
        b'"timestamp": 0, "prevHash": null, "hash": "0", "payload": ' + b"[" * 100_000 + b"]" * 100_000 + b"}]}"
 
 
 def one_error(args: list[str], code: int, *needles: str) -> str:
-    result = runner.invoke(app, args)
+    result = invoke(app, args)
     lines = result.stderr.strip().splitlines()
     assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr, result.exception)
     assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
@@ -44,7 +43,7 @@ def test_verify_and_assert_report_a_cassette_nested_too_deep_as_schema_version_f
         command: str, tmp_path: Path) -> None:
     deep = tmp_path / "deep.json"
     deep.write_bytes(DEEP)
-    result = runner.invoke(app, [command, str(deep)])
+    result = invoke(app, [command, deep])
     assert result.exit_code == 1 and result.stderr == "", (result.stdout, result.stderr)
     row = next(line for line in result.stdout.splitlines() if line.startswith("schema_version"))
     assert "FAIL" in row and "nested too deeply" in row and "re-record" in row
@@ -53,7 +52,7 @@ def test_verify_and_assert_report_a_cassette_nested_too_deep_as_schema_version_f
 def test_list_names_a_too_deep_file_invalid_and_goes_on(tmp_path: Path) -> None:
     (tmp_path / "deep.json").write_bytes(DEEP)
     (tmp_path / "good.json").write_bytes(GOOD.read_bytes())
-    result = runner.invoke(app, ["list", str(tmp_path)])
+    result = invoke(app, ["list", tmp_path])
     assert result.exit_code == 0, result.stderr
     assert "deep.json: invalid: JSON nested too deeply" in result.stdout
     assert "2 file(s): 1 valid, 1 invalid" in result.stdout

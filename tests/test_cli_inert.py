@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
 from blackbox.canonical import js_stringify
 from blackbox.cassette import StepChain, save
 from blackbox.cli import app
+from tests.cli_helpers import invoke
 
 EVIL = "ok\x1b]0;pwned\x07 \x1b[2J\u202eevil\x9b31m" + "x" * 100  # long: the summary is clipped after inert
 
@@ -34,7 +34,7 @@ def _evil(tmp_path: Path, name: str, answer: str) -> Path:
 def test_reading_commands_print_cassette_text_inert(tmp_path: Path, args: list[str]) -> None:
     a, b = _evil(tmp_path, "a", EVIL), _evil(tmp_path, "b", EVIL + "!")
     argv = [str({"A": a, "B": b, "DIR": tmp_path}.get(x, x)) for x in args]
-    result = CliRunner().invoke(app, argv, env={"NO_COLOR": "1"})
+    result = invoke(app, argv, env={"NO_COLOR": "1"})
     assert result.exit_code in (0, 1), result.stderr
     shown = result.stdout + result.stderr
     for raw in ("\x1b", "\x07", "\u202e", "\x9b"):

@@ -12,17 +12,16 @@ import pytest
 import typer
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
-from typer.testing import CliRunner
 
 from blackbox.canonical import JSFloat
 from blackbox.cassette import StepChain, load, save
 from blackbox.cli import app
 from blackbox.cli.cassettes import replay_summary
+from tests.cli_helpers import invoke
 from tests.conftest import FIXTURES
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "docs" / "schemas"
 TRACES = FIXTURES / "traces"
-runner = CliRunner()
 _DOCS = {p.name: json.loads(p.read_text()) for p in SCHEMAS.glob("*.schema.json")}
 REGISTRY = Registry().with_resources((doc["$id"], Resource.from_contents(doc)) for doc in _DOCS.values())
 
@@ -36,8 +35,7 @@ def validate(name: str, doc: Any) -> None:
 
 def run_json(name: str, *args: str | Path, code: int = 0) -> tuple[Any, str]:
     """Run the command; stdout must be exactly one JSON document (nothing before or after it)."""
-    result = runner.invoke(app, [str(a) for a in args], env={"NO_COLOR": "", "CI": "", "ANTHROPIC_API_KEY": "",
-                                                              "OPENAI_API_KEY": ""})
+    result = invoke(app, args, env={"NO_COLOR": "", "CI": "", "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": ""})
     assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr, result.exception)
     doc = json.loads(result.stdout)  # raises on anything but one document
     assert "\x1b" not in result.stdout and result.stdout.endswith("}\n")

@@ -6,18 +6,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from typer.testing import CliRunner
-
 from blackbox.cassette import StepChain, save
 from blackbox.cli import app
+from tests.cli_helpers import invoke
 from tests.conftest import FIXTURES
 
 TRACES = FIXTURES / "traces"
-runner = CliRunner()
 
 
 def md(*args: str | Path, code: int = 0) -> str:
-    result = runner.invoke(app, [str(a) for a in args], env={"NO_COLOR": "", "CI": ""})
+    result = invoke(app, args, env={"NO_COLOR": "", "CI": ""})
     assert result.exit_code == code, (result.stdout, result.stderr)
     assert "\x1b" not in result.stdout and result.stderr == ""
     return result.stdout
@@ -69,5 +67,5 @@ def test_markdown_keeps_cassette_text_inert_and_tables_whole(tmp_path: Path) -> 
 
 
 def test_json_and_another_format_together_is_a_usage_error() -> None:
-    result = runner.invoke(app, ["verify", str(TRACES / "fork-child.v2.json"), "--json", "--format", "markdown"])
+    result = invoke(app, ["verify", TRACES / "fork-child.v2.json", "--json", "--format", "markdown"])
     assert result.exit_code == 2 and result.stderr.startswith("error: ")

@@ -16,9 +16,9 @@ import pytest
 
 from blackbox.canonical import step_hash
 from blackbox.cassette import Cassette, Step, StepChain, chain_break, load, save
-from blackbox.cli import main
 from blackbox.diff import diff
 from blackbox.verify import verify
+from tests.cli_helpers import run_cli
 from tests.conftest import FIXTURES
 
 TRACE = FIXTURES / "traces/success-tool-use.v2.json"
@@ -39,14 +39,6 @@ def edited_and_rehashed(at: int) -> Cassette:
     return c
 
 
-def run_cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    code = exit_info.value.code
-    return (code if isinstance(code, int) else 0), out + err
-
-
 def test_an_edited_and_rehashed_step_breaks_the_next_link(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     c = edited_and_rehashed(3)
     broken = chain_break(c)
@@ -58,7 +50,7 @@ def test_an_edited_and_rehashed_step_breaks_the_next_link(tmp_path: Path, capsys
     report = verify(path)
     assert not report.ok and report.failure is not None
     assert (report.failure.name, report.failure.step) == ("hash_chain", 4)
-    code, out = run_cli(capsys, "verify", path)
+    code, out, _ = run_cli(capsys, "verify", path)
     assert code == 1 and "prevHash does not match" in out
 
 
@@ -114,7 +106,7 @@ def test_semantic_diff_compares_the_step_type(capsys: pytest.CaptureFixture[str]
     assert report.first_divergence == 5
     path = tmp_path / "b.json"
     save(b, path)
-    code, out = run_cli(capsys, "diff", TRACE, path, "--semantic", "--json")
+    code, out, _ = run_cli(capsys, "diff", TRACE, path, "--semantic", "--json")
     assert code == 0 and json.loads(out)["firstDivergence"] == 5
 
 

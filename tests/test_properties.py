@@ -141,7 +141,10 @@ def test_any_json_frame_loads_or_is_one_clear_error(frame: dict[str, Any]) -> No
 
 @settings(max_examples=40, deadline=None)
 @given(st.binary(max_size=2000), st.binary(max_size=2000))
-def test_atomic_write_leaves_old_or_new_never_a_mix(tmp_path_factory: Any, old: bytes, new: bytes) -> None:
+def test_atomic_write_puts_any_bytes_in_whole_and_leaves_nothing_else(tmp_path_factory: Any, old: bytes,
+                                                                      new: bytes) -> None:
+    """Whatever was there and whatever is written; the failed writes that keep the old file are in
+    test_writes.py."""
     folder: Path = tmp_path_factory.mktemp("w")
     path = folder / "out.json"
     path.write_bytes(old)
