@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib
-import importlib.util
 import itertools
 import os
 import re
@@ -32,6 +30,7 @@ from blackbox.outcome import Outcome
 from blackbox.secrets import KEY_VARIABLES, PLACEHOLDER_KEYS
 from blackbox.session import RunSummary
 from blackbox.settings import SESSION_VARIABLES
+from blackbox.transport import http_module
 
 __all__ = ["MATCHES", "RECORD_MODES", "CassetteOwner", "CassetteRun", "default_cassette", "fail", "record_command",
            "safe_name"]
@@ -331,7 +330,7 @@ class CassetteRun:
 
 def _offline_transport(flavor: str | None, asynchronous: bool) -> Any:
     """A transport of the client's HTTP module that refuses every request (replay never hands it one)."""
-    http = importlib.import_module(flavor or ("httpx2" if importlib.util.find_spec("httpx2") else "httpx"))
+    http = http_module(flavor)
 
     def refuse(request: Any) -> NoReturn:
         fail(f"[blackbox] replay tried to send {request.method} {request.url} to the network; replay never "

@@ -21,9 +21,9 @@ from typing import Any
 
 from blackbox.calls import KEY_HEADERS, SSE, CallHandler, Forward, ModelCall, Reply, StreamSink
 
-__all__ = ["KEY_HEADERS", "make_client", "transport_classes"]
+__all__ = ["KEY_HEADERS", "http_module", "make_client", "transport_classes"]
 
-def _http_module(flavor: str | None) -> ModuleType:
+def http_module(flavor: str | None) -> ModuleType:
     """httpx2 when importable (what current SDKs use), else httpx; `flavor` forces one."""
     if flavor not in (None, "httpx", "httpx2"):
         raise ValueError(f"flavor must be 'httpx2' or 'httpx', not {flavor!r}")
@@ -249,7 +249,7 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
 def make_client(handler: CallHandler, flavor: str | None, *, asynchronous: bool, **kwargs: Any) -> Any:
     """A client of the right HTTP module, built as the module builds it (environment proxies, certificates),
     then with every transport it would use (the default one, `mounts`, proxies) wrapped by the handler."""
-    http = _http_module(flavor)
+    http = http_module(flavor)
     sync_cls, async_cls = transport_classes(http)
     wrap = async_cls if asynchronous else sync_cls
     kwargs.setdefault("follow_redirects", True)

@@ -22,6 +22,7 @@ import msgspec
 
 from blackbox.canonical import CanonicalError, canonical_bytes, decode_json
 from blackbox.cassette import Cassette, chain_break, loads
+from blackbox.cli import main
 from blackbox.diff import diff
 from blackbox.errors import CassetteError
 from blackbox.importers.chat_json import import_chat_json
@@ -197,8 +198,6 @@ def _captured() -> Iterator[tuple[io.StringIO, io.StringIO]]:
 def cli_target(data: bytes) -> None:
     """The CLI's argument handling: a read-only command (the first byte), fuzzed arguments (NUL-separated,
     up to a double NUL), and the rest as the cassette file that an argument `@` names."""
-    from blackbox.cli import main
-
     if not data:
         return
     command = _READERS[data[0] % len(_READERS)]

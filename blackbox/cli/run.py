@@ -78,8 +78,6 @@ def _launch(command: list[str], settings: Settings, *, placeholders: bool) -> tu
     except UsageError as exc:
         fail(str(exc), EXIT_USAGE)
     if result.report is None and result.exit_code != 0:
-        from blackbox.inert import inert
-
         why = f" — its last error line: {inert(result.last_error)}" if result.last_error else ""
         hint = ("; install the SDKs the examples use: pip install 'blackbox-agent[examples]'"
                 if "ModuleNotFoundError" in result.last_error else "")

@@ -10,6 +10,7 @@ import typer
 
 from blackbox.cli.app import app
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, fail
+from blackbox.inert import inert
 
 _PANEL = "Explore"
 
@@ -93,7 +94,6 @@ def _follow(path: Path, theme: str | None) -> None:
     """Wait for the recording's journal (up to FOLLOW_WAIT seconds), then open the UI on it."""
     import time
 
-    from blackbox.inert import inert
     from blackbox_tui.app import BlackboxApp
     from blackbox_tui.follow import Follower, journal_for
     from blackbox_tui.run import Run

@@ -5,9 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from blackbox.canonical import decode_json
+from blackbox.cassette import load, save
 from blackbox.cli.render import EXIT_USAGE, console, err_console, fail
 from blackbox.errors import BlackboxError, CassetteError, UsageError
+from blackbox.fork import check_out_path, load_script, parse_set_value
 from blackbox.inert import inert
+from blackbox.outcome import outcome
+from blackbox.settings import default_trace_id
+from blackbox.whatif import NO_RESULT, LiveModel, ModelSource, ScriptedModel, choose_provider, what_if
 
 __all__ = ["load_tool_results", "run_model_only"]
 
@@ -15,8 +21,6 @@ __all__ = ["load_tool_results", "run_model_only"]
 def load_tool_results(path: Path) -> dict[str, list[Any]]:
     """`--tool-results FILE`: a JSON object mapping a tool name to the results to give, in order (one value
     is used for every call; `{"error": "…"}` is an error result)."""
-    from blackbox.canonical import decode_json
-
     try:
         data = decode_json(path.read_bytes())
     except OSError as exc:
@@ -32,11 +36,6 @@ def run_model_only(cassette: Path | None, at: int | None, set_value: str | None,
                    live: bool, script: Path | None, provider: str | None, tool_results: Path | None,
                    model_name: str | None = None) -> int:
     """Fork without the agent: Blackbox sends the requests (live) or answers them (script); returns the exit code."""
-    from blackbox.cassette import load, save
-    from blackbox.fork import check_out_path, load_script, parse_set_value
-    from blackbox.settings import default_trace_id
-    from blackbox.whatif import NO_RESULT, LiveModel, ModelSource, ScriptedModel, choose_provider, what_if
-
     if cassette is None or at is None or set_value is None or out is None:
         fail("fork --model-only needs a cassette, --at N, --set VALUE and --out FILE (and no agent command)",
              EXIT_USAGE)
@@ -70,8 +69,6 @@ def run_model_only(cassette: Path | None, at: int | None, set_value: str | None,
         fail(f"the what-if continuation stopped: {exc}; nothing was written")
     except OSError as exc:
         fail(f"cannot write the fork: {exc.strerror or exc} ({exc.filename}); choose another --out")
-    from blackbox.outcome import outcome
-
     result = outcome(fork)
     console().print(f"forked {out} without the agent: {len(fork.steps)} steps, {result.status} ({inert(reason)}); "
                     f"steps 0–{at - 1} are the parent's, step {at} is the new result", markup=False, highlight=False)

@@ -31,6 +31,7 @@ from blackbox.providers.neutral import (
     tool_list,
     unsupported,
 )
+from blackbox.providers.openai_chat import error_body  # one OpenAI error shape for both APIs
 
 __all__ = [
     "PARAMS",
@@ -66,13 +67,6 @@ _STATE_ADVICE = (
 def is_stream_request(body: dict[str, Any]) -> bool:
     """True when the request asks for server-sent events (`stream: true`)."""
     return bool(body.get("stream"))
-
-
-def error_body(message: str) -> dict[str, Any]:
-    """OpenAI's 400 error shape, which the SDK raises as `BadRequestError` without retrying."""
-    if not message.startswith("[blackbox]"):
-        message = f"[blackbox] {message}"
-    return {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": "blackbox"}}
 
 
 # ---------------------------------------------------------------------------------------------------------
