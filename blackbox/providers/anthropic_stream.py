@@ -15,9 +15,16 @@ from typing import Any
 
 from blackbox.providers.neutral import compact_json
 from blackbox.providers.sse import SSEEvent
-from blackbox.providers.stream import BaseAssembler, StreamResult, StreamStatus, iter_chunks, json_data, pieces
+from blackbox.providers.stream import (
+    BaseAssembler,
+    EventStreamCodec,
+    StreamResult,
+    StreamStatus,
+    json_data,
+    pieces,
+)
 
-__all__ = ["CODEC", "AnthropicStreamAssembler", "AnthropicStreamCodec"]
+__all__ = ["CODEC", "AnthropicStreamAssembler"]
 
 
 class AnthropicStreamAssembler(BaseAssembler):
@@ -169,15 +176,5 @@ def _delta(index: int, delta: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
 
 
-class AnthropicStreamCodec:
-    """The Messages API's event stream."""
-
-    def assembler(self) -> AnthropicStreamAssembler:
-        return AnthropicStreamAssembler()
-
-    def synthesize(self, body: dict[str, Any], *, piece_size: int | None = None) -> list[bytes]:
-        """The event stream of a Messages response: one event per chunk, every event with its `event:` line."""
-        return iter_chunks(_events(body, piece_size))
-
-
-CODEC = AnthropicStreamCodec()
+# The Messages API's event stream: one event per chunk, every event with its `event:` line.
+CODEC = EventStreamCodec(AnthropicStreamAssembler, _events)

@@ -12,9 +12,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from blackbox.providers.sse import DONE, SSEEvent
-from blackbox.providers.stream import BaseAssembler, StreamResult, StreamStatus, iter_chunks, json_data, pieces
+from blackbox.providers.stream import (
+    BaseAssembler,
+    EventStreamCodec,
+    StreamResult,
+    StreamStatus,
+    json_data,
+    pieces,
+)
 
-__all__ = ["CODEC", "ChatStreamAssembler", "ChatStreamCodec"]
+__all__ = ["CODEC", "ChatStreamAssembler"]
 
 _TOP_LEVEL = ("id", "created", "model", "system_fingerprint", "service_tier")
 
@@ -171,15 +178,5 @@ def _events(body: dict[str, Any], size: int | None) -> Iterator[tuple[str | None
     yield None, DONE
 
 
-class ChatStreamCodec:
-    """The Chat Completions chunk stream."""
-
-    def assembler(self) -> ChatStreamAssembler:
-        return ChatStreamAssembler()
-
-    def synthesize(self, body: dict[str, Any], *, piece_size: int | None = None) -> list[bytes]:
-        """The chunks of a `chat.completion`, ending in `data: [DONE]` (no usage chunk: it is opt-in)."""
-        return iter_chunks(_events(body, piece_size))
-
-
-CODEC = ChatStreamCodec()
+# The Chat Completions chunk stream, ending in `data: [DONE]` (no usage chunk: it is opt-in).
+CODEC = EventStreamCodec(ChatStreamAssembler, _events)

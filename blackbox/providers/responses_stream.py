@@ -15,9 +15,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from blackbox.providers.sse import SSEEvent
-from blackbox.providers.stream import BaseAssembler, StreamResult, StreamStatus, iter_chunks, json_data, pieces
+from blackbox.providers.stream import (
+    BaseAssembler,
+    EventStreamCodec,
+    StreamResult,
+    StreamStatus,
+    json_data,
+    pieces,
+)
 
-__all__ = ["CODEC", "ResponsesStreamAssembler", "ResponsesStreamCodec"]
+__all__ = ["CODEC", "ResponsesStreamAssembler"]
 
 
 class ResponsesStreamAssembler(BaseAssembler):
@@ -161,15 +168,5 @@ def _events(body: dict[str, Any], size: int | None) -> Iterator[tuple[str | None
     yield event(terminal, response=body)
 
 
-class ResponsesStreamCodec:
-    """The Responses API's event stream."""
-
-    def assembler(self) -> ResponsesStreamAssembler:
-        return ResponsesStreamAssembler()
-
-    def synthesize(self, body: dict[str, Any], *, piece_size: int | None = None) -> list[bytes]:
-        """The events of a Responses object, numbered from 0, ending in `response.completed`."""
-        return iter_chunks(_events(body, piece_size))
-
-
-CODEC = ResponsesStreamCodec()
+# The Responses API's event stream: numbered from 0, ending in `response.completed`.
+CODEC = EventStreamCodec(ResponsesStreamAssembler, _events)

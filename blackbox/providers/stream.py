@@ -15,7 +15,7 @@ message.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
@@ -25,6 +25,7 @@ from blackbox.providers.sse import SSEEvent, SSEParser, encode_event
 __all__ = [
     "BaseAssembler",
     "ContentDecoder",
+    "EventStreamCodec",
     "StreamAssembler",
     "StreamCodec",
     "StreamResult",
@@ -93,6 +94,24 @@ class StreamCodec(Protocol):
         Text and tool arguments go in one delta each, unless `piece_size` cuts them into deltas of that many
         characters (more chunks to spread over time when a replay keeps the recorded pace)."""
         ...
+
+
+Events = Callable[[dict[str, Any], int | None], Iterable[tuple[str | None, dict[str, Any] | str]]]
+
+
+class EventStreamCodec:
+    """A `StreamCodec` made of a wire format's assembler class and its event writer (`events(body, piece_size)`
+    yields each event's name and data)."""
+
+    def __init__(self, assembler: Callable[[], StreamAssembler], events: Events) -> None:
+        self._assembler = assembler
+        self._events = events
+
+    def assembler(self) -> StreamAssembler:
+        return self._assembler()
+
+    def synthesize(self, body: dict[str, Any], *, piece_size: int | None = None) -> list[bytes]:
+        return iter_chunks(self._events(body, piece_size))
 
 
 class BaseAssembler:
