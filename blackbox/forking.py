@@ -134,20 +134,17 @@ class ForkEngine(Replaying, Recording):
 
     def tool(self, name: str, tool_input: Any, at: int) -> ToolClaim | ToolSlot:
         """What this tool run is: a claim served from the parent or at the fork point, or a real run's slot."""
-        if self.recorder is None:
-            claim = self.replayer.claim_tool(name, tool_input)  # before the branch a mismatch is a divergence
-            if self._served(claim):
-                return claim
-            return self._branch_tool(self._branch(), claim, tool_input, at)
-        if self._turn_open:
-            try:
-                claim = self.replayer.claim_tool(name, tool_input)
-            except ReplayDivergenceError:
-                return self.recorder.tool_started(name, tool_input, at)  # a call the parent never made
-            if self._served(claim):
-                return claim
-            return self._branch_tool(self.recorder, claim, tool_input, at)
-        return self.recorder.tool_started(name, tool_input, at)
+        if self.recorder is not None and not self._turn_open:
+            return self.recorder.tool_started(name, tool_input, at)
+        try:
+            claim = self.replayer.claim_tool(name, tool_input)
+        except ReplayDivergenceError:
+            if self.recorder is None:
+                raise  # before the branch a mismatch is a divergence
+            return self.recorder.tool_started(name, tool_input, at)  # a call the parent never made
+        if self._served(claim):
+            return claim
+        return self._branch_tool(self.recorder if self.recorder is not None else self._branch(), claim, tool_input, at)
 
     def _served(self, claim: ToolClaim) -> bool:
         """A call whose steps are all in the copied prefix answers from the parent."""
