@@ -29,7 +29,7 @@ from blackbox.providers import Provider
 from blackbox.providers.neutral import CallIds
 from blackbox.recorder import Recorder, ToolSlot
 from blackbox.replayer import Replayer, ToolClaim
-from blackbox.secrets import mask_secrets
+from blackbox.secrets import Secrets, mask_secrets
 from blackbox.settings import Mode, Pace, Settings
 
 __all__ = [
@@ -252,7 +252,7 @@ class RecordEngine(Recording):
     mode: Mode = "record"
     offline = False
 
-    def __init__(self, settings: Settings, trace_id: str, created_at: int, ids: CallIds, secrets: Any) -> None:
+    def __init__(self, settings: Settings, trace_id: str, created_at: int, ids: CallIds, secrets: Secrets) -> None:
         self.out = settings.out or ""
         self.recorder = Recorder(self.out, trace_id, created_at, ids, secrets=secrets)
 

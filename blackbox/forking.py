@@ -15,7 +15,6 @@ that ends before that writes nothing.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 from blackbox.calls import ModelCall, Reply
@@ -70,7 +69,7 @@ class ForkEngine(Replaying, Recording):
     mode: Mode = "fork"
 
     def __init__(self, settings: Settings, trace_id: str, ids: CallIds,
-                 secrets: Secrets | Callable[[], Iterable[str]]) -> None:
+                 secrets: Secrets) -> None:
         """`RecordEngine`'s arguments less `created_at`: a fork keeps its parent's."""
         assert settings.fork_at is not None and settings.out is not None
         parent = load_replayable(settings.cassette or "")

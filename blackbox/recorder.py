@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +69,7 @@ class Recorder:
         created_at: int,
         ids: CallIds,
         *,
-        secrets: Secrets | Callable[[], Iterable[str]] = tuple,
+        secrets: Secrets | None = None,
         prefix: list[Step] | None = None,
         parent_id: str | None = None,
         forked_from_step_id: str | None = None,
@@ -80,12 +80,8 @@ class Recorder:
         self.parent_id = parent_id
         self.forked_from_step_id = forked_from_step_id
         self._ids = ids
-        # A `Secrets` also says when the keys are known (the first request); a bare callable means now.
-        self._secrets: Callable[[], Iterable[str]] = secrets.values if isinstance(secrets, Secrets) else secrets
-        self._search_of = secrets.search if isinstance(secrets, Secrets) else self._own_search
-        self._keys_known: Callable[[], bool] = ((lambda: secrets.requests_seen) if isinstance(secrets, Secrets)
-                                                else (lambda: True))
-        self._own: KeySearch | None = None
+        # The keys, and when they are known (a session's: at its first request).
+        self._secrets = secrets if secrets is not None else Secrets.known()
         self._chain = StepChain(trace_id, prefix=prefix)
         self._turn_calls: list[dict[str, Any]] = []
         self._turn: int | None = None  # the index of the model_output step whose turn the tools answer
@@ -100,8 +96,8 @@ class Recorder:
                 header["parentId"] = parent_id
                 header["forkedFromStepId"] = forked_from_step_id
             rescue_journal(self.out)
-            self._journal = Journal(journal_path(self.out), _LINE.encode(header), self._search_of,
-                                    hold=not self._keys_known(), out=str(self.out))
+            self._journal = Journal(journal_path(self.out), _LINE.encode(header), self._secrets.search,
+                                    hold=not self._secrets.requests_seen, out=str(self.out))
             self._journal_steps(*self._chain.steps)
 
     # -- state ---------------------------------------------------------------------------------------
@@ -121,7 +117,7 @@ class Recorder:
 
     def keys_known(self) -> None:
         """The session has seen its first request's key headers: write the journal lines held until now."""
-        if self._journal is not None and self._keys_known():
+        if self._journal is not None and self._secrets.requests_seen:
             self._journal.release()
 
     # -- appending -----------------------------------------------------------------------------------
@@ -136,13 +132,6 @@ class Recorder:
         if self._journal is not None and steps:
             self.keys_known()
             self._journal.append([_LINE.encode(step) for step in steps])
-
-    def _own_search(self) -> KeySearch:
-        """The `KeySearch` of the keys the `secrets` callable gives (rebuilt only when they change)."""
-        keys = tuple(self._secrets())
-        if self._own is None or self._own.keys != keys:
-            self._own = KeySearch(keys)
-        return self._own
 
     def model_step(self, model_input: ModelInput, started_at: int, model_output: ModelOutput, arrived_at: int) -> None:
         """A model call: flush the previous turn's tools, then append its input and output (one journal
@@ -290,7 +279,7 @@ class Recorder:
 
     def _check(self, cassette: Cassette, extra_secrets: Iterable[str]) -> None:
         refuse = "refusing to write the cassette: "
-        secrets = list(dict.fromkeys((*self._secrets(), *extra_secrets)))
+        secrets = list(dict.fromkeys((*self._secrets.values(), *extra_secrets)))
         search = KeySearch(secrets)
         for step in cassette.steps:
             if search and search.found_in(canonical_text(step.payload).encode("utf-8", "surrogatepass")):

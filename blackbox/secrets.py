@@ -122,6 +122,15 @@ class Secrets:
             if value and value != PLACEHOLDER_KEYS.get(name):
                 self._add(value)
 
+    @classmethod
+    def known(cls, keys: Iterable[str] = ()) -> Secrets:
+        """Exactly these keys, known now (no request to wait for): a recorder outside a session."""
+        secrets = cls({})
+        for key in keys:
+            secrets._add(key)
+        secrets.requests_seen = True
+        return secrets
+
     def _add(self, value: str) -> None:
         if value not in self._values:
             self._values.add(value)

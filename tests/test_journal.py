@@ -14,6 +14,7 @@ from blackbox.errors import CassetteError, SessionError
 from blackbox.outcome import outcome
 from blackbox.providers.neutral import CallIds
 from blackbox.recorder import Recorder, journal_path, recover
+from blackbox.secrets import Secrets
 from blackbox.verify import verify
 
 OUTPUT = {"type": "tool_calls", "calls": [
@@ -28,7 +29,7 @@ def lines(path: Path) -> list[dict]:
 
 
 def recorder(tmp_path: Path, secrets: tuple[str, ...] = ()) -> Recorder:
-    return Recorder(tmp_path / "run.json", "run", 1000, CallIds(), secrets=lambda: secrets)
+    return Recorder(tmp_path / "run.json", "run", 1000, CallIds(), secrets=Secrets.known(secrets))
 
 
 def test_steps_are_journaled_in_call_order_and_the_journal_goes_on_a_clean_write(tmp_path: Path) -> None:
