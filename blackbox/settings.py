@@ -103,10 +103,13 @@ def _env(env: Mapping[str, str], name: str) -> str | None:
     return value if value else None
 
 
-def _choice(value: Any, allowed: tuple[str, ...], arg: str, var: str, from_env: bool) -> Any:
-    if value in allowed:
+def _choice(given: Any, env: Mapping[str, str], var: str, default: str | None, allowed: tuple[str, ...],
+            arg: str) -> Any:
+    """The argument, else the variable, else `default`; a value not `allowed` names where it came from."""
+    value = given if given is not None else (_env(env, var) or default)
+    if value is None or value in allowed:
         return value
-    source = f"{var}={value!r}" if from_env else f"{arg}={value!r}"
+    source = f"{arg}={value!r}" if given is not None else f"{var}={value!r}"
     raise UsageError(f"{source} is not valid; use one of {', '.join(allowed)}")
 
 
@@ -119,18 +122,10 @@ def resolve_settings(
     values name their source."""
     env = os.environ if env is None else env
     s = Settings()
-    mode_env = mode is None and _env(env, ENV_MODE) is not None
-    s.mode = _choice(mode if mode is not None else (_env(env, ENV_MODE) or "off"), MODES, "mode",
-                     ENV_MODE, mode_env)
-    match_env = match is None and _env(env, ENV_MATCH) is not None
-    s.match = _choice(match if match is not None else (_env(env, ENV_MATCH) or "strict"), _MATCHES, "match",
-                      ENV_MATCH, match_env)
-    pace_env = pace is None and _env(env, ENV_PACE) is not None
-    s.pace = _choice(pace if pace is not None else (_env(env, ENV_PACE) or "fast"), _PACES, "pace", ENV_PACE,
-                     pace_env)
-    cont = continue_with if continue_with is not None else _env(env, ENV_CONTINUE)
-    if cont is not None:
-        s.continue_with = _choice(cont, _CONTINUES, "continue_with", ENV_CONTINUE, continue_with is None)
+    s.mode = _choice(mode, env, ENV_MODE, "off", MODES, "mode")
+    s.match = _choice(match, env, ENV_MATCH, "strict", _MATCHES, "match")
+    s.pace = _choice(pace, env, ENV_PACE, "fast", _PACES, "pace")
+    s.continue_with = _choice(continue_with, env, ENV_CONTINUE, None, _CONTINUES, "continue_with")
     s.out = _out_path(env, out)
     s.cassette = _path(env, cassette, ENV_CASSETTE)
     s.script = _path(env, script, ENV_SCRIPT)
