@@ -178,7 +178,7 @@ def test_lazy_load_reads_what_only_the_fallback_decoder_reads() -> None:
 def test_the_fallback_decoder_keeps_a_number_too_large_for_a_double() -> None:
     """`1e400` reads as infinity; the payload handed on must read back the same (not as `Infinity`, which
     no JSON reader takes), whether or not a string mentions Infinity."""
-    data = _step_file(b'{"big": 1e400, "small": -1e400, "text": "Infinity \\" -Infinity"}', step_id=b"x:\udc00")
+    data = _step_file(b'{"big": 1e400, "small": -1e400, "text": "Infinity \\" -Infinity"}', step_id=b"x:\\udc00")
     lazy = loads_lazy(data)
     assert lazy.decoded() == loads(data)
     payload = decode_payload(lazy.steps[0].payload)

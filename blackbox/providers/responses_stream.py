@@ -15,14 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from blackbox.providers.sse import SSEEvent
-from blackbox.providers.stream import (
-    BaseAssembler,
-    EventStreamCodec,
-    StreamResult,
-    StreamStatus,
-    json_data,
-    pieces,
-)
+from blackbox.providers.stream import BaseAssembler, EventStreamCodec, StreamResult, StreamStatus, json_data, pieces
 
 __all__ = ["CODEC", "ResponsesStreamAssembler"]
 
