@@ -69,7 +69,11 @@ CASES = [
     ["verify", TRACES / "fork-child.v2.json", "--format", "markdown"],
     ["verify", TRACES / "fork-child.v2.json", "--format=json"],
     ["verify", "MISSING"],
+    ["verify", "MISSING", "--json"],
     ["verify", "BROKEN", "--json"],
+    ["verify", TRACES / "fork-child.v2.json", "--json", "--format", "text"],
+    ["verify", TRACES / "fork-child.v2.json", "--format=markdown", "--json"],
+    ["assert", TRACES / "success-tool-use.v2.json", "--json", "--format", "TEXT"],
     ["assert", TRACES / "success-tool-use.v2.json", "--expect-status", "success", "--expect-tools", ""],
     ["assert", TRACES / "success-tool-use.v2.json", "--expect-tools=search", "--json"],
     ["assert", TRACES / "error-unknown-tool.v2.json", "--expect-status", "error", "--expect-failure-reason",
@@ -81,6 +85,9 @@ CASES = [
     ["diff", TRACES / "fork-parent.v2.json", TRACES / "success-tool-use.v2.json", "--semantic", "--format",
      "markdown"],
     ["diff", TRACES / "fork-parent.v2.json", "BROKEN"],
+    ["diff", TRACES / "fork-parent.v2.json", TRACES / "fork-child.v2.json", "--exit-code"],
+    ["diff", TRACES / "fork-parent.v2.json", TRACES / "fork-parent.v2.json", "--exit-code", "--json"],
+    ["diff", TRACES / "fork-parent.v2.json", "MISSING", "--json"],
     ["diff", "NOT-UTF8", TRACES / "fork-child.v2.json", "--json"],
     ["inspect", TRACES / "fork-child.v2.json"],
     ["inspect", TRACES / "fork-child.v2.json", "--json"],
@@ -88,6 +95,7 @@ CASES = [
     ["inspect", TRACES / "fork-child.v2.json", "--step=5", "--json"],
     ["inspect", TRACES / "fork-child.v2.json", "--step", "7"],
     ["inspect", "BROKEN"],
+    ["inspect", "MISSING", "--json"],
 ]
 
 
@@ -107,7 +115,10 @@ def test_the_light_path_prints_exactly_what_the_typer_path_prints(case: list[str
     if ("--json" in args or "--format=json" in args) and light.returncode == 0:
         json.loads(light.stdout)
     if "NOT-UTF8" in case:
-        assert light.returncode == 1 and "not UTF-8 text at line" in light.stderr
+        assert light.returncode == 2 and "not UTF-8 text at line" in light.stderr
+    if "--json" in args or "--format=json" in args:  # every JSON call prints one document, errors included
+        doc = json.loads(light.stdout)
+        assert light.returncode != 2 or (doc["ok"], doc["exitCode"]) == (False, 2), doc
 
 
 def test_the_package_loads_its_names_on_first_use_and_keeps_them_the_functions() -> None:

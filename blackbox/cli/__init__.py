@@ -14,6 +14,7 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from blackbox.cli.fast import dispatch
+from blackbox.cli.term import JSON_OUTPUT, json_error
 
 if TYPE_CHECKING:
     import typer
@@ -61,6 +62,7 @@ def main(argv: list[str] | None = None) -> None:
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
     args = sys.argv[1:] if argv is None else argv
+    JSON_OUTPUT.expect(list(args))
     try:
         code = dispatch(args)
         if code is not None:
@@ -97,20 +99,25 @@ def _typer_main(args: list[str]) -> None:
         code = command.main(args=args, prog_name="blackbox", standalone_mode=False)
     except click_error as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":
+            json_error(f"missing arguments; see `blackbox {inert(args[0])} --help`", EXIT_USAGE)
             err_console().print(exc.format_message(), markup=False, highlight=False)  # type: ignore[attr-defined]
             sys.exit(EXIT_USAGE)
         ctx = getattr(exc, "ctx", None)
         where = f"; see `{ctx.command_path} --help`" if ctx is not None else ""
         message = exc.format_message().rstrip(".")  # type: ignore[attr-defined]
+        code = getattr(exc, "exit_code", EXIT_USAGE)
+        json_error(f"{inert(message)}{where}", code)
         err_console().print(f"error: {inert(message)}{where}", markup=False, highlight=False)
-        sys.exit(getattr(exc, "exit_code", EXIT_USAGE))
+        sys.exit(code)
     except WriteError as exc:  # a write that failed where the command did not expect it: still one line
+        json_error(str(exc), EXIT_FAILURE)
         err_console().print(f"error: {exc}", markup=False, highlight=False)
         sys.exit(EXIT_FAILURE)
     except BrokenPipeError:
         raise  # not a path's fault: `main` ends quietly
     except OSError as exc:  # the system refused a path (a name too long, a loop of links): one line too
         where = f"{inert(str(exc.filename))}: " if exc.filename is not None else ""
+        json_error(f"{where}{exc.strerror or type(exc).__name__}; check the path", EXIT_FAILURE)
         err_console().print(f"error: {where}{exc.strerror or type(exc).__name__}; check the path",
                             markup=False, highlight=False)
         sys.exit(EXIT_FAILURE)

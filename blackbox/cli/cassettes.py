@@ -22,7 +22,7 @@ from blackbox.cli.inspecting import created, json_rows, run_inspect, write_rows
 from blackbox.cli.jsonout import print_json
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, fail
 from blackbox.cli.reports import shown
-from blackbox.cli.term import colour, paint
+from blackbox.cli.term import JSON_OUTPUT, colour, paint
 from blackbox.diff import lazy_outcome
 from blackbox.errors import CassetteError
 from blackbox.lazy import LazyCassette, load_lazy
@@ -44,22 +44,25 @@ class OutputFormat(StrEnum):
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document for machines (no colour, no "
                                           "decoration); the same as --format json.", rich_help_panel=PANEL_OUTPUT)]
-FormatOption = Annotated[OutputFormat, typer.Option(
-    "--format", help="text (for people), markdown (a pull-request comment or CI job summary) or json.",
-    rich_help_panel=PANEL_OUTPUT, case_sensitive=False)]
+FormatOption = Annotated[OutputFormat | None, typer.Option(
+    "--format", help="text (for people), markdown (a pull-request comment or CI job summary) or json "
+    "[default: text].", rich_help_panel=PANEL_OUTPUT, case_sensitive=False, show_default=False)]
 
 
-def _format(json_out: bool, fmt: OutputFormat) -> reports.Format:
-    if json_out and fmt not in (OutputFormat.text, OutputFormat.json):
+def _format(json_out: bool, fmt: OutputFormat | None) -> reports.Format:
+    """The output format; `--json` with `--format text` or `markdown` is refused (the light path does the
+    same), since either choice would ignore one of the two."""
+    JSON_OUTPUT.begin(json_out or fmt == OutputFormat.json)
+    if json_out and fmt not in (None, OutputFormat.json):
         fail(f"--json and --format {fmt.value} disagree; pass one of them", code=EXIT_USAGE)
-    return "json" if json_out else fmt.value
+    return "json" if json_out else (fmt or OutputFormat.text).value
 
 
 @app.command("verify", rich_help_panel="Cassettes")
 def verify_command(
     cassette: Annotated[Path, typer.Argument(help="The cassette file to check.", show_default=False)],
     json_out: JsonOption = False,
-    fmt: FormatOption = OutputFormat.text,
+    fmt: FormatOption = None,
     expected_hash: Annotated[str | None, typer.Option(
         "--expect-hash", metavar="HASH", help="Also require this final hash (the last step's, printed by "
         "verify): pins the cassette, since an edited chain can be re-hashed.")] = None,
@@ -67,8 +70,8 @@ def verify_command(
     """Check a cassette: schema version, hash chain, provider neutrality, replayability; print its final hash.
 
     The first failing check stops the rest; a file that cannot be loaded fails schema_version. Exit 0 when
-    all pass, 1 otherwise. What verify does not cover (step ids, the top-level fields, truncation at a step
-    boundary) is listed in SECURITY.md.
+    all pass, 1 when one fails, 2 when there is no such file. What verify does not cover (step ids, the
+    top-level fields, truncation at a step boundary) is listed in SECURITY.md.
 
     [bold]Examples[/]
       blackbox verify traces/run.json
@@ -97,11 +100,12 @@ def assert_command(
         "--expect-failure-reason", help="The exact failure reason (e.g. unknown_tool).",
         rich_help_panel=PANEL_EXPECT)] = None,
     json_out: JsonOption = False,
-    fmt: FormatOption = OutputFormat.text,
+    fmt: FormatOption = None,
 ) -> None:
     """Verify a cassette, then check what the run did. For CI: exit 1 on any failure.
 
-    Every expectation is an exact match; when verify fails, the expectations are skipped.
+    Every expectation is an exact match; when verify fails, the expectations are skipped. Exit 0 when all
+    pass, 1 when a check or an expectation fails, 2 when there is no such file or an option is wrong.
 
     [bold]Examples[/]
       blackbox assert traces/run.json --expect-status success --expect-tools search,calendar,booking
@@ -121,20 +125,25 @@ def diff_command(
     semantic: Annotated[bool, typer.Option(
         "--semantic", help="Match steps by type and JSON-equal payload instead of hash (two separate "
         "recordings).")] = False,
+    exit_code: Annotated[bool, typer.Option(
+        "--exit-code", help="Exit 1 when the runs diverge (as git diff --exit-code), so a CI job fails on it.")]
+    = False,
     json_out: JsonOption = False,
-    fmt: FormatOption = OutputFormat.text,
+    fmt: FormatOption = None,
 ) -> None:
     """Show where two runs diverge, what changed there, and what it did to the outcome.
 
-    Exit 0 whether or not they diverge; 1 if either cassette fails to load or its chain is broken.
+    Exit 0 whether or not they diverge (with --exit-code: 0 identical, 1 diverging at some step); 2 if either
+    file is missing, fails to load or its chain is broken.
 
     [bold]Examples[/]
       blackbox diff traces/parent.json traces/fork.json
       blackbox diff before.json after.json --semantic
       blackbox diff a.json b.json --json
       blackbox diff a.json b.json --format markdown
+      blackbox diff golden.json new.json --exit-code   (fails the job when they diverge)
     """
-    raise typer.Exit(reports.run_diff(a, b, semantic, _format(json_out, fmt)))
+    raise typer.Exit(reports.run_diff(a, b, semantic, _format(json_out, fmt), exit_code))
 
 
 @app.command("inspect", rich_help_panel="Cassettes")
@@ -150,6 +159,7 @@ def inspect_command(
       blackbox inspect traces/run.json --step 3
       blackbox inspect traces/run.json --json | jq '.rows[] | select(.type == "tool_result")'
     """
+    JSON_OUTPUT.begin(json_out)
     raise typer.Exit(run_inspect(cassette, step, json_out))
 
 
@@ -180,6 +190,7 @@ def list_command(
       blackbox list
       blackbox list tests/fixtures/traces --json
     """
+    JSON_OUTPUT.begin(json_out)
     if not directory.is_dir():
         what = "is a file, not a folder" if directory.exists() else "no such folder"
         fail(f"{shown(str(directory))}: {what}; pass the folder that holds your cassettes", code=EXIT_USAGE)
@@ -223,7 +234,7 @@ def replay_summary(path: Path, json_out: bool = False) -> None:
     cassette does not verify)."""
     problem = reports.missing_file(path)
     if problem is not None:
-        fail(problem)
+        fail(problem, EXIT_USAGE)
     c: LazyCassette | None = None
     try:  # read once: verified, then its rows shown
         loaded = load_lazy(path)

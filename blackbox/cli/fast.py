@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from blackbox.cli.term import colour, paint
+from blackbox.cli.term import EXIT_USAGE, colour, paint
 
 if TYPE_CHECKING:
     from blackbox.cli.reports import Format
@@ -155,8 +155,8 @@ def _parse(args: Sequence[str], allowed: set[str], count: int) -> tuple[list[str
 
 def _format(values: dict[str, str], json_out: bool) -> Format | None:
     fmt = values.pop("format", "json" if json_out else "text").lower()
-    if fmt not in ("text", "markdown", "json") or (json_out and fmt == "markdown"):
-        return None  # typer says what is wrong
+    if fmt not in ("text", "markdown", "json") or (json_out and fmt != "json"):
+        return None  # typer says what is wrong (--json with --format text or markdown is refused there)
     return cast("Format", fmt)
 
 
@@ -187,9 +187,10 @@ def dispatch(args: Sequence[str]) -> int | None:
     if args[0] == "inspect":
         return _inspect(args[1:])
     rest = list(args[1:])
-    semantic = args[0] == "diff" and "--semantic" in rest
-    if semantic:
-        rest.remove("--semantic")
+    flags = {flag: args[0] == "diff" and flag in rest for flag in ("--semantic", "--exit-code")}
+    for flag, given in flags.items():
+        if given:
+            rest.remove(flag)
     allowed = set(_VALUE_OPTIONS) - {"--step"} if args[0] == "assert" else {"--format"}
     parsed = _parse(rest, allowed, 2 if args[0] == "diff" else 1)
     if parsed is None:
@@ -202,11 +203,11 @@ def dispatch(args: Sequence[str]) -> int | None:
     from blackbox.cli import reports
 
     if args[0] == "diff":
-        return reports.run_diff(Path(paths[0]), Path(paths[1]), semantic, fmt)
+        return reports.run_diff(Path(paths[0]), Path(paths[1]), flags["--semantic"], fmt, flags["--exit-code"])
     if args[0] == "verify":
         return reports.run_verify(Path(paths[0]), fmt)
     expected = reports.expectations(values.get("tools"), values.get("status"), values.get("final_answer"),
                                     values.get("failure_reason"))
     if expected is None:
-        return 2
+        return EXIT_USAGE
     return reports.run_assert(Path(paths[0]), expected, fmt)

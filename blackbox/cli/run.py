@@ -11,6 +11,7 @@ from blackbox.cassette import load
 from blackbox.cli.app import app
 from blackbox.cli.cassettes import replay_summary
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, err_console, fail
+from blackbox.cli.term import JSON_OUTPUT
 from blackbox.demo.fork import (
     DEFAULT_FORK_INDEX,
     DEFAULT_MUTATION_STEP,
@@ -171,6 +172,8 @@ def replay(
     command: Command = None,
     match: Match = "strict",
     pace: PaceOption = "fast",
+    json_out: Annotated[bool, typer.Option("--json", help="Without a command: print the check and the recorded "
+                                           "steps as one JSON document.")] = False,
 ) -> None:
     """Replay an agent offline against a cassette, or show what it recorded when no command is given.
 
@@ -183,16 +186,22 @@ def replay(
       blackbox replay run.json --pace recorded -- python agent.py
 
       blackbox replay run.json     (validate and print the recorded steps)
+
+    Exit 0 replayed (or, without a command, verified); 1 diverged or not verified; 2 when the cassette is
+    missing or not a cassette (the agent never starts); otherwise the agent's own exit code.
     """
+    JSON_OUTPUT.begin(json_out)
     match_mode = _check_match(match)
     pace_mode = _check_pace(pace)
     if not command:
-        replay_summary(cassette)
+        replay_summary(cassette, json_out)
         return
+    if json_out:
+        fail("--json describes a cassette without a command; drop --json to replay the agent", EXIT_USAGE)
     try:
         load(cassette)
-    except CassetteError as exc:
-        fail(str(exc))
+    except CassetteError as exc:  # nothing to replay against: the question cannot be asked (exit 2)
+        fail(str(exc), EXIT_USAGE)
     settings = Settings(mode="replay", cassette=str(cassette), match=match_mode, pace=pace_mode)
     code, report = _launch(command, settings, placeholders=True)
     error = _report_error(report)
