@@ -26,8 +26,7 @@ import msgspec
 from blackbox import process_exit
 from blackbox.calls import Forward, ModelCall, Reply, StreamSink
 from blackbox.canonical import canonical_text, decode_json
-from blackbox.engines import Ending, Engine, OffEngine, RecordEngine, ReplayEngine, RunSummary, now_ms
-from blackbox.engines import terminal_payload as terminal_payload
+from blackbox.engines import Ending, Engine, OffEngine, RecordEngine, ReplayEngine, RunSummary, now_ms, terminal_payload
 from blackbox.errors import BlackboxError, BlackboxUnsupportedError, ReplayDivergenceError, SessionError
 from blackbox.forking import ForkEngine
 from blackbox.providers import OPENAI_CHAT, Provider, route
@@ -69,6 +68,7 @@ class Session:
         self._streams = OpenStreams()  # recorded streams not yet ended (counted in `_model_calls`)
         self._running: dict[int, str] = {}  # id(slot) → tool name
         self._fatal: BlackboxError | None = None
+        self._auth_status: int | None = None  # a model call answered 401/403: the launcher's hint (a key)
         self._done: RunSummary | BaseException | None = None
         self._closing = False
         self._engine: Engine = OffEngine()
@@ -86,8 +86,7 @@ class Session:
         return self.secrets.mask(text)
 
     def http_client(self, flavor: str | None = None, **kwargs: Any) -> Any:
-        """An `httpx2.Client` (or `httpx.Client` with flavor="httpx", for SDKs still on httpx) whose requests
-        go through this session.  Extra keyword arguments go to the client (`transport=` is wrapped)."""
+        """An `httpx2.Client` (flavor="httpx": an `httpx.Client`) through this session; `transport=` is wrapped."""
         return make_client(self, flavor, asynchronous=False, **kwargs)
 
     def async_http_client(self, flavor: str | None = None, **kwargs: Any) -> Any:
@@ -144,6 +143,7 @@ class Session:
         with self._lock:
             self._model_calls -= 1
             if not 200 <= status < 300 or "json" not in content_type.lower():
+                self._auth_status = status if status in (401, 403) else self._auth_status
                 return None
             failed = self._returned(call, body)
             return None if failed is None else self._error_reply(call.provider, failed, fatal=True)
@@ -284,7 +284,7 @@ class Session:
             write_report(self.settings.report, SessionReport.of(
                 self.settings, steps=steps, status=status or (summary.status if summary is not None else None),
                 finished=finished, written=self._engine.written, exc=exc, mask=self.mask,
-                journal_error=self._engine.journal_error))
+                journal_error=self._engine.journal_error, auth_status=self._auth_status))
 
     def __repr__(self) -> str:
         return f"Session(mode={self.mode!r}, trace_id={self.trace_id!r})"

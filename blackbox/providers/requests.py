@@ -24,6 +24,7 @@ __all__ = [
     "api_key",
     "base_url",
     "infer_provider",
+    "key_problem",
     "key_variable",
     "openai_body",
     "request_body",
@@ -53,6 +54,17 @@ def infer_provider(model: Any) -> str | None:
 
 def key_variable(provider: str) -> str:
     return _KEYS[provider]
+
+
+def key_problem(provider: str | None, env: Mapping[str, str] | None = None) -> str | None:
+    """Why a live run would fail at its first request for want of a key, or None: checked before anything
+    starts (the CLI's `fork --live`, the UI's fork screen), so the user is told of the key, not of the agent.
+    `provider` None (the recorded model names neither) accepts either key."""
+    values = os.environ if env is None else env
+    names = [key_variable(provider)] if provider else [key_variable(p) for p in PROVIDERS]
+    if any(values.get(name, "").strip() for name in names):
+        return None
+    return f"{' or '.join(names)} is not set: a live run needs the API key in the environment"
 
 
 def api_key(provider: str, env: Mapping[str, str] | None = None) -> str:

@@ -35,7 +35,7 @@ from blackbox.cassette import Cassette, save
 from blackbox.errors import BlackboxError, CassetteError, UsageError
 from blackbox.fork import load_script, same_file
 from blackbox.inert import inert
-from blackbox.providers.requests import PROVIDERS, infer_provider, key_variable
+from blackbox.providers.requests import infer_provider, key_problem
 
 from ..notice import say
 from ..run import Run, pretty_json
@@ -72,14 +72,6 @@ def initial_value(payload: object) -> str:
     if isinstance(payload, dict):
         return str(pretty_json(payload["result"] if "result" in payload else payload.get("error")))
     return str(pretty_json(payload))
-
-
-def key_problem(provider: str | None, env: dict[str, str] | os._Environ[str] = os.environ) -> str | None:
-    """Why a live continuation would fail at its first request for want of a key, or None."""
-    names = [key_variable(provider)] if provider else [key_variable(p) for p in PROVIDERS]
-    if any(env.get(name, "").strip() for name in names):
-        return None
-    return f"{' or '.join(names)} is not set: a live run needs the API key in the environment"
 
 
 def _next_model_input(run: Run, index: int) -> int | None:
