@@ -42,10 +42,12 @@ def test_help_and_version_import_no_framework_and_no_core(args: list[str]) -> No
 
 def test_verify_and_assert_of_a_small_cassette_import_neither_typer_nor_rich() -> None:
     for args in (["verify", str(TRACES / "success-tool-use.v2.json")],
-                 ["assert", str(TRACES / "success-tool-use.v2.json"), "--expect-status", "success", "--json"]):
+                 ["assert", str(TRACES / "success-tool-use.v2.json"), "--expect-status", "success", "--json"],
+                 ["list", str(TRACES)]):
         modules, out = _imported_by(args)
         assert not [m for m in modules if m.split(".")[0] in ("typer", "click", "rich", "textual")], args
-        assert "blackbox.session" not in modules and ("verified" in out or '"ok": true' in out)
+        assert "blackbox.session" not in modules and ("verified" in out or '"ok": true' in out
+                                                      or "valid, 0 invalid" in out)
 
 
 def test_the_root_help_lists_the_typer_applications_commands_in_order() -> None:
@@ -96,6 +98,10 @@ CASES = [
     ["inspect", TRACES / "fork-child.v2.json", "--step", "7"],
     ["inspect", "BROKEN"],
     ["inspect", "MISSING", "--json"],
+    ["list", TRACES],
+    ["list", FIXTURES / "fleet-triage" / "cassettes", "--json"],
+    ["list", "MISSING", "--json"],
+    ["list", "BROKEN"],
 ]
 
 

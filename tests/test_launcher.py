@@ -191,7 +191,7 @@ def test_replay_of_a_broken_cassette_never_starts_the_agent(tmp_path: Path) -> N
     broken.write_text('{"version": 2, "id": "x", "createdAt": 0, "steps": [')
     agent = _script(tmp_path, "plain.py", "open('started', 'w').write('yes')")
     result = blackbox("replay", broken, "--", PY, agent, cwd=tmp_path)
-    assert result.returncode == 1
+    assert result.returncode == 2  # nothing to replay against: bad input
     assert "truncated" in result.stderr
     assert not (tmp_path / "started").exists()
 

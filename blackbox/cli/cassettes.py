@@ -15,18 +15,17 @@ from typing import Annotated, Any
 import msgspec
 import typer
 
-from blackbox.cassette import chain_break, load
 from blackbox.cli import reports
 from blackbox.cli.app import app
-from blackbox.cli.inspecting import created, json_rows, run_inspect, write_rows
+from blackbox.cli.inspecting import json_rows, run_inspect, write_rows
 from blackbox.cli.jsonout import print_json
+from blackbox.cli.listing import run_list
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, fail
 from blackbox.cli.reports import shown
 from blackbox.cli.term import JSON_OUTPUT, colour, paint
 from blackbox.diff import lazy_outcome
 from blackbox.errors import CassetteError
 from blackbox.lazy import LazyCassette, load_lazy
-from blackbox.outcome import outcome
 from blackbox.secrets import mask_secrets
 from blackbox.verify import HASH_FORMAT, unloadable_report, verify
 
@@ -167,18 +166,6 @@ def inspect_command(
 # list
 
 
-def _entry(path: Path) -> dict[str, Any]:
-    try:
-        c = load(path)
-        broken = chain_break(c)
-    except CassetteError as exc:
-        return {"file": path.name, "valid": False, "reason": mask_secrets(str(exc).removeprefix(f"{path}: "))}
-    if broken is not None:
-        return {"file": path.name, "valid": False, "reason": f"hash chain broken: {broken.reason}"}
-    return {"file": path.name, "valid": True, "id": c.id, "steps": len(c.steps), "status": outcome(c).status,
-            "createdAt": c.createdAt, "parentId": c.parentId}
-
-
 @app.command("list", rich_help_panel="Cassettes")
 def list_command(
     directory: Annotated[Path, typer.Argument(help="The folder to list.")] = Path("traces"),
@@ -191,36 +178,7 @@ def list_command(
       blackbox list tests/fixtures/traces --json
     """
     JSON_OUTPUT.begin(json_out)
-    if not directory.is_dir():
-        what = "is a file, not a folder" if directory.exists() else "no such folder"
-        fail(f"{shown(str(directory))}: {what}; pass the folder that holds your cassettes", code=EXIT_USAGE)
-    files = sorted(directory.glob("*.json"))
-    if len(files) > 20 and not json_out and colour(sys.stderr):
-        from blackbox.cli.progress import progress
-
-        entries = []
-        with progress(f"reading {directory}") as update:
-            for n, path in enumerate(files, 1):
-                entries.append(_entry(path))
-                update(n, len(files))
-    else:
-        entries = [_entry(path) for path in files]
-    valid = sum(1 for e in entries if e["valid"])
-    if json_out:
-        print_json({"folder": str(directory), "cassettes": entries, "valid": valid,
-                    "invalid": len(entries) - valid})
-        return
-    on = colour()
-    rows = [(shown(e["file"]), shown(e["id"]), str(e["steps"]), e["status"], created(e["createdAt"]),
-             shown(e["parentId"] or "")) for e in entries if e["valid"]]
-    lines = []
-    if rows:
-        lines.append(reports.table(("file", "id", "steps", "status", "created", "parent"), rows, on))
-    for e in entries:
-        if not e["valid"]:
-            lines.append(f"{shown(e['file'])}: {paint('invalid', 'red', on)}: {shown(e['reason'])}")
-    lines.append(f"{len(entries)} file(s): {valid} valid, {len(entries) - valid} invalid")
-    sys.stdout.write("\n".join(lines) + "\n")
+    raise typer.Exit(run_list(directory, json_out))
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""The light dispatcher: `blackbox --help`, `--version`, and simple verify, assert, diff and inspect calls
-without typer.
+"""The light dispatcher: `blackbox --help`, `--version`, and simple verify, assert, diff, inspect and list
+calls without typer.
 
 CI runs verify and assert on many small cassettes, where start-up is nearly all of the time: typer, click and
 rich cost ~0.15 s to import before a command runs.  `dispatch` handles the calls whose arguments it fully
@@ -174,6 +174,16 @@ def _inspect(args: Sequence[str]) -> int | None:
     return run_inspect(Path(paths[0]), None if step is None else int(step), json_out)
 
 
+def _list(args: Sequence[str]) -> int | None:
+    """`list [DIR] [--json]`; anything else goes to typer."""
+    rest = [a for a in args if a != "--json"]
+    if len(args) - len(rest) > 1 or len(rest) > 1 or any(a.startswith("-") for a in rest):
+        return None
+    from blackbox.cli.listing import run_list  # deferred, as in `dispatch`
+
+    return run_list(Path(rest[0] if rest else "traces"), len(rest) != len(args))
+
+
 def dispatch(args: Sequence[str]) -> int | None:
     """Run the call here and return its exit code, or None to hand it to the typer application."""
     if list(args) in (["--help"], ["-h"]):
@@ -182,10 +192,12 @@ def dispatch(args: Sequence[str]) -> int | None:
     if list(args) == ["--version"]:
         sys.stdout.write(f"blackbox {VERSION}\n")
         return 0
-    if not args or args[0] not in ("verify", "assert", "diff", "inspect"):
+    if not args or args[0] not in ("verify", "assert", "diff", "inspect", "list"):
         return None
     if args[0] == "inspect":
         return _inspect(args[1:])
+    if args[0] == "list":
+        return _list(args[1:])
     rest = list(args[1:])
     flags = {flag: args[0] == "diff" and flag in rest for flag in ("--semantic", "--exit-code")}
     for flag, given in flags.items():
