@@ -12,6 +12,8 @@ the shared machine hits them alike; figures are medians.  Goal: verify within 1.
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -19,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_cli import BLACKBOX, GENERATE, ROOT, medians
+from bench_cli import BLACKBOX, GENERATE, ROOT
 
 FLOOR = ("import gc, hashlib, sys, msgspec\n"
          "gc.disable()\n"
@@ -27,6 +29,22 @@ FLOOR = ("import gc, hashlib, sys, msgspec\n"
          "prev = None\n"
          "for step in doc['steps']:\n"
          "    prev = hashlib.sha256(msgspec.json.encode(step, order='sorted')).hexdigest()\n")
+
+
+def run(argv: list[str]) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds, peak RSS bytes) of one process; `@DIR` first runs DIR's blackbox.  CPU
+    time (user + system, from `os.wait4`) is the steadier figure on a shared machine: waiting for a core
+    does not count."""
+    root = ROOT
+    if argv[0].startswith("@"):
+        root, argv = Path(argv[0][1:]), argv[1:]
+    env = {**os.environ, "NO_COLOR": "1"}
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=root)
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(argv)} failed")
+    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
 
 
 def main() -> None:
@@ -42,13 +60,17 @@ def main() -> None:
         if args.before:
             cases["verify before"] = [f"@{args.before.resolve()}", *BLACKBOX, "verify", str(a)]
         t = time.perf_counter()
-        results = medians(cases, args.repeat)
-        floor_t, floor_m = results["floor (gc off)"]
+        runs: dict[str, list[tuple[float, float, int]]] = {name: [] for name in cases}
+        for _ in range(args.repeat):  # interleaved round by round
+            for name, argv in cases.items():
+                runs[name].append(run(argv))
+        results = {name: tuple(statistics.median(r[i] for r in rs) for i in range(3)) for name, rs in runs.items()}
+        floor_w, floor_c, floor_m = results["floor (gc off)"]
         print(f"{args.steps} steps, {a.stat().st_size / 1e6:.1f} MB; median of {args.repeat} "
-              f"({time.perf_counter() - t:.0f} s in all)")
-        for name, (secs, rss) in results.items():
-            print(f"  {name:16s} {secs:7.3f} s {rss / 2**20:6.0f} MB   {secs / floor_t:5.2f}× floor time  "
-                  f"{rss / floor_m:5.2f}× floor memory")
+              f"({time.perf_counter() - t:.0f} s in all; load average {os.getloadavg()[0]:.1f})")
+        for name, (wall, cpu, rss) in results.items():
+            print(f"  {name:16s} wall {wall:7.3f} s ({wall / floor_w:4.2f}×)  cpu {cpu:7.3f} s "
+                  f"({cpu / floor_c:4.2f}×)  {rss / 2**20:5.0f} MB ({rss / floor_m:4.2f}×)")
 
 
 if __name__ == "__main__":

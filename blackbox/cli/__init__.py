@@ -22,6 +22,30 @@ if TYPE_CHECKING:
 __all__ = ["app", "main"]
 
 
+# The module that registers each command: a call naming one builds only that command's module and command
+# (the others' imports and typer's per-parameter set-up are most of a subcommand's `--help` time).
+_MODULES = {"demo": "demo", "check": "demo", "record": "run", "replay": "run", "fork": "run", "recover": "run",
+            "verify": "cassettes", "assert": "cassettes", "diff": "cassettes", "inspect": "cassettes",
+            "list": "cassettes", "import": "imports", "tui": "tui"}
+
+
+def _one_command(name: str) -> typer.Typer:
+    """The typer application holding only the command `name` (same settings, same root options)."""
+    import copy
+    import importlib
+
+    importlib.import_module(f"blackbox.cli.{_MODULES[name]}")
+    from blackbox.cli.app import app, flags_without_type
+
+    def command_name(info: Any) -> str:
+        return str(info.name or info.callback.__name__.lower().replace("_", "-"))
+
+    one = copy.copy(app)
+    one.registered_commands = [info for info in app.registered_commands if command_name(info) == name]
+    flags_without_type(one)
+    return one
+
+
 def _application() -> typer.Typer:
     """The typer application with every command registered (import order is the order of the help panels)."""
     from blackbox.cli import demo  # noqa: F401  (try it offline)
@@ -87,7 +111,7 @@ def _typer_main(args: list[str]) -> None:
     from blackbox.errors import WriteError
     from blackbox.inert import inert
 
-    app = _application()
+    app = _one_command(args[0]) if args and args[0] in _MODULES else _application()
     if plain():  # typer prints help with its own console, which honours NO_COLOR but not CI
         from typer import rich_utils
 

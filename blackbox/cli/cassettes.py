@@ -44,8 +44,8 @@ class OutputFormat(StrEnum):
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document for machines (no colour, no "
                                           "decoration); the same as --format json.", rich_help_panel=PANEL_OUTPUT)]
 FormatOption = Annotated[OutputFormat | None, typer.Option(
-    "--format", help="text (for people), markdown (a pull-request comment or CI job summary) or json "
-    "[default: text].", rich_help_panel=PANEL_OUTPUT, case_sensitive=False, show_default=False)]
+    "--format", help="text (for people, the default), markdown (a pull-request comment or CI job summary) or "
+    "json.", rich_help_panel=PANEL_OUTPUT, case_sensitive=False, show_default=False)]
 
 
 def _format(json_out: bool, fmt: OutputFormat | None) -> reports.Format:
