@@ -79,6 +79,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--before", type=Path, help="a checkout of an earlier commit: its commands run too, "
                         "interleaved, labelled 'before'")
+    parser.add_argument("--small-only", action="store_true", help="only the start-up cases (no large files)")
     args = parser.parse_args()
     before = [f"@{args.before.resolve()}"] if args.before else None
     small = {
@@ -88,11 +89,17 @@ def main() -> None:
         "verify": [*BLACKBOX, "verify", str(SMALL)],
         "assert": [*BLACKBOX, "assert", str(SMALL), "--expect-status", "success", "--expect-tools",
                    "search,calendar,booking"],
+        "verify --help": [*BLACKBOX, "verify", "--help"],
+        "record --help": [*BLACKBOX, "record", "--help"],
+        "list": [*BLACKBOX, "list", str(SMALL.parent)],
     }
     if before:
-        small.update({"--help before": [*before, *small["--help"]], "verify before": [*before, *small["verify"]]})
+        small.update({f"{name} before": [*before, *small[name]]
+                      for name in ("--help", "verify", "verify --help", "record --help", "list")})
     report(f"start-up: the {SMALL.name} fixture (15 steps); median of {args.repeat}", medians(small, args.repeat),
            "floor", {"--help": f"(original {ORIGINAL['help']})"})
+    if args.small_only:
+        return
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
         a, b = Path(tmp) / "run.json", Path(tmp) / "run-changed.json"

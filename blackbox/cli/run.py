@@ -137,9 +137,10 @@ def _key_note(report: SessionReport) -> None:
     a model call the provider refused (401/403), or no call at all while neither key variable is set."""
     if report.status == "success":
         return
-    from blackbox.providers.requests import PROVIDERS, key_problem, key_variable
+    from blackbox.secrets import KEY_VARIABLES
+    from blackbox.whatif import key_problem
 
-    names = " / ".join(key_variable(p) for p in PROVIDERS)
+    names = " / ".join(KEY_VARIABLES)
     if report.authStatus is not None:
         _say(f"note: a model call was refused with HTTP {report.authStatus} (authentication): the API key is "
              f"missing or wrong; check {names} and record again", err=True)
@@ -292,8 +293,9 @@ def fork(
                            "(--live sends it to the provider, --script answers it).", rich_help_panel=_WHATIF)
     ] = False,
     provider: Annotated[
-        str | None, typer.Option("--provider", help="--model-only --live: anthropic or openai (default: from "
-                                 "the recorded model).", rich_help_panel=_WHATIF)
+        str | None, typer.Option("--provider", help="--model-only --live: the API to continue with, a provider "
+                                 "name (anthropic, openai, responses, azure, …; default: from the recorded model).",
+                                 rich_help_panel=_WHATIF)
     ] = None,
     model_name: Annotated[
         str | None, typer.Option("--model", help="--model-only --live: the model to ask when the cassette "
@@ -374,10 +376,11 @@ def _fork_settings(cassette: Path, at: int, set_value: str, out: Path, script: P
 def _check_live_key(parent: Cassette) -> None:
     """A live fork's agent sends its requests to the provider the run recorded: without that provider's key
     it would fail at its first request, and the fork would seem to blame the agent.  Say so before it runs."""
-    from blackbox.providers.requests import infer_provider, key_problem
-    from blackbox.whatif import recorded_model
+    from blackbox.providers import for_model
+    from blackbox.whatif import key_problem, recorded_model
 
-    problem = key_problem(infer_provider(recorded_model(parent)))
+    found = for_model(recorded_model(parent))
+    problem = key_problem(found.name if found is not None else None)
     if problem is not None:
         raise UsageError(f"{problem}; export it, or continue from scripted replies (--script replies.json)")
 

@@ -35,7 +35,8 @@ from blackbox.cassette import Cassette, save
 from blackbox.errors import BlackboxError, CassetteError, UsageError
 from blackbox.fork import load_script, same_file
 from blackbox.inert import inert
-from blackbox.providers.requests import infer_provider, key_problem
+from blackbox.providers import for_model
+from blackbox.whatif import key_problem
 
 from ..notice import say
 from ..run import Run, pretty_json
@@ -72,6 +73,12 @@ def initial_value(payload: object) -> str:
     if isinstance(payload, dict):
         return str(pretty_json(payload["result"] if "result" in payload else payload.get("error")))
     return str(pretty_json(payload))
+
+
+def _provider_of(model: str | None) -> str | None:
+    """The provider name a model name belongs to, or None."""
+    found = for_model(model)
+    return found.name if found is not None else None
 
 
 def _next_model_input(run: Run, index: int) -> int | None:
@@ -141,7 +148,7 @@ class ForkScreen(Screen[None]):
         self.busy = False
         self.cancelled = False
         self.recorded_model = self._recorded_model()
-        self.recorded_provider = infer_provider(self.recorded_model)
+        self.recorded_provider = _provider_of(self.recorded_model)
 
     def _recorded_model(self) -> str | None:
         for i in range(len(self.run) - 1, -1, -1):
@@ -283,7 +290,7 @@ class ForkScreen(Screen[None]):
     @property
     def live_provider(self) -> str | None:
         """The API a live what-if run asks: the one the model's name belongs to."""
-        return infer_provider(self.model_name or self.recorded_model)
+        return _provider_of(self.model_name or self.recorded_model)
 
     def validate(self) -> None:
         problem = self.problem()
