@@ -139,3 +139,23 @@ def test_the_package_loads_its_names_on_first_use_and_keeps_them_the_functions()
     done = subprocess.run([sys.executable, "-c", code, str(TRACES / "fork-child.v2.json")], capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr
+
+
+def test_a_commands_help_builds_only_that_command() -> None:
+    """`blackbox verify --help` goes to typer, but imports no other command's module (the recording session,
+    the launcher, the demo, the importers: a large part of a subcommand's help time)."""
+    modules, out = _imported_by(["verify", "--help"])
+    assert "Usage: blackbox verify" in out and "--expect-hash" in out
+    others = {"blackbox.cli.run", "blackbox.cli.demo", "blackbox.cli.imports", "blackbox.cli.tui",
+              "blackbox.session", "blackbox.launcher", "blackbox.forking"}
+    assert others.isdisjoint(modules), sorted(others & set(modules))
+
+
+@pytest.mark.parametrize("command", [name for _, rows in COMMANDS for name, _ in rows])
+def test_every_commands_help_is_the_full_applications(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.cli_helpers import run_cli
+
+    code, out, _ = run_cli(capsys, command, "--help")
+    full = CliRunner().invoke(app, [command, "--help"], env={"NO_COLOR": "1"}, terminal_width=100)
+    assert code == 0 and full.exit_code == 0
+    assert out.split() == full.stdout.split()  # the same words (the two may wrap to different widths)

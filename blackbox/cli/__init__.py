@@ -40,10 +40,20 @@ def _one_command(name: str) -> typer.Typer:
     def command_name(info: Any) -> str:
         return str(info.name or info.callback.__name__.lower().replace("_", "-"))
 
+    from typer.models import TyperInfo
+
     one = copy.copy(app)
     one.registered_commands = [info for info in app.registered_commands if command_name(info) == name]
+    # No root options: `--version` and shell completion belong to `blackbox` alone (the full app and the light
+    # path answer them); parsing them would set up typer's validators for options this call cannot use.
+    one.registered_callback = TyperInfo(callback=_bare_root)
+    one._add_completion = False
     flags_without_type(one)
     return one
+
+
+def _bare_root() -> None:
+    """Record, replay, fork and diff runs of LLM agents."""
 
 
 def _application() -> typer.Typer:
