@@ -59,11 +59,15 @@ def _entry(path: Path) -> dict[str, Any]:
 
 def run_list(directory: Path, json_out: bool) -> int:
     """`blackbox list`: exit 0; 2 when `directory` is not a folder."""
-    if not directory.is_dir():
-        what = "is a file, not a folder" if directory.exists() else "no such folder"
-        error_line(f"{shown(str(directory))}: {what}; pass the folder that holds your cassettes", EXIT_USAGE)
+    try:
+        if not directory.is_dir():
+            what = "is a file, not a folder" if directory.exists() else "no such folder"
+            error_line(f"{shown(str(directory))}: {what}; pass the folder that holds your cassettes", EXIT_USAGE)
+            return EXIT_USAGE
+        files = sorted(directory.glob("*.json"))
+    except OSError as exc:  # a name too long, a loop of links: the system's own words
+        error_line(f"{shown(str(directory))}: {exc.strerror or type(exc).__name__}; check the path", EXIT_USAGE)
         return EXIT_USAGE
-    files = sorted(directory.glob("*.json"))
     if len(files) > 20 and not json_out and colour(sys.stderr):
         from blackbox.cli.progress import progress
 
