@@ -89,5 +89,5 @@ def test_the_cli_refuses_a_tampered_file_in_one_line(tmp_path: Path) -> None:
     path = tmp_path / "tampered.json"
     path.write_text(json.dumps(a))
     result = CliRunner().invoke(app, ["diff", str(path), str(TRACES / "fork-child.v2.json")])
-    assert result.exit_code == 1 and result.stdout == ""
+    assert result.exit_code == 2 and result.stdout == ""  # bad input, never mistaken for a divergence
     assert result.stderr.startswith("error: ") and "hash chain broken at step 1" in result.stderr

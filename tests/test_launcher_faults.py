@@ -95,7 +95,7 @@ def test_control_characters_in_out_are_printed_inert(tmp_path: Path) -> None:
     result = blackbox("record", "--out", out, "--id", "id\nwith\x1b]0;title\x07", "--", PY, "agent.py",
                       cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == f"recorded {tmp_path}/run␊␛[31mred.json: 1 steps, success\n"
+    assert result.stdout == f"recorded {tmp_path}/run␊␛[31mred.json: 1 step, success\n"
     assert "\x1b" not in result.stdout + result.stderr
     assert load(out).id == "id\nwith\x1b]0;title\x07"
 
