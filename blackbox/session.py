@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
+from importlib import import_module
 from typing import Any, TypeVar
 
 import msgspec
@@ -26,8 +27,7 @@ import msgspec
 from blackbox import process_exit
 from blackbox.calls import Forward, ModelCall, Reply, StreamSink
 from blackbox.canonical import canonical_text, decode_json
-from blackbox.engines import Ending, Engine, OffEngine, RecordEngine, ReplayEngine, RunSummary, now_ms
-from blackbox.engines import terminal_payload as terminal_payload
+from blackbox.engines import Ending, Engine, OffEngine, RecordEngine, ReplayEngine, RunSummary, now_ms, terminal_payload
 from blackbox.errors import BlackboxError, BlackboxUnsupportedError, ReplayDivergenceError, SessionError
 from blackbox.forking import ForkEngine
 from blackbox.providers import OPENAI_CHAT, Provider, route
@@ -225,6 +225,10 @@ class Session:
                 raise SessionError(f"[blackbox] {problem}; {RESULT_ADVICE}")
             return result
 
+    def mcp(self, server: Any, name: str | None = None) -> Any:
+        """An MCP transport, Agents SDK server or pydantic-ai toolset under this session (`blackbox.mcp`)."""
+        return import_module("blackbox.mcp").attach(self, server, name)
+
     def __enter__(self) -> Session:
         return self
 
@@ -233,11 +237,7 @@ class Session:
             self.finish(error=exc)
 
     def finish(self, result: Any = None, error: BaseException | str | None = None) -> RunSummary:
-        """End the run: write the cassette (record) or check the end of the run (replay).
-
-        Twice returns the same summary or raises the same error; refused while model calls or wrapped
-        tools are still running.
-        """
+        """End the run: write the cassette or check the replay's end (twice: the same answer; refused mid-call)."""
         with self._lock:
             if isinstance(self._done, RunSummary):
                 return self._done

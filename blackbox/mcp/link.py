@@ -1,0 +1,300 @@
+"""One MCP server under a session: the client talks to a proxy over in-memory streams, and each request it sends
+becomes a tool run of the session, recorded, replayed and forked like a wrapped tool.
+
+The client (a raw `ClientSession`, `mcp.Client`, the Agents SDK's servers, FastMCP's client under pydantic-ai)
+is untouched: it gets a `(read, write)` stream pair as from any MCP transport.  The proxy hands each JSON-RPC
+request but `ping` to `Session._tool_begin` (the same path as a wrapped tool), named and stored by `wire`:
+
+- a real run (record; a fork after its fork point) is sent to the server, which is connected only when the
+  first one needs it (record: at once, where the transport would start without Blackbox), and the answer the
+  client gets, a read timeout it gives up on, or the connection closing under it ends the run;
+- a recorded run (replay; a fork before its fork point) is answered from the cassette: the server is never
+  started or connected.
+
+A fork that goes live makes the client's `initialize` handshake again with the server it starts.  Requests from
+the server for the model or the user (sampling, elicitation) are refused with advice: they cannot be replayed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from blackbox.canonical import canonical_text
+from blackbox.errors import BlackboxError
+from blackbox.mcp import wire
+from blackbox.recorder import ToolSlot
+from blackbox.replayer import ToolClaim
+
+if TYPE_CHECKING:
+    from blackbox.session import Session
+
+__all__ = ["Connect", "Link"]
+
+Connect = Callable[[], AbstractAsyncContextManager[Any]]  # the real transport: yields (read, write, ...)
+
+_REFUSED = {"sampling/createMessage": "sampling (the server asking the client's model)",
+            "elicitation/create": "elicitation (the server asking the user)"}
+_HANDSHAKE = "blackbox-initialize"
+
+
+def _arguments(fn_args: Any) -> None:
+    """Stands in for a tool function: an MCP request's stored input is its one positional value."""
+
+
+class _Pending:
+    """A request sent to the live server, waiting for its answer."""
+
+    def __init__(self, slot: ToolSlot, method: str, token: Any) -> None:
+        self.slot, self.method, self.token = slot, method, token
+        self.progress: list[dict[str, Any]] = []
+
+
+class Link:
+    """A server's name and how to reach it; `streams()` opens one connection of the client through the proxy."""
+
+    def __init__(self, session: Session, name: str, connect: Connect) -> None:
+        self.session = session
+        self.name = name
+        self.connect = connect
+        self._parent: dict[tuple[str, str], dict[str, Any]] | None = None
+
+    def streams(self) -> AbstractAsyncContextManager[tuple[Any, Any]]:
+        """The `(read, write)` pair a `ClientSession` is built on."""
+        return _Proxy(self).open()
+
+    def parent_answer(self, name: str, tool_input: Any) -> dict[str, Any] | None:
+        """A fork's parent's last answer to the same protocol request (not a tool call), or None."""
+        if self._parent is None:
+            from blackbox.cassette import load
+
+            self._parent = {}
+            steps = load(self.session.settings.cassette or "").steps
+            names = {}
+            for step in steps:
+                payload = step.payload if isinstance(step.payload, dict) else {}
+                if step.type == "tool_call" and isinstance(payload.get("mcp"), dict):
+                    names[payload.get("toolCallId")] = (str(payload.get("toolName")),
+                                                        canonical_text(payload.get("toolInput")))
+                elif step.type == "tool_result" and payload.get("toolCallId") in names:
+                    self._parent[names[payload.get("toolCallId")]] = payload
+        return self._parent.get((name, canonical_text(tool_input)))
+
+
+class _Proxy:
+    """One connection: the client's streams on one side, the server (maybe never started) on the other."""
+
+    def __init__(self, link: Link) -> None:
+        self.link = link
+        self.session = link.session
+        self.pending: dict[Any, _Pending] = {}
+        self.to_server: Any = None  # the live server's write stream
+        self.to_client: Any = None
+        self.handshake: list[Any] = []  # the client's initialize request and initialized notification
+        self._tg: Any = None
+        self._handshake_done: Any = None
+
+    @asynccontextmanager
+    async def open(self) -> AsyncIterator[tuple[Any, Any]]:
+        import anyio
+
+        client_send, server_side_recv = anyio.create_memory_object_stream[Any](math.inf)
+        to_client, client_recv = anyio.create_memory_object_stream[Any](math.inf)
+        self.to_client = to_client
+        async with AsyncExitStack() as stack:
+            live = self.session.mode == "record"
+            if live:  # where the transport would start without Blackbox, and failing the same way
+                pair = await stack.enter_async_context(self.link.connect())
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                if live:
+                    self.to_server = pair[1]
+                    tg.start_soon(self._from_server, pair[0])
+                tg.start_soon(self._from_client, server_side_recv)
+                try:
+                    yield client_recv, client_send
+                finally:
+                    tg.cancel_scope.cancel()
+
+    # -- the client's messages ----------------------------------------------------------------------
+
+    async def _from_client(self, stream: Any) -> None:
+        from mcp_types import JSONRPCNotification, JSONRPCRequest
+
+        async with AsyncExitStack() as stack, stream:  # a server started here is closed by this task
+            async for item in stream:
+                message = item.message
+                if isinstance(message, JSONRPCRequest):
+                    await self._request(item, message, stack)
+                    continue
+                if isinstance(message, JSONRPCNotification):
+                    if message.method == "notifications/initialized":
+                        self.handshake.append(item)
+                    elif message.method == "notifications/cancelled":
+                        self._cancelled(message.params or {})
+                if self.to_server is not None:  # notifications and answers to the server's requests
+                    await self.to_server.send(item)
+
+    async def _request(self, item: Any, message: Any, stack: AsyncExitStack) -> None:
+        method, params = message.method, message.params or {}
+        if method == "ping":
+            if self.to_server is None:
+                await self._reply(message.id, "result", {})
+            else:
+                await self.to_server.send(item)
+            return
+        if method == "initialize":
+            self.handshake[:0] = [item]
+        name, tool_input = wire.step_name(self.link.name, method, params), wire.step_input(method, params)
+        try:
+            ticket = self.session._tool_begin(name, _arguments, (tool_input,), {})
+        except BlackboxError as exc:  # a divergence, a finished session: the client's request fails with it
+            await self._reply(message.id, "error", {"code": wire.INTERNAL_ERROR, "message": str(exc)})
+            return
+        if isinstance(ticket, ToolClaim):
+            await self._claimed(message, ticket.outcome)
+            return
+        ticket.call_extra = {"mcp": {"server": self.link.name, "method": method}}
+        if method != "tools/call" and self.session.mode == "fork":
+            recorded = self.link.parent_answer(name, tool_input)
+            if recorded is not None:  # a fork answers start-up requests as its parent did, server or not
+                extra = recorded.get("mcp")
+                self._finish(ticket, {k: recorded[k] for k in ("result", "error") if k in recorded},
+                             extra if isinstance(extra, dict) else {})
+                await self._claimed(message, recorded)
+                return
+        meta = params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        self.pending[message.id] = _Pending(ticket, method, token)
+        try:
+            await self._go_live(stack)
+        except Exception as exc:  # the server cannot be started: the call fails as the connection would
+            self.pending.pop(message.id, None)
+            error = {**wire.closed_error(), "message": f"[blackbox] the MCP server {self.link.name!r} could not "
+                     f"be started for the fork: {type(exc).__name__}: {exc}"}
+            self._finish(ticket, *wire.error_outcome(error))
+            await self._reply(message.id, "error", error)
+            return
+        await self.to_server.send(item)
+
+    async def _claimed(self, message: Any, outcome: dict[str, Any] | None) -> None:
+        """Answer from the cassette: the recorded progress, then the recorded answer (a closed connection closes)."""
+        from mcp.shared.message import SessionMessage
+        from mcp_types import JSONRPCNotification
+
+        meta = (message.params or {}).get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        for progress in wire.progress_of(outcome) if token is not None else []:
+            await self.to_client.send(SessionMessage(JSONRPCNotification(
+                jsonrpc="2.0", method="notifications/progress", params={**progress, "progressToken": token})))
+        kind, value = wire.answer_of(message.method, outcome)
+        await self._reply(message.id, kind, value)
+        if kind == "error" and value.get("code") == wire.CONNECTION_CLOSED and self.to_server is None:
+            await self.to_client.aclose()  # the recorded server died here: later requests fail as they did
+
+    async def _reply(self, request_id: Any, kind: str, value: dict[str, Any]) -> None:
+        from mcp.shared.message import SessionMessage
+        from mcp_types import ErrorData, JSONRPCError, JSONRPCResponse
+
+        message = (JSONRPCResponse(jsonrpc="2.0", id=request_id, result=value) if kind == "result"
+                   else JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData.model_validate(value)))
+        await self.to_client.send(SessionMessage(message))
+
+    def _cancelled(self, params: dict[str, Any]) -> None:
+        """The client gave up on a request (its read timeout, or its caller cancelled): that is the outcome."""
+        pending = self.pending.pop(params.get("requestId"), None)
+        if pending is None:
+            return
+        reason = str(params.get("reason") or "")
+        error = (wire.timeout_error(pending.method) if reason.startswith("timed out")
+                 else {"code": wire.INTERNAL_ERROR, "message": f"the client cancelled the request ({reason})"})
+        self._finish(pending.slot, *wire.error_outcome(error), pending.progress)
+
+    # -- the live server ----------------------------------------------------------------------------
+
+    async def _go_live(self, stack: AsyncExitStack) -> None:
+        """Connect the server the first time a real run needs it (a fork after its fork point)."""
+        import anyio
+
+        if self.to_server is not None:
+            return
+        pair = await stack.enter_async_context(self.link.connect())
+        self.to_server = pair[1]
+        self._tg.start_soon(self._from_server, pair[0])
+        if self.handshake and self.handshake[0].message.method == "initialize":
+            from mcp.shared.message import SessionMessage
+            from mcp_types import JSONRPCRequest
+
+            first = self.handshake[0].message
+            self._handshake_done = anyio.Event()
+            await self.to_server.send(SessionMessage(JSONRPCRequest(
+                jsonrpc="2.0", id=_HANDSHAKE, method="initialize", params=first.params)))
+            await self._handshake_done.wait()
+            for item in self.handshake[1:]:
+                await self.to_server.send(item)
+
+    async def _from_server(self, stream: Any) -> None:
+        from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
+
+        async with stream:
+            async for item in stream:
+                message = item if isinstance(item, Exception) else item.message
+                if isinstance(message, JSONRPCResponse | JSONRPCError):
+                    if message.id == _HANDSHAKE and self._handshake_done is not None:
+                        self._handshake_done.set()
+                        continue
+                    self._answered(message)
+                elif isinstance(message, JSONRPCNotification) and message.method == "notifications/progress":
+                    self._progress(message.params or {})
+                elif isinstance(message, JSONRPCRequest) and message.method in _REFUSED:
+                    await self._refuse(message)
+                    continue
+                await self.to_client.send(item)
+        for pending in list(self.pending.values()):  # the server closed under these: as the client sees it
+            self._finish(pending.slot, *wire.error_outcome(wire.closed_error()), pending.progress)
+        self.pending.clear()
+        await self.to_client.aclose()
+
+    def _answered(self, message: Any) -> None:
+        from mcp_types import JSONRPCResponse
+
+        pending = self.pending.pop(message.id, None)
+        if pending is None:
+            return
+        if isinstance(message, JSONRPCResponse):
+            outcome = wire.result_outcome(pending.method, message.result)
+        else:
+            outcome = wire.error_outcome(message.error.model_dump(mode="json", exclude_none=True))
+        self._finish(pending.slot, *outcome, pending.progress)
+
+    def _progress(self, params: dict[str, Any]) -> None:
+        token = params.get("progressToken")
+        for pending in self.pending.values():
+            if token is not None and pending.token == token:
+                pending.progress.append({k: v for k, v in params.items() if k != "progressToken"})
+
+    async def _refuse(self, message: Any) -> None:
+        from mcp.shared.message import SessionMessage
+        from mcp_types import ErrorData, JSONRPCError
+
+        what = _REFUSED[message.method]
+        text = (f"[blackbox] the MCP server {self.link.name!r} asked for {what}, which Blackbox cannot replay; "
+                "record this server without sampling or elicitation, or wrap the tools that need them instead")
+        await self.to_server.send(SessionMessage(JSONRPCError(
+            jsonrpc="2.0", id=message.id, error=ErrorData(code=wire.INTERNAL_ERROR, message=text))))
+
+    def _finish(self, slot: ToolSlot, outcome: dict[str, Any], extra: dict[str, Any],
+                progress: list[dict[str, Any]] | None = None) -> None:
+        """End a real run with what the client received (`wire`'s step layout)."""
+        extra = {**extra, **({"progress": progress} if progress else {})}
+        slot.result_extra = {"mcp": extra} if extra else None
+        if "error" in outcome:
+            self.session._tool_end(slot, None, _RecordedError(str(outcome["error"])))
+        else:
+            self.session._tool_end(slot, outcome.get("result"), None)
+
+
+class _RecordedError(Exception):
+    """An MCP call's failure as the session stores it: its message is the step's `error`."""
