@@ -236,26 +236,34 @@ class _Proxy:
                 await self.to_server.send(item)
 
     async def _from_server(self, stream: Any) -> None:
-        from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
+        import anyio
 
-        async with stream:
-            async for item in stream:
-                message = item if isinstance(item, Exception) else item.message
-                if isinstance(message, JSONRPCResponse | JSONRPCError):
-                    if message.id == _HANDSHAKE and self._handshake_done is not None:
-                        self._handshake_done.set()
-                        continue
-                    self._answered(message)
-                elif isinstance(message, JSONRPCNotification) and message.method == "notifications/progress":
-                    self._progress(message.params or {})
-                elif isinstance(message, JSONRPCRequest) and message.method in _REFUSED:
-                    await self._refuse(message)
-                    continue
-                await self.to_client.send(item)
+        try:
+            async with stream:
+                async for item in stream:
+                    await self._from_server_item(item)
+        except anyio.ClosedResourceError:  # closed under us (the connection's owner is closing it): an end too
+            pass
         for pending in list(self.pending.values()):  # the server closed under these: as the client sees it
             self._finish(pending.slot, *wire.error_outcome(wire.closed_error()), pending.progress)
         self.pending.clear()
         await self.to_client.aclose()
+
+    async def _from_server_item(self, item: Any) -> None:
+        from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
+
+        message = item if isinstance(item, Exception) else item.message
+        if isinstance(message, JSONRPCResponse | JSONRPCError):
+            if message.id == _HANDSHAKE and self._handshake_done is not None:
+                self._handshake_done.set()
+                return
+            self._answered(message)
+        elif isinstance(message, JSONRPCNotification) and message.method == "notifications/progress":
+            self._progress(message.params or {})
+        elif isinstance(message, JSONRPCRequest) and message.method in _REFUSED:
+            await self._refuse(message)
+            return
+        await self.to_client.send(item)
 
     def _answered(self, message: Any) -> None:
         from mcp_types import JSONRPCResponse

@@ -92,12 +92,16 @@ def closed_error() -> dict[str, Any]:
 
 
 def call_result(value: Any) -> dict[str, Any]:
-    """A value set at a fork point (or scripted) as a `tools/call` result: an object with a `content` list is
-    one already; a string becomes one text block, any other value one text block of its JSON."""
+    """A value set at a fork point as a `tools/call` result: an object with a `content` list is one already; a
+    string becomes one text block; any other value one text block of its JSON, and an object is also the
+    structured content (which a tool with an output schema must return)."""
     if isinstance(value, dict) and isinstance(value.get("content"), list):
         return value
     text = value if isinstance(value, str) else canonical_text(value)
-    return {"content": [{"type": "text", "text": text}], "isError": False}
+    result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": False}
+    if isinstance(value, dict):
+        result["structuredContent"] = value
+    return result
 
 
 def answer_of(method: str, outcome: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:

@@ -1,0 +1,51 @@
+"""The real MCP server of the MCP tests (tests/mcp_weather_server.py), started over stdio or streamable HTTP."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+SERVER = str(Path(__file__).with_name("mcp_weather_server.py"))
+NOWHERE = "/nonexistent/blackbox-no-such-mcp-server"  # the server's command, made unrunnable for replay
+
+
+def stdio_params(command: str = sys.executable) -> Any:
+    from mcp import StdioServerParameters
+
+    return StdioServerParameters(command=command, args=[SERVER, "stdio"])
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def port_open(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+@contextmanager
+def http_server(port: int | None = None) -> Iterator[str]:
+    """The server on 127.0.0.1 over streamable HTTP: its URL while it runs; the port is closed afterwards."""
+    port = port or free_port()
+    process = subprocess.Popen([sys.executable, SERVER, "http", str(port)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60  # a condition to wait for, with a bound only against a hang
+        while not port_open(port):
+            assert process.poll() is None, "the MCP server exited while starting"
+            assert time.monotonic() < deadline, "the MCP server did not start listening"
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait()
+    assert not port_open(port)
