@@ -15,6 +15,7 @@ import sys
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 server = MCPServer("weather", instructions="Ask me about the weather.")
 FORECASTS = {"Paris": "sunny, 21°C", "Oslo": "snow, -3°C", "Lima": "cloudy, 18°C"}
@@ -29,7 +30,7 @@ def get_weather(city: str) -> dict[str, str]:
 @server.tool()
 def fail(reason: str) -> str:
     """Always fails: the client gets an `isError` result."""
-    raise ValueError(f"cannot comply: {reason}")
+    raise ToolError(f"cannot comply: {reason}")
 
 
 @server.tool()

@@ -95,6 +95,7 @@ class _Proxy:
         self.handshake: list[Any] = []  # the client's initialize request and initialized notification
         self._tg: Any = None
         self._handshake_done: Any = None
+        self.closed = False
 
     @asynccontextmanager
     async def open(self) -> AsyncIterator[tuple[Any, Any]]:
@@ -139,6 +140,8 @@ class _Proxy:
 
     async def _request(self, item: Any, message: Any, stack: AsyncExitStack) -> None:
         method, params = message.method, message.params or {}
+        if self.closed:  # the connection ended: the client's own dispatcher answers from now on
+            return
         if method == "ping":
             if self.to_server is None:
                 await self._reply(message.id, "result", {})
@@ -190,9 +193,11 @@ class _Proxy:
             await self.to_client.send(SessionMessage(JSONRPCNotification(
                 jsonrpc="2.0", method="notifications/progress", params={**progress, "progressToken": token})))
         kind, value = wire.answer_of(message.method, outcome)
+        if kind == "error" and value == wire.closed_error() and self.to_server is None:
+            self.closed = True  # the recorded server died here: the client sees its end, as it did
+            await self.to_client.aclose()
+            return
         await self._reply(message.id, kind, value)
-        if kind == "error" and value.get("code") == wire.CONNECTION_CLOSED and self.to_server is None:
-            await self.to_client.aclose()  # the recorded server died here: later requests fail as they did
 
     async def _reply(self, request_id: Any, kind: str, value: dict[str, Any]) -> None:
         from mcp.shared.message import SessionMessage
@@ -247,6 +252,7 @@ class _Proxy:
         for pending in list(self.pending.values()):  # the server closed under these: as the client sees it
             self._finish(pending.slot, *wire.error_outcome(wire.closed_error()), pending.progress)
         self.pending.clear()
+        self.closed = True
         await self.to_client.aclose()
 
     async def _from_server_item(self, item: Any) -> None:
