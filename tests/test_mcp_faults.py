@@ -53,7 +53,8 @@ def test_faults_are_seen_the_same_recorded_and_replayed(tmp_path: Path) -> None:
     from mcp import stdio_client
 
     plain = asyncio.run(faulty_agent(stdio_client(stdio_params())))
-    assert plain[0]["is_error"] is True and plain[0]["content"][0]["text"] == "Error executing tool fail: cannot comply: no umbrella"
+    assert plain[0]["is_error"] is True
+    assert plain[0]["content"][0]["text"] == "Error executing tool fail: cannot comply: no umbrella"
     assert plain[1] == (5 * 1024 * 1024, False) and plain[3] == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
     assert plain[-3:] == [("hang", REQUEST_TIMEOUT, "Request 'tools/call' timed out"),
                           ("crash", CONNECTION_CLOSED, "Connection closed"),

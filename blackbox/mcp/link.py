@@ -11,7 +11,9 @@ request but `ping` to `Session._tool_begin` (the same path as a wrapped tool), n
 - a recorded run (replay; a fork before its fork point) is answered from the cassette: the server is never
   started or connected.
 
-A fork that goes live makes the client's `initialize` handshake again with the server it starts.  Requests from
+A fork that goes live makes the client's start-up (`server/discover`, `initialize`, `initialized`) again with the
+server it starts, which `--live` starts as soon as the fork point is reached (a slow server then warms up while
+the model is asked).  Requests from
 the server for the model or the user (sampling, elicitation) are refused with advice: they cannot be replayed.
 """
 
@@ -37,7 +39,8 @@ Connect = Callable[[], AbstractAsyncContextManager[Any]]  # the real transport: 
 
 _REFUSED = {"sampling/createMessage": "sampling (the server asking the client's model)",
             "elicitation/create": "elicitation (the server asking the user)"}
-_HANDSHAKE = "blackbox-initialize"
+_HANDSHAKE = "blackbox-handshake-"
+_START_UP = ("initialize", "server/discover", "notifications/initialized")
 
 
 def _arguments(fn_args: Any) -> None:
@@ -60,20 +63,34 @@ class Link:
         self.name = name
         self.connect = connect
         self._parent: dict[tuple[str, str], dict[str, Any]] | None = None
+        self._steps: list[Any] | None = None
 
     def streams(self) -> AbstractAsyncContextManager[tuple[Any, Any]]:
         """The `(read, write)` pair a `ClientSession` is built on."""
         return _Proxy(self).open()
 
+    def _parent_steps(self) -> list[Any]:
+        from blackbox.cassette import load
+
+        if self._steps is None:
+            self._steps = load(self.session.settings.cassette or "").steps
+        return self._steps
+
+    def parent_result(self, index: int | None) -> Any:
+        """The result a fork's parent recorded at step `index` (what a value set there replaces), or None."""
+        steps = self._parent_steps()
+        payload = steps[index].payload if index is not None and index < len(steps) else None
+        if not isinstance(payload, dict):
+            return None
+        extra = payload.get("mcp")
+        return payload["result"] if "result" in payload else extra.get("result") if isinstance(extra, dict) else None
+
     def parent_answer(self, name: str, tool_input: Any) -> dict[str, Any] | None:
         """A fork's parent's last answer to the same protocol request (not a tool call), or None."""
         if self._parent is None:
-            from blackbox.cassette import load
-
             self._parent = {}
-            steps = load(self.session.settings.cassette or "").steps
             names = {}
-            for step in steps:
+            for step in self._parent_steps():
                 payload = step.payload if isinstance(step.payload, dict) else {}
                 if step.type == "tool_call" and isinstance(payload.get("mcp"), dict):
                     names[payload.get("toolCallId")] = (str(payload.get("toolName")),
@@ -92,9 +109,11 @@ class _Proxy:
         self.pending: dict[Any, _Pending] = {}
         self.to_server: Any = None  # the live server's write stream
         self.to_client: Any = None
-        self.handshake: list[Any] = []  # the client's initialize request and initialized notification
+        self.handshake: list[Any] = []  # the client's start-up messages, made again with a server started late
         self._tg: Any = None
-        self._handshake_done: Any = None
+        self._answers: dict[str, Any] = {}  # handshake id → the event its answer sets
+        self._live: Any = None  # set once a late server is connected (or failed to)
+        self._live_error: BaseException | None = None
         self.closed = False
 
     @asynccontextmanager
@@ -105,7 +124,7 @@ class _Proxy:
         to_client, client_recv = anyio.create_memory_object_stream[Any](math.inf)
         self.to_client = to_client
         async with AsyncExitStack() as stack:
-            live = self.session.mode == "record"
+            live = self.session.mode == "record"  # (a fork's late server is `_serve_live`'s)
             if live:  # where the transport would start without Blackbox, and failing the same way
                 pair = await stack.enter_async_context(self.link.connect())
             async with anyio.create_task_group() as tg:
@@ -124,21 +143,20 @@ class _Proxy:
     async def _from_client(self, stream: Any) -> None:
         from mcp_types import JSONRPCNotification, JSONRPCRequest
 
-        async with AsyncExitStack() as stack, stream:  # a server started here is closed by this task
+        async with stream:
             async for item in stream:
                 message = item.message
+                if isinstance(message, JSONRPCRequest | JSONRPCNotification) and message.method in _START_UP:
+                    self.handshake.append(item)
                 if isinstance(message, JSONRPCRequest):
-                    await self._request(item, message, stack)
+                    await self._request(item, message)
                     continue
-                if isinstance(message, JSONRPCNotification):
-                    if message.method == "notifications/initialized":
-                        self.handshake.append(item)
-                    elif message.method == "notifications/cancelled":
-                        self._cancelled(message.params or {})
+                if isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
+                    self._cancelled(message.params or {})
                 if self.to_server is not None:  # notifications and answers to the server's requests
                     await self.to_server.send(item)
 
-    async def _request(self, item: Any, message: Any, stack: AsyncExitStack) -> None:
+    async def _request(self, item: Any, message: Any) -> None:
         method, params = message.method, message.params or {}
         if self.closed:  # the connection ended: the client's own dispatcher answers from now on
             return
@@ -148,8 +166,6 @@ class _Proxy:
             else:
                 await self.to_server.send(item)
             return
-        if method == "initialize":
-            self.handshake[:0] = [item]
         name, tool_input = wire.step_name(self.link.name, method, params), wire.step_input(method, params)
         try:
             ticket = self.session._tool_begin(name, _arguments, (tool_input,), {})
@@ -157,7 +173,12 @@ class _Proxy:
             await self._reply(message.id, "error", {"code": wire.INTERNAL_ERROR, "message": str(exc)})
             return
         if isinstance(ticket, ToolClaim):
-            await self._claimed(message, ticket.outcome)
+            settings, template = self.session.settings, None
+            if settings.mode == "fork" and ticket.result_index == settings.fork_at:  # the new value
+                template = self.link.parent_result(ticket.result_index)
+                if settings.continue_with == "live":
+                    self._start_live()
+            await self._claimed(message, ticket.outcome, template)
             return
         ticket.call_extra = {"mcp": {"server": self.link.name, "method": method}}
         if method != "tools/call" and self.session.mode == "fork":
@@ -172,7 +193,7 @@ class _Proxy:
         token = meta.get("progressToken") if isinstance(meta, dict) else None
         self.pending[message.id] = _Pending(ticket, method, token)
         try:
-            await self._go_live(stack)
+            await self._go_live()
         except Exception as exc:  # the server cannot be started: the call fails as the connection would
             self.pending.pop(message.id, None)
             error = {**wire.closed_error(), "message": f"[blackbox] the MCP server {self.link.name!r} could not "
@@ -182,7 +203,7 @@ class _Proxy:
             return
         await self.to_server.send(item)
 
-    async def _claimed(self, message: Any, outcome: dict[str, Any] | None) -> None:
+    async def _claimed(self, message: Any, outcome: dict[str, Any] | None, template: Any = None) -> None:
         """Answer from the cassette: the recorded progress, then the recorded answer (a closed connection closes)."""
         from mcp.shared.message import SessionMessage
         from mcp_types import JSONRPCNotification
@@ -192,7 +213,7 @@ class _Proxy:
         for progress in wire.progress_of(outcome) if token is not None else []:
             await self.to_client.send(SessionMessage(JSONRPCNotification(
                 jsonrpc="2.0", method="notifications/progress", params={**progress, "progressToken": token})))
-        kind, value = wire.answer_of(message.method, outcome)
+        kind, value = wire.answer_of(message.method, outcome, template)
         if kind == "error" and value == wire.closed_error() and self.to_server is None:
             self.closed = True  # the recorded server died here: the client sees its end, as it did
             await self.to_client.aclose()
@@ -219,26 +240,47 @@ class _Proxy:
 
     # -- the live server ----------------------------------------------------------------------------
 
-    async def _go_live(self, stack: AsyncExitStack) -> None:
-        """Connect the server the first time a real run needs it (a fork after its fork point)."""
+    def _start_live(self) -> None:
+        """Start connecting the server in a task of its own, which owns the connection until the proxy closes."""
         import anyio
 
+        if self._live is None and self.to_server is None:
+            self._live = anyio.Event()
+            self._tg.start_soon(self._serve_live)
+
+    async def _go_live(self) -> None:
+        """The server, connected the first time a real run needs it (a fork after its fork point)."""
         if self.to_server is not None:
             return
-        pair = await stack.enter_async_context(self.link.connect())
-        self.to_server = pair[1]
-        self._tg.start_soon(self._from_server, pair[0])
-        if self.handshake and self.handshake[0].message.method == "initialize":
-            from mcp.shared.message import SessionMessage
-            from mcp_types import JSONRPCRequest
+        self._start_live()
+        await self._live.wait()
+        if self._live_error is not None:
+            raise self._live_error
 
-            first = self.handshake[0].message
-            self._handshake_done = anyio.Event()
-            await self.to_server.send(SessionMessage(JSONRPCRequest(
-                jsonrpc="2.0", id=_HANDSHAKE, method="initialize", params=first.params)))
-            await self._handshake_done.wait()
-            for item in self.handshake[1:]:
-                await self.to_server.send(item)
+    async def _serve_live(self) -> None:
+        import anyio
+        from mcp.shared.message import SessionMessage
+        from mcp_types import JSONRPCRequest
+
+        try:
+            async with self.link.connect() as pair, anyio.create_task_group() as tg:
+                self.to_server = pair[1]
+                tg.start_soon(self._from_server, pair[0])
+                for n, item in enumerate(self.handshake):  # the client's start-up, made again
+                    if isinstance(item.message, JSONRPCRequest):
+                        answered = self._answers[f"{_HANDSHAKE}{n}"] = anyio.Event()
+                        await self.to_server.send(SessionMessage(JSONRPCRequest(
+                            jsonrpc="2.0", id=f"{_HANDSHAKE}{n}", method=item.message.method,
+                            params=item.message.params)))
+                        await answered.wait()
+                    else:
+                        await self.to_server.send(item)
+                self._live.set()
+                await anyio.sleep_forever()
+        except Exception as exc:  # the server cannot be started: the calls waiting for it fail
+            self._live_error = exc
+            self.to_server = None
+            self._live.set()
 
     async def _from_server(self, stream: Any) -> None:
         import anyio
@@ -260,8 +302,8 @@ class _Proxy:
 
         message = item if isinstance(item, Exception) else item.message
         if isinstance(message, JSONRPCResponse | JSONRPCError):
-            if message.id == _HANDSHAKE and self._handshake_done is not None:
-                self._handshake_done.set()
+            if isinstance(message.id, str) and message.id in self._answers:
+                self._answers.pop(message.id).set()
                 return
             self._answered(message)
         elif isinstance(message, JSONRPCNotification) and message.method == "notifications/progress":

@@ -91,21 +91,25 @@ def closed_error() -> dict[str, Any]:
     return {"code": CONNECTION_CLOSED, "message": "Connection closed"}
 
 
-def call_result(value: Any) -> dict[str, Any]:
+def call_result(value: Any, template: Any = None) -> dict[str, Any]:
     """A value set at a fork point as a `tools/call` result: an object with a `content` list is one already; a
     string becomes one text block; any other value one text block of its JSON, and an object is also the
-    structured content (which a tool with an output schema must return)."""
+    structured content (which a tool with an output schema must return).  The other fields of the recorded
+    result (`template`: `resultType`, `_meta`, which a newer protocol requires) are kept."""
     if isinstance(value, dict) and isinstance(value.get("content"), list):
         return value
     text = value if isinstance(value, str) else canonical_text(value)
-    result: dict[str, Any] = {"content": [{"type": "text", "text": text}], "isError": False}
+    kept = ({k: v for k, v in template.items() if k not in ("content", "structuredContent", "isError")}
+            if isinstance(template, dict) else {})
+    result: dict[str, Any] = {**kept, "content": [{"type": "text", "text": text}], "isError": False}
     if isinstance(value, dict):
         result["structuredContent"] = value
     return result
 
 
-def answer_of(method: str, outcome: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
-    """What the client gets for a recorded outcome: ("result", result) or ("error", error object)."""
+def answer_of(method: str, outcome: dict[str, Any] | None, template: Any = None) -> tuple[str, dict[str, Any]]:
+    """What the client gets for a recorded outcome: ("result", result) or ("error", error object); `template` is
+    the recorded result a value set at a fork point replaces."""
     outcome = outcome or {}
     found = outcome.get("mcp")
     extra: dict[str, Any] = found if isinstance(found, dict) else {}
@@ -116,11 +120,11 @@ def answer_of(method: str, outcome: dict[str, Any] | None) -> tuple[str, dict[st
             return "error", extra["error"]
         message = str(outcome["error"])  # a plain error (set at a fork point): the tool failed
         if method == "tools/call":
-            return "result", {"content": [{"type": "text", "text": message}], "isError": True}
+            return "result", {**call_result(message, template), "isError": True}
         return "error", {"code": INTERNAL_ERROR, "message": message}
     value = outcome.get("result")
     if method == "tools/call":
-        return "result", call_result(value)
+        return "result", call_result(value, template)
     if isinstance(value, dict):
         return "result", value
     return "error", {"code": INTERNAL_ERROR, "message": f"[blackbox] the recorded answer to {method} is not an "
