@@ -68,7 +68,7 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.dead = NOWHERE if kind == "stdio" else self.url
         self._running: Any = None
-        self.opened: list[int] = []
+        self.opened: list[bool] = []
 
     def live(self) -> str:
         if self.kind == "stdio":
@@ -84,8 +84,9 @@ class Server:
             self._running = None
         assert self.kind == "stdio" or not port_open(self.port)
 
-    def transport(self, where: str, fake: FakeAPI | None = None) -> Any:
-        """A fresh transport (not yet opened); with `fake`, notes when it is opened."""
+    def transport(self, where: str, bb: blackbox.Session | None = None) -> Any:
+        """A fresh transport (not yet opened); with `bb` (a fork), notes whether its fork point was reached when
+        the transport was opened."""
         if self.kind == "stdio":
             from mcp import stdio_client
 
@@ -94,12 +95,12 @@ class Server:
             from mcp.client.streamable_http import streamable_http_client
 
             inner = streamable_http_client(where)
-        if fake is None:
+        if bb is None:
             return inner
 
         @asynccontextmanager
         async def noted() -> AsyncIterator[Any]:
-            self.opened.append(len(fake.requests))
+            self.opened.append(bb._engine.reached)  # type: ignore[attr-defined]  # the fork engine's state
             async with inner as streams:
                 yield streams
 
@@ -166,16 +167,16 @@ def test_raw_session_record_verify_replay_diverge_fork(fake_api: FakeAPI, tmp_pa
     fork = load(tmp_path / "fork.json")
     assert verify(fork).ok and fork.steps[at].payload["result"] == SNOWY and fake_api.requests == []
 
-    # fork live: the model sees the new value and calls the tool again; the server starts only then
+    # fork live: the model sees the new value and calls the tool again; the server starts at the fork point
     fake_api.brain = turn_brain([lambda body: anthropic_message(tool_uses=[("get_weather", {"city": "Paris"})]),
                                  lambda body: anthropic_message(tool_uses=[("get_weather", {"city": "Oslo"})]),
                                  lambda body: anthropic_message(text="Weather: " + "; ".join(last_tool_results(body)))])
     bb = blackbox.session("fork", cassette=out, out=tmp_path / "live.json", fork_at=at, fork_set=SNOWY,
                           continue_with="live")
-    assert asyncio.run(raw_agent(bb, fake_api, server.transport(server.live(), fake_api))) == \
+    assert asyncio.run(raw_agent(bb, fake_api, server.transport(server.live(), bb))) == \
         'Weather: {\n  "city": "Oslo",\n  "forecast": "snow, -3°C"\n}'
     bb.finish("done")
-    assert server.opened == [1]  # after the first model request, which came after the fork point
+    assert server.opened == [True]  # once, and only when the fork point had been reached
     live = load(tmp_path / "live.json")
     assert verify(live).ok and len(fake_api.requests) == 2
     assert live.steps[at].payload["result"] == SNOWY

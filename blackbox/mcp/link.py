@@ -250,10 +250,10 @@ class _Proxy:
 
     async def _go_live(self) -> None:
         """The server, connected the first time a real run needs it (a fork after its fork point)."""
-        if self.to_server is not None:
-            return
+        if self._live is None and self.to_server is not None:
+            return  # record: connected from the start
         self._start_live()
-        await self._live.wait()
+        await self._live.wait()  # connected and its start-up made again
         if self._live_error is not None:
             raise self._live_error
 
