@@ -5,7 +5,7 @@
 
 Its tools cover what the tests need: a plain text + structured result, an `isError` result, a 5 MB
 result, a crash in the middle of a call (the process exits), a call that never answers, progress
-notifications, and a resource and a prompt.
+notifications, a question to the user (elicitation), and a resource and a prompt.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import sys
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel
 
 server = MCPServer("weather", instructions="Ask me about the weather.")
 FORECASTS = {"Paris": "sunny, 21°C", "Oslo": "snow, -3°C", "Lima": "cloudy, 18°C"}
@@ -58,6 +59,20 @@ async def count(n: int, ctx: Context) -> str:
     for i in range(n):
         await ctx.report_progress(i + 1, n, f"step {i + 1}")
     return f"counted to {n}"
+
+
+class Confirm(BaseModel):
+    ok: bool
+
+
+@server.tool()
+async def confirm(question: str, ctx: Context) -> str:
+    """Asks the user (elicitation), which Blackbox refuses: it could not be replayed."""
+    try:
+        answer = await ctx.elicit(question, Confirm)
+    except Exception as exc:
+        raise ToolError(f"the client did not answer: {exc}") from None
+    return f"answered {answer.action}"
 
 
 @server.resource("notes://today")

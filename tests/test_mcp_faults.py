@@ -80,3 +80,37 @@ def test_faults_are_seen_the_same_recorded_and_replayed(tmp_path: Path) -> None:
     bb = blackbox.session("replay", cassette=out)
     assert asyncio.run(faulty_agent(bb.mcp(stdio_client(stdio_params(NOWHERE)), name="weather"))) == plain
     assert bb.finish("done").status == "success"
+
+
+async def asks_the_user(transport: Any) -> Any:
+    """An agent whose client answers elicitation (it would ask its user): the server's question reaches Blackbox."""
+    from mcp import ClientSession
+
+    asked: list[str] = []
+
+    async def on_elicit(context: Any, params: Any) -> Any:
+        asked.append(params.message)
+        from mcp_types import ElicitResult
+
+        return ElicitResult(action="accept", content={"ok": True})
+
+    async with transport as (read, write), ClientSession(read, write, elicitation_callback=on_elicit) as session:
+        await session.initialize()
+        result = await session.call_tool("confirm", {"question": "Book it?"})
+    return asked, seen(result)
+
+
+def test_elicitation_is_refused_with_advice(tmp_path: Path) -> None:
+    from mcp import stdio_client
+
+    asked, plain = asyncio.run(asks_the_user(stdio_client(stdio_params())))
+    assert asked == ["Book it?"] and plain["content"][0]["text"] == "answered accept"  # without Blackbox
+
+    out = tmp_path / "asked.json"
+    bb = blackbox.session("record", out=out)
+    asked, got = asyncio.run(asks_the_user(bb.mcp(stdio_client(stdio_params()), name="weather")))
+    bb.finish("done")
+    assert asked == []  # the question never reached the client: its answer could not be replayed
+    assert got["is_error"] is True and "Blackbox cannot replay" in got["content"][0]["text"]
+    result = next(s.payload for s in load(out).steps if s.type == "tool_result" and s.payload["toolName"] == "confirm")
+    assert "elicitation (the server asking the user)" in result["error"]
