@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 SERVER = str(Path(__file__).with_name("mcp_weather_server.py"))
 NOWHERE = "/nonexistent/blackbox-no-such-mcp-server"  # the server's command, made unrunnable for replay
 
@@ -49,3 +51,39 @@ def http_server(port: int | None = None) -> Iterator[str]:
         process.terminate()
         process.wait()
     assert not port_open(port)
+
+
+class Served:
+    """Where the real server is for one test: `live()` (HTTP: started when stopped) and `dead` (stdio: a command
+    that cannot run; HTTP: the same URL, its port closed)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.dead = NOWHERE if kind == "stdio" else self.url
+        self._running: Any = None
+
+    def live(self) -> str:
+        if self.kind == "stdio":
+            return sys.executable
+        if self._running is None:
+            self._running = http_server(self.port)
+            self._running.__enter__()
+        return self.url
+
+    def stop(self) -> None:
+        if self._running is not None:
+            self._running.__exit__(None, None, None)
+            self._running = None
+        assert self.kind == "stdio" or not port_open(self.port)
+
+
+@pytest.fixture(params=["stdio", "http"])
+def served(request: pytest.FixtureRequest) -> Iterator[Served]:
+    """The server of one test, over stdio and over streamable HTTP on 127.0.0.1; stopped afterwards."""
+    where = Served(request.param)
+    try:
+        yield where
+    finally:
+        where.stop()

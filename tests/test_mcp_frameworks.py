@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 import blackbox
 from blackbox.cassette import Cassette, load
@@ -27,27 +24,16 @@ from tests.fakeapi import (
     turn_brain,
     weather_brain,
 )
-from tests.mcp_servers import NOWHERE, SERVER, free_port, http_server, port_open
+from tests.mcp_servers import SERVER, Served, served
+from tests.test_frameworks import agents_sdk
 
 pytest_plugins = ["tests.conftest_fakeapi"]
+__all__ = ["agents_sdk", "served"]  # fixtures shared with tests/test_frameworks.py and tests/mcp_servers.py
 
 NO_KEY = next(iter(PLACEHOLDER_KEYS.values()))
 SNOWY = {"city": "Paris", "forecast": "snowy"}
 CITIES = ("Paris", "Rome")
 READ_TIMEOUT = 120  # the clients' read timeout: a bound against a hang, far above a server's start-up here
-
-
-@pytest.fixture
-def agents_sdk() -> Iterator[Any]:
-    """The `agents` package with tracing off (its uploads would bypass Blackbox); the default client is reset."""
-    import agents
-    from agents.models import _openai_shared
-
-    agents.set_tracing_disabled(True)
-    try:
-        yield agents
-    finally:
-        _openai_shared._default_openai_client = None
 
 
 def agents_server(kind: str, where: str) -> Any:
@@ -91,41 +77,6 @@ async def run_pydantic_ai(bb: blackbox.Session, fake: FakeAPI, key: str, toolset
     agent = Agent(model, instructions="Be brief.", toolsets=[bb.mcp(toolset)])  # the Blackbox line
     async with agent:
         return str((await agent.run("Weather in Paris and Rome?")).output)
-
-
-class Served:
-    """Where the real server is for one test: `live()` (HTTP: started when stopped) and `dead` (stdio: a command
-    that cannot run; HTTP: the same URL with its port closed)."""
-
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-        self.dead = NOWHERE if kind == "stdio" else self.url
-        self._running: Any = None
-
-    def live(self) -> str:
-        if self.kind == "stdio":
-            return sys.executable
-        if self._running is None:
-            self._running = http_server(self.port)
-            self._running.__enter__()
-        return self.url
-
-    def stop(self) -> None:
-        if self._running is not None:
-            self._running.__exit__(None, None, None)
-            self._running = None
-        assert self.kind == "stdio" or not port_open(self.port)
-
-
-@pytest.fixture(params=["stdio", "http"])
-def served(request: pytest.FixtureRequest) -> Iterator[Served]:
-    where = Served(request.param)
-    try:
-        yield where
-    finally:
-        where.stop()
 
 
 def mcp_call_steps(cassette: Cassette) -> list[Any]:

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -19,9 +18,11 @@ from blackbox.cassette import load
 from blackbox.errors import ReplayDivergenceError
 from blackbox.verify import verify
 from tests.fakeapi import FakeAPI, anthropic_message, last_tool_results, turn_brain, weather_brain
-from tests.mcp_servers import NOWHERE, free_port, http_server, port_open, stdio_params
+from tests.mcp_servers import Served, served, stdio_params
 
 pytest_plugins = ["tests.conftest_fakeapi"]
+__all__ = ["served"]  # the fixture of tests/mcp_servers.py
+OPENED: list[bool] = []  # per transport a live fork opened: whether its fork point had been reached
 
 SNOWY = {"city": "Paris", "forecast": "snowy"}
 PARIS = '{\n  "city": "Paris",\n  "forecast": "sunny, 21°C"\n}'
@@ -57,70 +58,35 @@ async def raw_agent(bb: blackbox.Session, fake: FakeAPI, transport: Any, overrid
             messages.append({"role": "user", "content": results})
 
 
-class Server:
-    """The real server of one test: `live()` is where it runs (HTTP: started if stopped), `dead` where it does not
-    (stdio: a command that cannot run; HTTP: the same URL, its port closed), `opened` the model requests the
-    fake API had seen each time a transport was opened."""
+def transport_of(served: Served, where: str, bb: blackbox.Session | None = None) -> Any:
+    """A fresh transport (not yet opened); with `bb` (a fork), notes in `opened` whether its fork point was
+    reached when the transport was opened."""
+    if served.kind == "stdio":
+        from mcp import stdio_client
 
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-        self.dead = NOWHERE if kind == "stdio" else self.url
-        self._running: Any = None
-        self.opened: list[bool] = []
+        inner = stdio_client(stdio_params(where))
+    else:
+        from mcp.client.streamable_http import streamable_http_client
 
-    def live(self) -> str:
-        if self.kind == "stdio":
-            return sys.executable
-        if self._running is None:
-            self._running = http_server(self.port)
-            self._running.__enter__()
-        return self.url
+        inner = streamable_http_client(where)
+    if bb is None:
+        return inner
 
-    def stop(self) -> None:
-        if self._running is not None:
-            self._running.__exit__(None, None, None)
-            self._running = None
-        assert self.kind == "stdio" or not port_open(self.port)
+    @asynccontextmanager
+    async def noted() -> AsyncIterator[Any]:
+        OPENED.append(bb._engine.reached)  # type: ignore[attr-defined]  # the fork engine's state
+        async with inner as streams:
+            yield streams
 
-    def transport(self, where: str, bb: blackbox.Session | None = None) -> Any:
-        """A fresh transport (not yet opened); with `bb` (a fork), notes whether its fork point was reached when
-        the transport was opened."""
-        if self.kind == "stdio":
-            from mcp import stdio_client
-
-            inner = stdio_client(stdio_params(where))
-        else:
-            from mcp.client.streamable_http import streamable_http_client
-
-            inner = streamable_http_client(where)
-        if bb is None:
-            return inner
-
-        @asynccontextmanager
-        async def noted() -> AsyncIterator[Any]:
-            self.opened.append(bb._engine.reached)  # type: ignore[attr-defined]  # the fork engine's state
-            async with inner as streams:
-                yield streams
-
-        return noted()
+    return noted()
 
 
-@pytest.fixture(params=["stdio", "http"])
-def server(request: pytest.FixtureRequest) -> Iterator[Server]:
-    running = Server(request.param)
-    try:
-        yield running
-    finally:
-        running.stop()
-
-
-def test_raw_session_record_verify_replay_diverge_fork(fake_api: FakeAPI, tmp_path: Path, server: Server) -> None:
+def test_raw_session_record_verify_replay_diverge_fork(fake_api: FakeAPI, tmp_path: Path, served: Served) -> None:
     out = tmp_path / "run.json"
+    OPENED.clear()
     fake_api.brain = weather_brain("anthropic", text=None)
     bb = blackbox.session("record", out=out)
-    answer = asyncio.run(raw_agent(bb, fake_api, server.transport(server.live())))
+    answer = asyncio.run(raw_agent(bb, fake_api, transport_of(served, served.live())))
     assert answer == f"Weather: {PARIS}"
     bb.finish(answer)
 
@@ -137,10 +103,10 @@ def test_raw_session_record_verify_replay_diverge_fork(fake_api: FakeAPI, tmp_pa
     assert result["result"]["content"] == [{"type": "text", "text": PARIS}]
 
     # replay: the server's command cannot run (HTTP: its port is closed), the model is never asked
-    server.stop()
+    served.stop()
     fake_api.reset()
     bb = blackbox.session("replay", cassette=out)
-    assert asyncio.run(raw_agent(bb, fake_api, server.transport(server.dead))) == answer
+    assert asyncio.run(raw_agent(bb, fake_api, transport_of(served, served.dead))) == answer
     assert bb.finish(answer).status == "success" and fake_api.requests == []
 
     # a changed argument diverges at the MCP call's step, with the same report as any tool
@@ -148,7 +114,7 @@ def test_raw_session_record_verify_replay_diverge_fork(fake_api: FakeAPI, tmp_pa
     from mcp import MCPError
 
     with pytest.raises(BaseExceptionGroup) as failed:  # the agent's MCP call fails with the divergence
-        asyncio.run(raw_agent(bb, fake_api, server.transport(server.dead), override={"city": "Oslo"}))
+        asyncio.run(raw_agent(bb, fake_api, transport_of(served, served.dead), override={"city": "Oslo"}))
     assert failed.group_contains(MCPError, match="replay diverged", depth=None)
     with pytest.raises(ReplayDivergenceError) as diverged:
         bb.finish(answer)
@@ -162,7 +128,7 @@ def test_raw_session_record_verify_replay_diverge_fork(fake_api: FakeAPI, tmp_pa
     script.write_text(json.dumps([{"type": "final_answer", "text": "Snow in Paris."}]))
     bb = blackbox.session("fork", cassette=out, out=tmp_path / "fork.json", fork_at=at, fork_set=SNOWY,
                           continue_with="script", script=script)
-    assert asyncio.run(raw_agent(bb, fake_api, server.transport(server.dead))) == "Snow in Paris."
+    assert asyncio.run(raw_agent(bb, fake_api, transport_of(served, served.dead))) == "Snow in Paris."
     bb.finish("Snow in Paris.")
     fork = load(tmp_path / "fork.json")
     assert verify(fork).ok and fork.steps[at].payload["result"] == SNOWY and fake_api.requests == []
@@ -173,10 +139,10 @@ def test_raw_session_record_verify_replay_diverge_fork(fake_api: FakeAPI, tmp_pa
                                  lambda body: anthropic_message(text="Weather: " + "; ".join(last_tool_results(body)))])
     bb = blackbox.session("fork", cassette=out, out=tmp_path / "live.json", fork_at=at, fork_set=SNOWY,
                           continue_with="live")
-    assert asyncio.run(raw_agent(bb, fake_api, server.transport(server.live(), bb))) == \
+    assert asyncio.run(raw_agent(bb, fake_api, transport_of(served, served.live(), bb))) == \
         'Weather: {\n  "city": "Oslo",\n  "forecast": "snow, -3°C"\n}'
     bb.finish("done")
-    assert server.opened == [True]  # once, and only when the fork point had been reached
+    assert OPENED == [True]  # once, and only when the fork point had been reached
     live = load(tmp_path / "live.json")
     assert verify(live).ok and len(fake_api.requests) == 2
     assert live.steps[at].payload["result"] == SNOWY
