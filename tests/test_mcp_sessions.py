@@ -122,6 +122,11 @@ def test_raw_session_record_verify_replay_diverge_fork(fake_api: FakeAPI, tmp_pa
     assert f"replay diverged at step {index}, tool get_weather input" in report
     assert '"Paris"' in report and '"Oslo"' in report and fake_api.requests == []
 
+    # --match sequence: the call is matched by name, as any tool, and gets the recorded answer
+    bb = blackbox.session("replay", cassette=out, match="sequence")
+    assert asyncio.run(raw_agent(bb, fake_api, transport_of(served, served.dead), override={"city": "Oslo"})) == answer
+    assert bb.finish(answer).status == "success" and fake_api.requests == []
+
     # fork at the MCP result, scripted: the server is never started
     at = index + 1
     script = tmp_path / "replies.json"
