@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from blackbox.errors import BlackboxUnsupportedError
-from blackbox.providers import anthropic, azure, openai_chat, responses
+from blackbox.providers import anthropic, azure, gemini, openai_chat, responses
 from blackbox.providers.base import CodecProvider
 from blackbox.providers.neutral import CallIds
 from blackbox.wire import Request
@@ -29,7 +29,8 @@ ANTHROPIC: Provider = anthropic.PROVIDER
 OPENAI_CHAT: Provider = openai_chat.PROVIDER
 RESPONSES: Provider = responses.PROVIDER
 #: Every provider, asked in this order (the first that matches a request takes it: Azure before OpenAI).
-PROVIDERS: tuple[Provider, ...] = (azure.AZURE_CHAT, azure.AZURE_RESPONSES, ANTHROPIC, OPENAI_CHAT, RESPONSES)
+PROVIDERS: tuple[Provider, ...] = (azure.AZURE_CHAT, azure.AZURE_RESPONSES, ANTHROPIC, OPENAI_CHAT, RESPONSES,
+                                   gemini.PROVIDER)
 
 
 def route(request: Request) -> Provider | None:
