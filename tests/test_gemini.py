@@ -53,6 +53,16 @@ def config() -> Any:
                                        tools=[types.Tool(function_declarations=[WEATHER])])
 
 
+def turn_answer(parts: list[Any], weather: Any) -> Any:
+    """The model's text when it called nothing, else the user turn with the function responses."""
+    calls = [part.function_call for part in parts if part.function_call]
+    if not calls:
+        return "".join(part.text or "" for part in parts if part.text and not part.thought)
+    return types.Content(role="user", parts=[
+        types.Part.from_function_response(name=call.name, response={"result": weather(**call.args)})
+        for call in calls])
+
+
 def run(bb: blackbox.Session, fake: FakeAPI, *, stream: bool = False, prompt: str = "Weather in Paris and Rome?",
         **kwargs: Any) -> str:
     """A manual function-calling loop over `models.generate_content(_stream)`."""
@@ -68,12 +78,10 @@ def run(bb: blackbox.Session, fake: FakeAPI, *, stream: bool = False, prompt: st
             response = models.generate_content(model=MODEL, contents=contents, config=config())
             parts = response.candidates[0].content.parts
             contents.append(response.candidates[0].content)
-        calls = [part.function_call for part in parts if part.function_call]
-        if not calls:
-            return "".join(part.text or "" for part in parts if part.text and not part.thought)
-        contents.append(types.Content(role="user", parts=[
-            types.Part.from_function_response(name=call.name, response={"result": weather(**call.args)})
-            for call in calls]))
+        answer = turn_answer(parts, weather)
+        if isinstance(answer, str):
+            return answer
+        contents.append(answer)
 
 
 async def arun(bb: blackbox.Session, fake: FakeAPI, *, stream: bool = False) -> str:
@@ -91,12 +99,10 @@ async def arun(bb: blackbox.Session, fake: FakeAPI, *, stream: bool = False) -> 
             response = await models.generate_content(model=MODEL, contents=contents, config=config())
             parts = response.candidates[0].content.parts
             contents.append(response.candidates[0].content)
-        calls = [part.function_call for part in parts if part.function_call]
-        if not calls:
-            return "".join(part.text or "" for part in parts if part.text and not part.thought)
-        contents.append(types.Content(role="user", parts=[
-            types.Part.from_function_response(name=call.name, response={"result": weather(**call.args)})
-            for call in calls]))
+        answer = turn_answer(parts, weather)
+        if isinstance(answer, str):
+            return answer
+        contents.append(answer)
 
 
 def record(fake: FakeAPI, out: Path, *, stream: bool = False, asynchronous: bool = False) -> str:
