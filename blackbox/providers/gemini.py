@@ -65,9 +65,9 @@ def normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
 
 
 def _normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
-    for field, (what, advice) in _REFUSED_FIELDS.items():
-        if body.get(field):
-            raise unsupported(what, advice)
+    for field in _REFUSED_FIELDS.keys() & body.keys():
+        if body[field]:
+            raise unsupported(*_REFUSED_FIELDS[field])
     contents = body.get("contents")
     if isinstance(contents, dict):
         contents = [contents]
@@ -89,21 +89,30 @@ def _params(body: dict[str, Any]) -> dict[str, Any]:
     config = body.get("generationConfig")
     if config is not None and not isinstance(config, dict):
         raise unsupported("a generationConfig that is not an object", "pass a GenerateContentConfig")
-    config = config or {}
-    count = config.get("candidateCount")
-    if count not in (None, 1):
-        raise unsupported(f"candidateCount={count}", "ask for one candidate (Blackbox records one answer a call)")
-    modalities = config.get("responseModalities")
-    if isinstance(modalities, list) and any(str(m).upper() != "TEXT" for m in modalities):
-        raise unsupported("responseModalities other than TEXT", "ask for text output only")
-    if config.get("speechConfig") is not None:
-        raise unsupported("speechConfig (audio output)", "ask for text output only")
-    params = {KEPT_PARAMS[name]: value for name, value in config.items() if name in KEPT_PARAMS and value is not None}
-    rest = {name: value for name, value in config.items()
-            if name not in KEPT_PARAMS and name != "candidateCount" and value is not None}
+    params: dict[str, Any] = {}
+    rest: dict[str, Any] = {}
+    for name, value in (config or {}).items():
+        if value is None:
+            continue
+        if name in KEPT_PARAMS:
+            params[KEPT_PARAMS[name]] = value
+        elif name == "candidateCount":
+            if value != 1:
+                raise unsupported(f"candidateCount={value}", "ask for one candidate (Blackbox records one answer a "
+                                                             "call)")
+        elif name == "responseModalities":
+            if not isinstance(value, list) or any(str(m).upper() != "TEXT" for m in value):
+                raise unsupported("responseModalities other than TEXT", "ask for text output only")
+            rest[name] = value
+        elif name == "speechConfig":
+            raise unsupported("speechConfig (audio output)", "ask for text output only")
+        else:
+            rest[name] = value
     if rest:
         params[_REST] = rest
-    params.update({name: body[name] for name in _TOP_PARAMS if body.get(name) is not None})
+    for name in _TOP_PARAMS:
+        if body.get(name) is not None:
+            params[name] = body[name]
     return params
 
 
@@ -146,8 +155,11 @@ def _declaration(declaration: Any) -> dict[str, Any]:
     if not isinstance(declaration, dict) or not isinstance(declaration.get("name"), str):
         raise unsupported("a function declaration without a name", "give every function a name")
     # the API takes both spellings, and google-genai sends the JSON-schema field in snake case
-    schema = next((declaration[name] for name in ("parametersJsonSchema", "parameters_json_schema", "parameters")
-                   if declaration.get(name) is not None), None)
+    schema = declaration.get("parametersJsonSchema")
+    if schema is None:
+        schema = declaration.get("parameters_json_schema")
+    if schema is None:
+        schema = declaration.get("parameters")
     return neutral_tool(declaration["name"], declaration.get("description"), schema)
 
 
@@ -328,8 +340,8 @@ class Gemini(CodecProvider):
     def matches(self, request: Request) -> bool:
         if request.method != "POST":
             return False
-        if _CALL_PATH.search(request.route) is not None:
-            return True
+        if ":" in request.path:  # a method call (`…:generateContent`): no other API's path has a colon
+            return _CALL_PATH.search(request.route) is not None
         # The stateful Interactions API: taken only to be refused with advice (`body_of`).
         return request.route.endswith("/interactions") and (
             request.host.endswith(_GOOGLE_HOSTS) or request.header("x-goog-api-key") is not None)

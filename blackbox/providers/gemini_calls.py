@@ -35,6 +35,8 @@ def check_part(part: Any, where: str) -> str:
     """The kind of a part (`text`, `functionCall`, `functionResponse`); anything else is refused, naming it."""
     if not isinstance(part, dict):
         raise unsupported(f"a part of type {type(part).__name__} in {where}", "send Part objects")
+    if len(part) == 1 and isinstance(part.get("text"), str):  # the common part, answered at once
+        return "text"
     kinds = [key for key in part if key not in _IGNORED_KEYS and part[key] is not None]
     for key in kinds:
         if key in _REFUSED_PARTS:
