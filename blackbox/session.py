@@ -36,6 +36,7 @@ from blackbox.providers.stream import StreamResult
 from blackbox.recorder import ToolSlot
 from blackbox.replayer import ToolClaim
 from blackbox.report import SessionReport, write_report
+from blackbox.sdk_clients import genai_http_options, guard_genai
 from blackbox.secrets import Secrets
 from blackbox.settings import UNSET, Continue, Match, Mode, Pace, Settings, default_trace_id, resolve_settings
 from blackbox.tee import OpenStreams
@@ -88,11 +89,17 @@ class Session:
     def http_client(self, flavor: str | None = None, **kwargs: Any) -> Any:
         """An `httpx2.Client` (or `httpx.Client` with flavor="httpx", for SDKs still on httpx) whose requests
         go through this session.  Extra keyword arguments go to the client (`transport=` is wrapped)."""
+        guard_genai()
         return make_client(self, flavor, asynchronous=False, **kwargs)
 
     def async_http_client(self, flavor: str | None = None, **kwargs: Any) -> Any:
         """The async counterpart of `http_client()`, for `AsyncAnthropic` / `AsyncOpenAI`."""
+        guard_genai()
         return make_client(self, flavor, asynchronous=True, **kwargs)
+
+    def genai_http_options(self, flavor: str | None = None, **kwargs: Any) -> Any:
+        """google-genai's `HttpOptions` with both its clients Blackbox's (`kwargs`: other HttpOptions fields)."""
+        return genai_http_options(self, flavor, **kwargs)
 
     def open_call(self, request: Request) -> Reply | Forward:
         """Decide what happens to one HTTP request: forward it (maybe recording) or answer it here."""
