@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shlex
@@ -249,12 +250,51 @@ def test_follow_shows_a_step_appended_while_it_runs(terminal, tmp_path: Path) ->
     term = terminal("--follow", str(out))  # started before the recording: it waits for the journal
     term.wait_for("waiting for a recording")
     header = {"blackboxJournal": 1, "id": "live", "createdAt": recorded["createdAt"], "out": str(out)}
-    journal.write_bytes(line(header) + b"".join(line(s) for s in recorded["steps"][:4]))
-    term.wait_for_all("4 steps", "step 0 of 4", "following live.json.blackbox-journal (live)")
-    with journal.open("ab") as handle:
-        handle.write(line(recorded["steps"][4]))
-    shown = term.wait_for_all("5 steps", "Tool called: get_telemetry")
-    assert "following live.json.blackbox-journal (live)" in shown
+    lock = os.open(journal, os.O_RDWR | os.O_CREAT, 0o600)  # held as a live recorder holds it
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        journal.write_bytes(line(header) + b"".join(line(s) for s in recorded["steps"][:4]))
+        term.wait_for_all("4 steps", "step 0 of 4", "following live.json.blackbox-journal (live)")
+        with journal.open("ab") as handle:
+            handle.write(line(recorded["steps"][4]))
+        shown = term.wait_for_all("5 steps", "Tool called: get_telemetry")
+        assert "following live.json.blackbox-journal (live)" in shown
+    finally:
+        os.close(lock)
+
+
+def test_follow_a_real_recording_to_its_end(terminal, tmp_path: Path) -> None:
+    """`blackbox record` of a real SDK agent, followed from before it starts: the tool shows as running while it
+    runs, and when the run ends the written cassette is shown, every step and the real outcome."""
+    from tests.fakeapi import FakeAPI, anthropic_message
+
+    out = tmp_path / "gated.json"
+    gate = tmp_path / "gate"
+    agent = Path(__file__).with_name("gated_agent.py")
+    term = terminal("--follow", str(out))
+    term.wait_for("waiting for a recording")
+    with FakeAPI() as fake:
+        fake.queue(anthropic_message(tool_uses=[("wait_for_gate", {"gate": "north"})]),
+                   anthropic_message(text="The gate is open: done."))
+        env = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-follow-e2e", "ANTHROPIC_BASE_URL": fake.url,
+               "GATE": str(gate)}
+        agent_run = subprocess.Popen([sys.executable, "-m", "blackbox", "record", "--out", str(out), "--",
+                                      sys.executable, str(agent)], env=env, cwd=tmp_path,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            shown = term.wait_for_all("Tool called: wait_for_gate · running…", "1 tool running", timeout=90)
+            assert "3 steps" in shown and "outcome incomplete" in shown
+            gate.touch()
+            shown = term.wait_for_all("7 steps", "outcome success", "Run completed", timeout=90)
+            assert "running…" not in shown and "chain intact" in shown
+            output, _ = agent_run.communicate(timeout=120)  # a hang guard: it ends as soon as the run does
+        finally:
+            if agent_run.poll() is None:
+                agent_run.kill()
+                agent_run.wait()
+    assert agent_run.returncode == 0, output.decode(errors="replace")
+    assert "Tool result: wait_for_gate → ok" in term.screen()
+    assert "following" not in term.screen()  # the status line no longer says live
 
 
 def test_a_large_file_opens_at_once_and_reads_the_rest_meanwhile(terminal, tmp_path: Path) -> None:

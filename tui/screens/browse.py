@@ -32,6 +32,7 @@ from ..widgets.line_table import LineTable
 from ..widgets.run_header import RunHeader
 from ..widgets.step_detail import StepDetail
 from ..widgets.step_table import StepTable
+from .following import follow_tick, following_status
 from .prompts import PathPrompt, PickOne
 
 __all__ = ["REST_DELAY", "BrowseScreen"]
@@ -171,29 +172,7 @@ class BrowseScreen(Screen[None]):
             self._progress_timer = None
 
     def _follow(self) -> None:
-        """Append what the recording wrote since the last look; the cursor on the last row stays on the last."""
-        follower = self.follower
-        if follower is None:
-            return
-        update = follower.poll()
-        if update.steps or update.drop:
-            table = self.table
-            at_end = table.cursor >= table.row_count - 1
-            self.run.append(update.steps, drop=update.drop)
-            table._index_width = max(table._index_width, len(str(len(self.run) - 1)))
-            if not self.filter_label:
-                table.indices = range(len(self.run))
-            elif update.drop:  # a filter keeps its rows, less the steps that were replaced
-                table.indices = [i for i in table.indices if i < len(self.run)]
-            table.rows_changed(table.row_count - 1 if at_end else table.cursor)
-            self.query_one(RunHeader).refresh_chain()
-            self._check_chain()
-            self._show_detail()
-        if follower.finished:
-            self.follower = None
-            done = "written" if follower.out.exists() else "not written (see the agent's output)"
-            say(self.app, f"The recording ended: {follower.out} {done}.")
-        self._update_status()
+        follow_tick(self)
 
     def on_screen_resume(self) -> None:
         """Back from the diff or a fork: the keys go to the step list again (it was never focused when the
@@ -274,9 +253,8 @@ class BrowseScreen(Screen[None]):
         parts = [where]
         if self.run.loading is not None:
             parts.append(f"reading the file: {self.run.loading.fraction:.0%}")
-        if self.follower is not None:
-            parts.append(f"following {inert(self.follower.journal.name)} (live)" + (
-                f" — {inert(self.follower.problem)}" if self.follower.problem else ""))
+        if (following := following_status(self)) is not None:
+            parts.append(following)
         if self.filter_label:
             parts.append(f"filter: {inert(self.filter_label)} ({self.table.row_count} shown)")
         if self.query_text:
