@@ -16,9 +16,7 @@ import contextlib
 import os
 import shlex
 import signal
-import sys
 import tempfile
-import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -37,34 +35,19 @@ from blackbox.fork import load_script, same_file
 from blackbox.inert import inert
 from blackbox.providers.requests import PROVIDERS, infer_provider, key_variable
 
+from ..fork_files import default_out, fork_argv, write_inputs
 from ..notice import say
 from ..run import Run, pretty_json
 from ..state import ForkSettings, recall_fork, remember_fork
 from ..widgets.json_editor import JsonEditor
-from .prompts import PathPrompt
+from .tool_answer import ask_tool_result
 
-__all__ = ["ForkScreen", "default_out", "fork_argv", "key_problem"]
+__all__ = ["ForkScreen", "default_out", "fork_argv", "key_problem"]  # the two from fork_files, as before
 
 CONTINUATIONS = ("script", "inline", "live")
 RUNNERS = ("whatif", "agent", "demo")
 KILL_GRACE = 3.0
 NARROW = 76  # below this many columns the editor and the settings are stacked, not side by side
-
-
-def default_out(parent: Path, index: int) -> Path:
-    """`<parent>-fork-at-<N>.json` beside the parent (never the parent itself), relative to here if inside."""
-    out = parent.with_name(f"{parent.stem}-fork-at-{index}.json")
-    try:
-        return out.resolve().relative_to(Path.cwd().resolve())
-    except ValueError:
-        return out
-
-
-def fork_argv(parent: Path, index: int, value_file: Path, out: Path, continuation: list[str],
-              command: list[str]) -> list[str]:
-    """The CLI call that makes the fork; `continuation` is `["--live"]` or `["--script", path]`."""
-    return [sys.executable, "-m", "blackbox", "fork", str(parent), "--at", str(index), "--set",
-            f"@{value_file}", "--out", str(out), *continuation, "--", *command]
 
 
 def initial_value(payload: object) -> str:
@@ -402,12 +385,12 @@ class ForkScreen(Screen[None]):
         from blackbox.whatif import LiveModel, ModelSource, ScriptedModel, what_if
 
         model: ModelSource
-        model_name = self.model_name or None
+        model_name = None  # a scripted run keeps the recorded model: the name typed is for a live one
         if settings.continuation == "live":
             provider = self.live_provider
             if provider is None:
                 raise UsageError("name a Claude or GPT model for the live run")
-            model = LiveModel(provider)
+            model, model_name = LiveModel(provider), self.model_name or None
         elif settings.continuation == "inline":
             with tempfile.TemporaryDirectory(prefix="blackbox-fork-") as tmp:
                 replies = Path(tmp) / "replies.json"
@@ -421,32 +404,8 @@ class ForkScreen(Screen[None]):
                        model_name=model_name, tool_results=self._ask_result)
 
     def _ask_result(self, call: dict[str, Any]) -> Any:
-        """From the worker thread: ask for the result of a call the parent never made (empty stops the fork
-        there, incomplete; text that is not JSON is taken as a string)."""
-        from blackbox.canonical import canonical_text
-        from blackbox.whatif import NO_RESULT
-
-        answered = threading.Event()
-        box: list[str | None] = [None]
-
-        def done(text: str | None) -> None:
-            box[0] = text
-            answered.set()
-
-        shown = inert(f"{call.get('toolName')} {canonical_text(call.get('toolInput'))}")
-        title = (f"The model called {shown[:200]} — a call the run never made. Its result (JSON; "
-                 "empty or escape stops the fork here, incomplete):")
-        self.app.call_from_thread(self.app.push_screen, PathPrompt(title, ""), done)
-        while not answered.wait(0.25):
-            if not self.is_attached or not self.app.is_running:  # the UI closed meanwhile: stop here
-                return NO_RESULT
-        text = box[0]
-        if not text:
-            return NO_RESULT
-        try:
-            return decode_json(text)
-        except ValueError:
-            return text
+        """From the worker thread: the result of a call the parent never made (see `ask_tool_result`)."""
+        return ask_tool_result(self.app, call, lambda: self.is_attached and self.app.is_running)
 
     def _failed(self, message: str) -> None:
         self.busy = False
@@ -464,22 +423,22 @@ class ForkScreen(Screen[None]):
 
     @work(exclusive=True, group="fork")
     async def _launch(self, settings: ForkSettings, out: Path) -> None:
+        """Run `blackbox fork … -- <agent>`; the value and the inline replies are written beside the fork, so the
+        command the log shows can be run again."""
         log = self.query_one("#fork-log", Log)
-        with tempfile.TemporaryDirectory(prefix="blackbox-fork-") as tmp:
-            value_file = Path(tmp) / "value.json"
-            value_file.write_text(self.query_one("#value", JsonEditor).text, encoding="utf-8")
-            if settings.continuation == "live":
-                continuation = ["--live"]
-            elif settings.continuation == "inline":
-                replies = Path(tmp) / "replies.json"
-                replies.write_text(settings.replies, encoding="utf-8")
-                continuation = ["--script", str(replies)]
-            else:
-                continuation = ["--script", str(Path(settings.script).expanduser())]
-            argv = fork_argv(self.parent_path, self.index, value_file, out, continuation,
-                             shlex.split(settings.command))
-            log.write_line(inert("$ " + shlex.join(["blackbox", *argv[3:]])))
-            code, last = await self._run(argv, log)
+        inline = settings.replies if settings.continuation == "inline" else None
+        try:
+            value_file, replies = write_inputs(out, self.query_one("#value", JsonEditor).text, inline)
+        except BlackboxError as exc:
+            self._failed(f"error: {exc}")
+            return
+        if settings.continuation == "live":
+            continuation = ["--live"]
+        else:
+            continuation = ["--script", str(replies or Path(settings.script).expanduser())]
+        argv = fork_argv(self.parent_path, self.index, value_file, out, continuation, shlex.split(settings.command))
+        log.write_line(inert("$ " + shlex.join(["blackbox", *argv[3:]])))
+        code, last = await self._run(argv, log)
         self._finished(code, out, last)
 
     async def _run(self, argv: list[str], log: Log) -> tuple[int, str]:
