@@ -122,7 +122,7 @@ def test_browse_then_diff_in_a_real_terminal(terminal) -> None:
     shown = term.wait_for("chain intact")
     assert "triage-incident" in shown and "17 steps" in shown
     term.keys("j", "j", "j", "j", "j")
-    shown = term.wait_for("step 5 of 17")
+    shown = term.wait_for("step 5 (6 of 17)")
     assert '"vehicle_id": "VAN-14"' in shown
     term.keys("d")
     term.wait_for("Compare with which cassette?")
@@ -254,7 +254,7 @@ def test_follow_shows_a_step_appended_while_it_runs(terminal, tmp_path: Path) ->
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
         journal.write_bytes(line(header) + b"".join(line(s) for s in recorded["steps"][:4]))
-        term.wait_for_all("4 steps", "step 0 of 4", "following live.json.blackbox-journal (live)")
+        term.wait_for_all("4 steps", "step 0 (1 of 4)", "following live.json.blackbox-journal (live)")
         with journal.open("ab") as handle:
             handle.write(line(recorded["steps"][4]))
         shown = term.wait_for_all("5 steps", "Tool called: get_telemetry")
@@ -324,7 +324,7 @@ def test_a_large_file_opens_at_once_and_reads_the_rest_meanwhile(terminal, tmp_p
     shown = term.wait_for_all("big-e2e  big.json", "├─ Tool called: search", "step 0 of")
     assert "0  model_input  Model called with 1 message(s)" in shown
     term.keys("G")  # pressed while reading: the cursor keeps to the last row until the last step is read
-    term.wait_for(f"step {count - 1} of {count}")
+    term.wait_for(f"step {count - 1} ({count} of {count})")
     shown = term.wait_for(f"{count:,} steps  ·  chain")  # the whole file read: no longer "steps so far"
     assert f"{count - 1}  metadata     Run completed" in shown
     term.keys("/")
@@ -335,25 +335,26 @@ def test_a_large_file_opens_at_once_and_reads_the_rest_meanwhile(terminal, tmp_p
     term.wait_for(needle)
     term.keys("Enter")
     # from the last step the search wraps around to the first match, all of them found
-    shown = term.wait_for_all(f"step {found[0]} of {count}", f'search "{needle}": match 1 of {len(found)}')
+    shown = term.wait_for_all(f"step {found[0]} ({found[0] + 1} of {count})",
+                              f'search "{needle}": match 1 of {len(found)}')
     assert "(searching…)" not in shown and f"{found[0]}  model_output" in shown
     term.keys("n")
-    term.wait_for_all(f"step {found[1]} of {count}", f"match 2 of {len(found)}")
+    term.wait_for_all(f"step {found[1]} ({found[1] + 1} of {count})", f"match 2 of {len(found)}")
     shown = term.wait_for("chain intact")
     assert "outcome success" in shown
     term.keys("q")
     assert "EXITED 0" in term.wait_for("EXITED", timeout=5)
 
     cut = terminal(str(truncated))
-    shown = cut.wait_for("The file cannot be read past step")
+    shown = cut.wait_for("The file cannot be read from step")
     assert "the file ends early" in shown
-    kept = int(shown.split("cannot be read past step ", 1)[1].split(":", 1)[0])
+    kept = int(shown.split("cannot be read from step ", 1)[1].split(" ", 1)[0])
     assert kept == count - 1  # every whole step before the cut (the last one is the one cut)
     assert f"{kept:,} steps" in shown and f"unreadable from step {kept}" in shown
     cut.keys("G")
-    cut.wait_for(f"step {kept - 1} of {kept}")
+    cut.wait_for(f"step {kept - 1} ({kept} of {kept})")
     cut.keys("Up", "Up")
-    shown = cut.wait_for(f"step {kept - 3} of {kept}")
+    shown = cut.wait_for(f"step {kept - 3} ({kept - 2} of {kept})")
     assert "Traceback" not in shown
     cut.keys("q")
     shown = cut.wait_for("EXITED", timeout=5)

@@ -216,11 +216,12 @@ class BrowseScreen(Screen[None]):
 
     def _chain_checked(self) -> None:
         self.query_one(RunHeader).refresh_chain()
+        self.table.refresh()  # the broken step's row is marked
         broken = self.run.chain
         if self.run.problem:
             self.add_class("-broken")
             self.query_one("#chain-banner", Static).update(Content(
-                f"⚠ The file cannot be read past step {len(self.run)}: {inert(self.run.problem.rstrip('.'))}. "
+                f"⚠ The file cannot be read from step {len(self.run)} on: {inert(self.run.problem.rstrip('.'))}. "
                 "The steps before it are shown."
             ))
         elif broken is not None:
@@ -249,7 +250,8 @@ class BrowseScreen(Screen[None]):
 
     def _update_status(self) -> None:
         index = self.table.step_index
-        where = f"step {index} of {len(self.run)}" if index is not None else "no steps shown"
+        # steps are named by their index, 0-based as in the cassette and the CLI; the position counts from 1
+        where = f"step {index} ({index + 1} of {len(self.run)})" if index is not None else "no steps shown"
         parts = [where]
         if self.run.loading is not None:
             parts.append(f"reading the file: {self.run.loading.fraction:.0%}")

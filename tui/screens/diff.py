@@ -65,6 +65,8 @@ class DiffScreen(Screen[None]):
 
     DEFAULT_CSS = """
     DiffScreen {
+        #diff-chain { display: none; height: auto; background: $error; color: $text; text-style: bold; padding: 0 1; }
+        &.-broken #diff-chain { display: block; }
         #verdict { height: auto; padding: 0 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
         #columns { height: 1; padding: 0; color: $text-muted; background: $panel; text-style: bold; }
         #rows { height: 1fr; }
@@ -87,6 +89,7 @@ class DiffScreen(Screen[None]):
         self._reading_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
+        yield Static(id="diff-chain")
         yield Static(Content.styled("comparing…", "$text-muted"), id="verdict")
         yield Static(id="columns")
         yield DiffTable(self.a, self.b, id="rows")
@@ -129,6 +132,8 @@ class DiffScreen(Screen[None]):
     def _compare(self) -> None:
         if not (self.a.wait_loaded() and self.b.wait_loaded()):
             return  # the app is quitting
+        self.a.check_chain()  # hashes every step once, cached on the run: the CLI refuses a broken chain
+        self.b.check_chain()
         try:
             result = compare(self.a, self.b, semantic=self.semantic)
             classifier = Classifier(self.a, self.b, result)
@@ -149,11 +154,29 @@ class DiffScreen(Screen[None]):
         self.table.classifier = classifier
         self.table.rows_changed(self.table.cursor)  # a large file may have had more steps to read
         self._update_verdict()
+        self._show_chains()
         self.call_after_refresh(self._update_columns)
         if first_load:
             target = self.start_at if self.start_at is not None else result.first_divergence
             self.table.move_to(target or 0, center=True)
         self._show_changes()
+
+    def broken_chains(self) -> list[str]:
+        """`A: chain broken at step 5 (reason)` for each run whose chain does not hold (checked by `_compare`)."""
+        found = []
+        for side, run in (("A", self.a), ("B", self.b)):
+            broken = run.chain if run.chain_checked else None
+            if broken is not None:
+                found.append(f"{side} ({run.name}): chain broken at step {broken.index} ({inert(broken.reason)})")
+        return found
+
+    def _show_chains(self) -> None:
+        broken = self.broken_chains()
+        self.set_class(bool(broken), "-broken")
+        if broken:
+            self.query_one("#diff-chain", Static).update(Content(
+                "⚠ " + "; ".join(broken) + ". The file changed after it was recorded: the comparison may not be "
+                "what ran (`blackbox diff` refuses it)."))
 
     def _update_verdict(self) -> None:
         result = self.comparison
@@ -172,10 +195,12 @@ class DiffScreen(Screen[None]):
                 where += Content.styled(f" · no behavioural divergence up to step {classifier.scanned_to} "
                                         "(] looks further)", "$text-muted")
         counts = {kind: result.rows.count(kind) for kind in ("changed", "only_a", "only_b")}
-        first = Content.assemble(
-            (self.a.label, "bold"), ("  ↔  ", "$text-muted"), (self.b.label, "bold"),
-            (f"   compared by {mode} (s toggles)", "$text-muted"),
-        )
+        first = Content.assemble((self.a.label, "bold"), ("  ↔  ", "$text-muted"), (self.b.label, "bold"))
+        for side, run in (("A", self.a), ("B", self.b)):  # before the rest: a narrow terminal cuts the line's end
+            broken = run.chain if run.chain_checked else None
+            if broken is not None:
+                first += Content.styled(f"   {side}: chain BROKEN at step {broken.index}", "bold $text-error")
+        first += Content.styled(f"   compared by {mode} (s toggles)", "$text-muted")
         second = where + Content.styled(
             f"   ·  {counts['changed']} changed, {counts['only_a']} only in A, {counts['only_b']} only in B",
             "$text-muted",

@@ -96,8 +96,13 @@ class StepTable(LineTable):
         colour = self.style_of(f"step-table--{kind}")
         muted = self.style_of("line-table--muted")
         marked = index in self.marked
+        broken = self.run.chain if self.run.chain_checked else None  # never hashed here: checked in a thread
+        if broken is not None and broken.index == index and not marked:
+            mark = Segment("✗", self.style_of("step-table--error"))  # the step whose hash does not hold
+        else:
+            mark = Segment("›" if marked else " ", self.style_of("step-table--match") if marked else muted)
         lead = [
-            Segment("›" if marked else " ", self.style_of("step-table--match") if marked else muted),
+            mark,
             Segment(f"{index:>{self._index_width}}  ", muted),
             Segment(f"{step.type:<{TYPE_WIDTH}}", colour),
             Segment(self.run.nesting(index), muted),
