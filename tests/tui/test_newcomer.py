@@ -66,3 +66,73 @@ async def test_browse_marks_the_row_whose_hash_breaks(tampered: Path) -> None:
         screen = app.screen
         assert row_text(screen, 5).startswith("✗") and " 5  tool_result" in row_text(screen, 5)
         assert not any(row_text(screen, row).startswith("✗") for row in range(17) if row != 5)
+
+
+# -- 80×24 ------------------------------------------------------------------------------------------------
+
+SMALL = (80, 24)
+
+
+def footer_fits(screen, last: str = "Help") -> None:
+    """Every key of the footer is on screen, the last one (`last`) too."""
+    keys = list(screen.query("FooterKey"))
+    assert keys and all(key.region.right <= SMALL[0] and key.region.width > 0 for key in keys)
+    assert last in str(keys[-1].render()) or last in str(keys[-2].render())
+
+
+def lines_fit(static: Static) -> None:
+    """No line is wider than the widget: none is wrapped again by the widget, back to column 0."""
+    width = static.size.width
+    assert width > 0
+    assert max(len(line) for line in str(static.render()).split("\n")) <= width
+
+
+async def test_the_diff_at_80x24_keeps_its_outcome_lines_and_its_whole_footer() -> None:
+    from tests.tui.conftest import HYPOTHESIS
+
+    app = make_app(INCIDENT, HYPOTHESIS, diff=True)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        diff = app.screen
+        verdict = text(diff, "#verdict").split("\n")
+        assert verdict[3].startswith("A success") and verdict[4].startswith("B success")
+        assert diff.query_one("#verdict").region.height == 5
+        assert diff.table.region.height >= 8  # still room for the rows
+        footer_fits(diff)
+        await pilot.press("v")
+        await settle(pilot)
+        left, right = (app.screen.query_one(f"#value-{side}").query_one(Static) for side in "ab")
+        lines_fit(left)
+        lines_fit(right)
+        assert str(left.render()).count("\n") == str(right.render()).count("\n")  # still row for row
+
+
+async def test_browse_and_help_at_80x24_wrap_json_and_keys_under_themselves() -> None:
+    app = make_app(INCIDENT)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        await pilot.press(*"jjjjj")
+        await settle(pilot)
+        screen = app.screen
+        footer_fits(screen)
+        payload = screen.query_one("#payload-text", Static)
+        lines_fit(payload)
+        assert any(line.startswith(" " * 10) and "Temperatu" in line for line in str(payload.render()).split("\n"))
+        await pilot.press("question_mark")
+        await settle(pilot)
+        lines_fit(app.screen.query_one("#help-text", Static))
+
+
+async def test_the_fork_screen_at_80x24_shows_the_whole_output_path(incident_copy: Path, monkeypatch) -> None:
+    from textual.widgets import Input
+
+    from tests.tui.test_fork import open_fork
+
+    monkeypatch.chdir(incident_copy.parent.parent)
+    app = make_app(incident_copy)
+    async with app.run_test(size=SMALL) as pilot:
+        screen = await open_fork(pilot)
+        out = screen.query_one("#out", Input)
+        assert out.content_region.width >= len(out.value) + 1
+        assert out.region.bottom <= SMALL[1] - 1  # on screen, above the footer
+        footer_fits(screen, "Back")

@@ -16,7 +16,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from blackbox.cassette import Step
@@ -28,6 +28,7 @@ from ..external import open_readonly, viewer_command
 from ..follow import Follower
 from ..notice import say
 from ..run import Run, pretty_json
+from ..widgets.fit_footer import FitFooter
 from ..widgets.line_table import LineTable
 from ..widgets.run_header import RunHeader
 from ..widgets.step_detail import StepDetail
@@ -119,7 +120,7 @@ class BrowseScreen(Screen[None]):
             yield StepDetail(self.run, id="detail")
         yield Static(id="status")
         yield Input(placeholder="search summaries and payloads (enter: find, escape: close)", id="search")
-        yield Footer()
+        yield FitFooter()
 
     def on_mount(self) -> None:
         table = self.table

@@ -26,7 +26,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Input, Label, Log, RadioButton, RadioSet, Static
+from textual.widgets import Button, Input, Label, Log, RadioButton, RadioSet, Static
 
 from blackbox.canonical import decode_json
 from blackbox.cassette import Cassette, save
@@ -39,6 +39,7 @@ from ..fork_files import default_out, fork_argv, write_inputs
 from ..notice import say
 from ..run import Run, pretty_json
 from ..state import ForkSettings, recall_fork, remember_fork
+from ..widgets.fit_footer import FitFooter
 from ..widgets.json_editor import JsonEditor
 from .tool_answer import ask_tool_result
 
@@ -66,10 +67,7 @@ def key_problem(provider: str | None, env: dict[str, str] | os._Environ[str] = o
 
 
 def _next_model_input(run: Run, index: int) -> int | None:
-    for i in range(index + 1, len(run)):
-        if run.steps.type(i) == "model_input":
-            return i
-    return None
+    return next((i for i in range(index + 1, len(run)) if run.steps.type(i) == "model_input"), None)
 
 
 class ForkScreen(Screen[None]):
@@ -93,8 +91,6 @@ class ForkScreen(Screen[None]):
         #settings Label { color: $text-muted; }
         #settings RadioSet { width: 100%; border: none; padding: 0; background: $surface; }
         #settings RadioSet:focus-within { background: $boost; }
-        #settings Input { border: none; height: 1; padding: 0 1; background: $boost; }
-        #settings Input:focus { background: $accent 25%; }
         #replies { height: 7; display: none; }
         #script-path { display: none; }
         #settings.-inline #replies { display: block; }
@@ -105,9 +101,14 @@ class ForkScreen(Screen[None]):
         #command-part { display: none; }
         #settings.-agent #command-part { display: block; }
         #model-part, #command-part { height: auto; }
-        #buttons { height: 1; padding: 0 1; }
+        #out-part { height: auto; padding: 0 1; & Label { color: $text-muted; } }
+        #settings Input, #out-part Input { border: none; height: 1; padding: 0 1; background: $boost; }
+        #settings Input:focus, #out-part Input:focus { background: $accent 25%; }
+        #out-part Input { width: 1fr; }
+        #value-box Label { width: 100%; }
+        #buttons { height: auto; padding: 0 1; }
         #buttons Button { height: 1; min-width: 10; border: none; margin-right: 1; }
-        #fork-problem { width: 1fr; height: 1; color: $text-warning; }
+        #fork-problem { width: 1fr; height: auto; color: $text-warning; }
         #fork-status { height: auto; padding: 0 1; }
         #fork-status.-error { color: $text-error; text-style: bold; }
         #fork-status.-ok { color: $text-success; }
@@ -177,9 +178,9 @@ class ForkScreen(Screen[None]):
                         yield RadioButton("a replies file", id="script", value=remembered.continuation == "script")
                         yield RadioButton("replies written here", id="inline",
                                           value=remembered.continuation == "inline")
-                        yield RadioButton("live: the provider's API (key from the environment)", id="live",
+                        yield RadioButton("live: the provider's API", id="live",
                                           value=remembered.continuation == "live")
-                    yield Input(remembered.script, placeholder="replies.json (a JSON array of model outputs)",
+                    yield Input(remembered.script, placeholder="replies.json: a JSON array",
                                 id="script-path")
                     with Vertical(id="model-name-part"):
                         yield Label("model (its name picks the API: claude-… or gpt-…)")
@@ -189,15 +190,16 @@ class ForkScreen(Screen[None]):
                 with Vertical(id="command-part"):
                     yield Label("Agent command (run after --)")
                     yield Input(remembered.command, placeholder="python agent.py", id="command")
-                yield Label("Write the fork to")
-                yield Input(str(default_out(self.parent_path, self.index)), id="out")
+        with Vertical(id="out-part"):  # the whole width: a path is long
+            yield Label("Write the fork to")
+            yield Input(str(default_out(self.parent_path, self.index)), id="out")
         with Horizontal(id="buttons"):
             yield Button("Run fork", variant="primary", id="run", disabled=True)
             yield Button("Cancel", variant="error", id="cancel", disabled=True)
             yield Static(id="fork-problem")
         yield Static(id="fork-status")
         yield Log(id="fork-log", highlight=False)
-        yield Footer()
+        yield FitFooter()
 
     def on_mount(self) -> None:
         self.query_one("#value", JsonEditor).query_one("TextArea").focus()
@@ -432,10 +434,8 @@ class ForkScreen(Screen[None]):
         except BlackboxError as exc:
             self._failed(f"error: {exc}")
             return
-        if settings.continuation == "live":
-            continuation = ["--live"]
-        else:
-            continuation = ["--script", str(replies or Path(settings.script).expanduser())]
+        continuation = ["--live"] if settings.continuation == "live" else \
+            ["--script", str(replies or Path(settings.script).expanduser())]
         argv = fork_argv(self.parent_path, self.index, value_file, out, continuation, shlex.split(settings.command))
         log.write_line(inert("$ " + shlex.join(["blackbox", *argv[3:]])))
         code, last = await self._run(argv, log)
