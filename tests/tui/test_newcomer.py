@@ -136,3 +136,13 @@ async def test_the_fork_screen_at_80x24_shows_the_whole_output_path(incident_cop
         assert out.content_region.width >= len(out.value) + 1
         assert out.region.bottom <= SMALL[1] - 1  # on screen, above the footer
         footer_fits(screen, "Back")
+
+
+async def test_a_change_of_a_large_file_arriving_as_the_app_quits_is_ignored(large_cassette: Path) -> None:
+    """The background reader's last message can arrive once the screen's widgets are gone (the screenshot script
+    met it): it is dropped, not raised."""
+    app = make_app(large_cassette)
+    async with app.run_test(size=SMALL) as pilot:
+        await settle(pilot)
+        screen = app.screen
+    screen.run_changed(screen.run)  # the screen's widgets were removed with the app

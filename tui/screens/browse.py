@@ -142,7 +142,7 @@ class BrowseScreen(Screen[None]):
 
     def run_changed(self, run: Run) -> None:
         """More steps of this run were read (or the whole file was, or could not be)."""
-        if run is not self.run:
+        if run is not self.run or not self.query("#steps"):  # (a change that arrives as the app quits)
             return
         table = self.table
         grown = run.generation == self._generation
