@@ -33,9 +33,9 @@ from blackbox.cassette import Cassette, save
 from blackbox.errors import BlackboxError, CassetteError, UsageError
 from blackbox.fork import load_script, same_file
 from blackbox.inert import inert
-from blackbox.providers import PROVIDERS, by_name, for_model
 
 from ..fork_files import default_out, fork_argv, write_inputs
+from ..live_keys import key_problem, provider_of
 from ..notice import say
 from ..run import Run, pretty_json
 from ..state import ForkSettings, recall_fork, remember_fork
@@ -56,22 +56,6 @@ def initial_value(payload: object) -> str:
     if isinstance(payload, dict):
         return str(pretty_json(payload["result"] if "result" in payload else payload.get("error")))
     return str(pretty_json(payload))
-
-
-def key_problem(provider: str | None, env: dict[str, str] | os._Environ[str] = os.environ) -> str | None:
-    """Why a live continuation would fail at its first request for want of a key, or None."""
-    found = by_name(provider) if provider else None
-    apis = [found.api] if found is not None else [p.api for p in PROVIDERS]
-    names = list(dict.fromkeys(name for api in apis for name in api.key_variables))
-    if any(env.get(name, "").strip() for name in names):
-        return None
-    return f"{' or '.join(names)} is not set: a live run needs the API key in the environment"
-
-
-def _provider_of(model: str | None) -> str | None:
-    """The provider name a model name belongs to, or None."""
-    found = for_model(model)
-    return found.name if found is not None else None
 
 
 def _next_model_input(run: Run, index: int) -> int | None:
@@ -141,7 +125,7 @@ class ForkScreen(Screen[None]):
         self.busy = False
         self.cancelled = False
         self.recorded_model = self._recorded_model()
-        self.recorded_provider = _provider_of(self.recorded_model)
+        self.recorded_provider = provider_of(self.recorded_model)
 
     def _recorded_model(self) -> str | None:
         for i in range(len(self.run) - 1, -1, -1):
@@ -284,7 +268,7 @@ class ForkScreen(Screen[None]):
     @property
     def live_provider(self) -> str | None:
         """The API a live what-if run asks: the one the model's name belongs to."""
-        return _provider_of(self.model_name or self.recorded_model)
+        return provider_of(self.model_name or self.recorded_model)
 
     def validate(self) -> None:
         problem = self.problem()
