@@ -321,7 +321,7 @@ def test_a_large_file_opens_at_once_and_reads_the_rest_meanwhile(terminal, tmp_p
     assert "Traceback" not in hasty.screen()
 
     term = terminal(str(big))
-    shown = term.wait_for_all("big-e2e  big.json", "├─ Tool called: search", "step 0 of")
+    shown = term.wait_for_all("big-e2e  big.json", "├─ Tool called: search", "step 0 (1 of")
     assert "0  model_input  Model called with 1 message(s)" in shown
     term.keys("G")  # pressed while reading: the cursor keeps to the last row until the last step is read
     term.wait_for(f"step {count - 1} ({count} of {count})")
