@@ -27,7 +27,7 @@ from blackbox.cassette import SCHEMA_VERSION, Cassette, Step, StepChain, chain_b
 from blackbox.errors import CassetteError, SessionError
 from blackbox.firstdiff import json_equal
 from blackbox.inert import inert
-from blackbox.journal import JOURNAL_SUFFIX, Journal, ToolEntry, journal_locked, journal_path, journal_steps
+from blackbox.journal import JOURNAL_SUFFIX, Journal, ToolEntry, ToolStart, journal_locked, journal_path, journal_steps
 from blackbox.payloads import Metadata, ModelInput, ModelOutput, ToolCall
 from blackbox.providers.neutral import CallIds, calls_of
 from blackbox.secrets import KeySearch, Secrets
@@ -186,6 +186,9 @@ class Recorder:
             self._unasked += 1
         self._ids.note_name(slot.call_id, name)
         self._slots.append(slot)
+        if self._journal is not None:  # so `tui --follow` shows it running; recovery skips the line
+            self.keys_known()
+            self._journal.append([_LINE.encode(ToolStart(self._turn, slot.order, dict(self._call_payload(slot)), at))])
         return slot
 
     def tool_finished(self, slot: ToolSlot, outcome: dict[str, Any], at: int) -> None:
