@@ -31,8 +31,8 @@ class SSEEvent:
 
     @property
     def is_done(self) -> bool:
-        """True for OpenAI's `data: [DONE]` sentinel."""
-        return self.data == DONE
+        """True for OpenAI's `data: [DONE]` sentinel (its SDK stops at any data starting with it)."""
+        return self.data.startswith(DONE)
 
     def json(self) -> Any:
         """The data parsed as JSON (raises ValueError when it is not JSON)."""
@@ -45,7 +45,7 @@ class SSEParser:
     __slots__ = ("_buffer", "_data", "_event", "_id", "_retry", "_seen_field", "_skip_lf")
 
     def __init__(self) -> None:
-        self._buffer = b""
+        self._buffer: list[bytes] = []  # an unfinished line's pieces
         self._skip_lf = False  # the last chunk ended with "\r": a leading "\n" of the next one ends no line
         self._event: str | None = None
         self._data: list[str] = []
@@ -66,12 +66,20 @@ class SSEParser:
             self._skip_lf = False
             if chunk[:1] == b"\n":
                 chunk = chunk[1:]
-        data = self._buffer + chunk if self._buffer else chunk
-        lines = data.splitlines(keepends=True)
-        if lines and not lines[-1].endswith((b"\n", b"\r")):
-            self._buffer = lines.pop()
+                if not chunk:
+                    return []
+        if b"\n" not in chunk and b"\r" not in chunk:  # the middle of a line: kept until its end comes
+            self._buffer.append(chunk)
+            return []
+        if self._buffer:
+            self._buffer.append(chunk)
+            data = b"".join(self._buffer)  # a long line is joined once, not once per chunk
+            self._buffer = []
         else:
-            self._buffer = b""
+            data = chunk
+        lines = data.splitlines(keepends=True)
+        if not lines[-1].endswith((b"\n", b"\r")):
+            self._buffer.append(lines.pop())
         if data.endswith(b"\r"):
             self._skip_lf = True
         events: list[SSEEvent] = []
@@ -84,7 +92,7 @@ class SSEParser:
     def close(self) -> None:
         """End of stream: an event never ended by a blank line is discarded (the WHATWG rule, which the SDKs
         follow too); check `pending` first to learn that the stream was cut mid-event."""
-        self._buffer = b""
+        self._buffer = []
         self._skip_lf = False
         self._reset()
 
