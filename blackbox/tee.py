@@ -64,7 +64,7 @@ class StreamRecording:
         if self._over or self._decoder is None:
             return
         try:
-            data = self._decoder.decode(chunk)
+            data = self._decoder.decode(chunk) if self._decoder.decodes else chunk
             self._size += len(data)
             if self._size > RECORD_LIMIT:
                 self._refuse(f"the stream passed {RECORD_LIMIT:,} bytes, Blackbox's recording limit")

@@ -43,6 +43,8 @@ class AnthropicStreamAssembler(BaseAssembler):
     Blocks are kept in arrival order, as the SDK's accumulator keeps them (it appends each started block and
     finds a delta's block by position), so a block index that is not the next position is refused."""
 
+    _SKIPPED_CHUNKS = frozenset({b'event: ping\ndata: {"type": "ping"}\n\n', b'event: ping\ndata: {"type":"ping"}\n\n'})
+
     def __init__(self) -> None:
         super().__init__()
         self._message: dict[str, Any] | None = None
@@ -57,6 +59,9 @@ class AnthropicStreamAssembler(BaseAssembler):
 
     def _event(self, event: SSEEvent) -> StreamResult | None:
         name = event.event
+        if name == "content_block_delta" and event.data:  # most of a stream: first (no block before message_start)
+            self._delta(json_data(event))
+            return None
         if self._skipped(event):
             return None
         if name == "error":
@@ -75,8 +80,6 @@ class AnthropicStreamAssembler(BaseAssembler):
             if need(data.get("index"), int, "content_block_start's index") != len(self._blocks):
                 raise StreamFault(f"content_block_start for block {data['index']}, not {len(self._blocks)}")
             self._blocks.append(copy.deepcopy(need(data.get("content_block"), dict, "content_block")))
-        elif name == "content_block_delta":
-            self._delta(data)
         elif name == "content_block_stop":
             self._stop_block(self._index(data))
         elif name == "message_delta":
@@ -95,15 +98,19 @@ class AnthropicStreamAssembler(BaseAssembler):
         return index
 
     def _delta(self, data: dict[str, Any]) -> None:
-        index = self._index(data)
-        delta = need(data.get("delta"), dict, "a delta")
+        index: Any = data.get("index")
+        delta = data.get("delta")
+        if type(index) is not int or not 0 <= index < len(self._blocks):
+            self._index(data)  # raises, naming what is wrong
+        if type(delta) is not dict:
+            raise StreamFault(f"a delta of type {type(delta).__name__}")
         kind = delta.get("type")
         if kind in _TEXT_FIELDS:
             field, key = _TEXT_FIELDS[kind]
-            if self._blocks[index].get("type") != field:
-                return  # the SDK adds a text delta to a text block only (a thinking delta to a thinking block)
             text = self._texts.get((index, field))
             if text is None:
+                if self._blocks[index].get("type") != field:
+                    return  # the SDK adds a text delta to a text block only (a thinking delta to a thinking block)
                 text = self._texts[index, field] = Text(need(self._blocks[index].get(field) or "", str, field))
             text.add(delta.get(key) or "")
         elif kind == "input_json_delta":

@@ -11,8 +11,8 @@ the message with no added latency.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+import re
+from typing import Any, NamedTuple
 
 __all__ = ["DONE", "SSEEvent", "SSEParser", "encode_event", "parse_all"]
 
@@ -20,9 +20,14 @@ __all__ = ["DONE", "SSEEvent", "SSEParser", "encode_event", "parse_all"]
 DONE = "[DONE]"
 
 
-@dataclass(frozen=True, slots=True)
-class SSEEvent:
-    """One dispatched event: its `event:` name (None when the stream gave none) and its joined data."""
+# One event as the APIs write it: an optional `event:` line, one `data:` line, a blank line (one space after
+# each colon dropped, as the general rules drop it).
+_SIMPLE_EVENT = re.compile(rb"(?:event: ?([^\r\n]*)\n)?data: ?([^\r\n]*)\n\n")
+
+
+class SSEEvent(NamedTuple):
+    """One dispatched event: its `event:` name (None when the stream gave none) and its joined data (a tuple:
+    a long stream makes one per event, and a frozen dataclass costs several times more to build)."""
 
     event: str | None
     data: str
@@ -54,6 +59,11 @@ class SSEParser:
         self._seen_field = False
 
     @property
+    def idle(self) -> bool:
+        """Between events: the next bytes start a new one (and no "\\r" waits for its "\\n")."""
+        return not self._buffer and not self._seen_field and not self._skip_lf
+
+    @property
     def pending(self) -> bool:
         """True when bytes were fed that have not yet formed a whole event (a stream cut mid-event)."""
         return bool(self._buffer) or self._seen_field
@@ -68,6 +78,15 @@ class SSEParser:
                 chunk = chunk[1:]
                 if not chunk:
                     return []
+        if not self._buffer and not self._seen_field and chunk.endswith(b"\n\n"):
+            one = _SIMPLE_EVENT.fullmatch(chunk)  # one event a chunk, as servers flush them
+            if one is not None:
+                name, data = one.groups()
+                return [SSEEvent(None if name is None else name.decode("utf-8", "replace"),
+                                 data.decode("utf-8", "replace"))]
+            whole = self._whole_events(chunk)
+            if whole is not None:
+                return whole
         if b"\n" not in chunk and b"\r" not in chunk:  # the middle of a line: kept until its end comes
             self._buffer.append(chunk)
             return []
@@ -87,6 +106,22 @@ class SSEParser:
             event = self._line(raw.rstrip(b"\r\n").decode("utf-8", "replace"))
             if event is not None:
                 events.append(event)
+        return events
+
+    def _whole_events(self, chunk: bytes) -> list[SSEEvent] | None:
+        """The fast path, exact for the common shape: whole events of an optional `event:` line and one
+        `data:` line each (what the APIs send).  None when the chunk holds anything else: the general rules
+        read it then (nothing was consumed)."""
+        events = []
+        position, end = 0, len(chunk)
+        while position < end:
+            match = _SIMPLE_EVENT.match(chunk, position)
+            if match is None:
+                return None
+            name, data = match.groups()
+            events.append(SSEEvent(None if name is None else name.decode("utf-8", "replace"),
+                                   data.decode("utf-8", "replace")))
+            position = match.end()
         return events
 
     def close(self) -> None:

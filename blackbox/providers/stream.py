@@ -137,6 +137,10 @@ class BaseAssembler:
     Text is gathered as lists of pieces joined once (`Text`), so assembling is linear in the stream's size.
     """
 
+    #: Chunks that are exactly one event the SDK skips and that changes nothing here (a keep-alive `ping`): a
+    #: server may send them endlessly, so they are counted without being parsed.
+    _SKIPPED_CHUNKS: frozenset[bytes] = frozenset()
+
     def __init__(self) -> None:
         self._parser = SSEParser()
         self._result: StreamResult | None = None
@@ -149,6 +153,9 @@ class BaseAssembler:
 
     def feed(self, chunk: bytes) -> StreamResult | None:
         if self._stopped:
+            return None
+        if chunk in self._SKIPPED_CHUNKS and self._parser.idle:
+            self.events += 1
             return None
         changed = None
         for event in self._parser.feed(chunk):
@@ -214,7 +221,7 @@ class Text:
         self._pieces = [first] if first else []
 
     def add(self, piece: object) -> None:
-        if not isinstance(piece, str):
+        if type(piece) is not str:
             raise StreamFault(f"a delta of type {type(piece).__name__}, not text")
         self._pieces.append(piece)
 
@@ -240,7 +247,7 @@ def json_data(event: SSEEvent) -> dict[str, Any]:
         value = decode_json(event.data)
     except ValueError:
         raise StreamFault("an event whose data is not JSON") from None
-    if not isinstance(value, dict):
+    if type(value) is not dict:
         raise StreamFault("an event whose data is not a JSON object")
     return value
 
@@ -276,6 +283,7 @@ class ContentDecoder:
     def __init__(self, content_encoding: str | None) -> None:
         names = [name.strip().lower() for name in (content_encoding or "").split(",") if name.strip()]
         self._steps: list[Any] = [self._step(name) for name in reversed(names) if name != "identity"]
+        self.decodes = bool(self._steps)  #: False: the bytes pass as they are
 
     @staticmethod
     def _step(name: str) -> Any:
