@@ -6,13 +6,12 @@
     ...
     bb.finish()
 
-SDK → `transport` → `Session.open_call` → `providers.route(request)` normalizes the request → the mode's engine
-(`engines`, `forking`) records it or answers it from the cassette; a recorded stream is teed (`tee`).  Wrapped
-tools go to the same engine.  The session keeps what every mode shares: the lock, the fatal error, calls in
-flight, keys seen, `finish()`, process exit, the report.  A Blackbox error inside an SDK call becomes the fatal
-error: that request and every later one get an HTTP 400 in the provider's error shape (not retried) starting
-`[blackbox]`; `finish()` re-raises it.
-"""
+SDK → `transport` → `Session.open_call` → `providers.route(request)` normalizes the request → the mode's
+engine (`engines`, `forking`) records it or answers it from the cassette; a recorded stream is teed (`tee`)
+and settled when the agent goes on.  Wrapped tools go to the same engine.  The session keeps what every mode
+shares: the lock, the fatal error, calls in flight, keys seen, `finish()`, process exit, the report.  A
+Blackbox error inside an SDK call becomes the fatal error: that request and every later one get an HTTP 400
+in the provider's error shape (not retried) starting `[blackbox]`; `finish()` re-raises it."""
 
 from __future__ import annotations
 
@@ -21,8 +20,6 @@ import threading
 from collections.abc import Callable
 from importlib import import_module
 from typing import Any, TypeVar
-
-import msgspec
 
 from blackbox import process_exit
 from blackbox.calls import Forward, ModelCall, Reply, Request, StreamSink
@@ -39,7 +36,7 @@ from blackbox.report import SessionReport, write_report
 from blackbox.sdk_clients import genai_http_options, guard_genai
 from blackbox.secrets import Secrets
 from blackbox.settings import UNSET, Continue, Match, Mode, Pace, Settings, default_trace_id, resolve_settings
-from blackbox.tee import OpenStreams
+from blackbox.tee import OpenStreams, not_recorded
 from blackbox.transport import make_client
 from blackbox.wrapping import RESULT_ADVICE, json_input, json_result, wrap_tool
 
@@ -130,6 +127,7 @@ class Session:
         return decision
 
     def _check_quiet(self, when: str) -> None:
+        self._streams.settle()  # a stream whose final event came is over once the agent goes on
         if self._model_calls:
             raise SessionError("overlapping model calls in one session are not supported (a stream counts until "
                                "it is read to its end or closed); one session records one conversation, so "
@@ -140,12 +138,16 @@ class Session:
                                "the turn's tool calls before calling the model again")
 
     def close_call(self, call: ModelCall, status: int, content_type: str, body: bytes) -> Reply | None:
-        """A forwarded model call came back: record a 2xx JSON answer; None = hand the response over as is."""
+        """Record a 2xx JSON answer (whatever its header); None = hand the response over as is."""
         with self._lock:
             self._model_calls -= 1
-            if not 200 <= status < 300 or "json" not in content_type.lower():
+            if not 200 <= status < 300:
                 return None
-            failed = self._returned(call, body)
+            try:
+                failed = self._returned(call, decode_json(body))
+            except ValueError:  # the SDK's to refuse: not recorded, with a warning
+                not_recorded(f"a {status} answer whose body is not JSON ({content_type or 'no content-type'})")
+                return None
             return None if failed is None else self._error_reply(call.provider, failed, fatal=True)
 
     def stream_call(self, call: ModelCall, content_encoding: str | None) -> StreamSink:
@@ -159,16 +161,15 @@ class Session:
             if result.complete and result.body is not None:
                 self._fatal = self._fatal or self._returned(call, result.body)
 
-    def _returned(self, call: ModelCall, body: bytes | dict[str, Any]) -> BlackboxError | None:
+    def _returned(self, call: ModelCall, response: Any) -> BlackboxError | None:
         """Record a 2xx response body; the Blackbox error it raised, if any."""
         try:
             self._check_quiet("returns")
-            response = decode_json(body) if isinstance(body, bytes) else body
             self._engine.model_returned(call, call.provider.normalize_response(response, self._ids))
-        except (msgspec.DecodeError, ValueError):
-            return unsupported("a model response whose body is not JSON", "check the API endpoint")
         except BlackboxError as exc:
             return exc
+        except Exception as exc:  # a body of the wrong shape (`content: 7`): refused, never raised into the SDK
+            return unsupported(f"a model response of this shape ({type(exc).__name__})", "check the API endpoint")
         return None
 
     def abort_call(self, call: ModelCall) -> None:
@@ -203,6 +204,7 @@ class Session:
                                    "finished; start a new blackbox.session() for another run")
             if self._fatal is not None:
                 raise self._fatal
+            self._streams.settle()
             try:
                 ticket = self._engine.tool(name, tool_input, now_ms())
             except ReplayDivergenceError as exc:
@@ -256,6 +258,7 @@ class Session:
         with self._lock:
             if self._done is not None or self._closing:
                 return  # finished, or a signal arrived while finish() was writing
+            self._streams.settle()
             self._end(result=None, error=None, exit_code=exit_code, finished=False)
 
     def _end(self, *, result: Any, error: BaseException | str | None, exit_code: int | None,

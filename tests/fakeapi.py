@@ -71,6 +71,7 @@ __all__ = [
 # The SDK samples (request bodies the real SDKs sent, responses they accepted), kept in the repository.
 SAMPLES = Path(__file__).parent / "sdk_samples"
 MAX_BODY = 16 * 1024 * 1024
+HOLD_LIMIT = 120.0  # a held stream goes on after this long even if the test never released it (no hang)
 
 Brain = Callable[[Any], "Reply | dict[str, Any]"]
 
@@ -85,12 +86,13 @@ class Reply:
 
     status: int = 200
     body: bytes = b""
-    content_type: str = "application/json"
+    content_type: str | None = "application/json"  # None: no content-type header at all
     headers: list[tuple[str, str]] = field(default_factory=list)
     chunks: list[bytes] | None = None
     encoding: str | None = None  # "gzip" or "br": the body is sent content-encoded
     delay: float = 0.0  # seconds to wait before answering (or between SSE chunks)
     drop: bool = False  # after the chunks, close the connection without ending the body (a broken stream)
+    hold: threading.Event | None = None  # after the first chunk, send the rest only once this is set
 
 
 def json_reply(
@@ -343,6 +345,61 @@ _UNKNOWN_EVENTS = {
 }
 
 
+# Events after the terminal one (hostile: no API sends them, every SDK but OpenAI's chat reads them on).
+_AFTER_END = {
+    "anthropic": [
+        ("content_block_delta",
+         {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": " AFTER-STOP"}}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "max_tokens", "stop_sequence": None},
+                           "usage": {"output_tokens": 99}}),
+        ("message_stop", {"type": "message_stop"}),
+    ],
+    "openai": [(None, {"id": "chatcmpl-late", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                       "choices": [{"index": 0, "delta": {"content": " AFTER-DONE"}, "finish_reason": None}]})],
+    "responses": [
+        ("response.output_text.delta", {"type": "response.output_text.delta", "item_id": "msg_late",
+                                        "output_index": 0, "content_index": 0, "delta": " AFTER-STOP",
+                                        "logprobs": []}),
+    ],
+}
+
+
+def _confused(provider: str, events: list[Event], kind: str) -> list[Event]:
+    """One event of the stream with a value of the wrong type: `index` a list, a text delta a number, or the
+    content a number."""
+    events = copy.deepcopy(events)
+    for position, (name, data) in enumerate(events):
+        if not isinstance(data, dict):
+            continue
+        if provider == "anthropic" and name == "content_block_delta":
+            if kind == "index":
+                data["index"] = [0]
+            elif kind == "text":
+                data["delta"] = {"type": "text_delta", "text": 7}
+            else:
+                start = ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": 7})
+                return [*events[:position], start, *events[position:]]
+            return events
+        if provider == "openai" and data.get("choices"):
+            delta = data["choices"][0]["delta"]
+            if kind == "index":
+                data["choices"][0]["index"] = [0]
+            elif kind == "text":
+                delta["content"] = 7
+            else:
+                data["choices"] = 7
+            return events
+        if provider == "responses" and name == "response.output_text.delta":
+            if kind == "index":
+                data["output_index"] = [0]
+            elif kind == "text":
+                data["delta"] = 7
+            else:
+                events[position - 1][1]["part"] = 7  # the content_part.added before it
+            return events
+    raise ValueError(f"no event to confuse in this {provider} stream")
+
+
 def stream_reply(
     body: dict[str, Any],
     *,
@@ -353,6 +410,10 @@ def stream_reply(
     cut_after: int | None = None,
     drop: bool = False,
     delay: float = 0.0,
+    after_end: bool = False,
+    confused: str | None = None,
+    content_type: str | None = "text/event-stream",
+    hold: threading.Event | None = None,
 ) -> Reply:
     """`body` (a Messages, chat.completion or Responses body) as the provider's event stream, with faults.
 
@@ -360,10 +421,17 @@ def stream_reply(
     note the anthropic SDK rejects unknown events only under `_strict_response_validation`);
     `error_after=N` sends N events then the provider's mid-stream error event and stops; `cut_after=N` sends N
     events and half of the next one, then ends the body (or, with `drop`, closes the connection without
-    ending it); `delay` waits before each event.
+    ending it); `delay` waits before each event.  Hostile: `after_end` sends events after the terminal one
+    (Anthropic: a text delta " AFTER-STOP", a `message_delta` with `max_tokens`, `message_stop` again);
+    `confused` ("index", "text" or "content") gives one event a value of the wrong type; `content_type` is the
+    header sent (None: none); `hold` waits after the first event until the test sets it.
     """
     provider = _provider_of_body(body)
     events = stream_events(body, include_usage=include_usage, pings=pings)
+    if after_end:
+        events += copy.deepcopy(_AFTER_END[provider])
+    if confused is not None:
+        events = _confused(provider, events, confused)
     if unknown_event:
         unknown = _UNKNOWN_EVENTS[provider]
         if unknown is None:
@@ -388,7 +456,7 @@ def stream_reply(
         tail = [following[: len(following) // 2]] if following else []
         events = events[:cut_after]
     chunks = [write(event) for event in events] + tail
-    return Reply(content_type="text/event-stream", chunks=chunks, delay=delay, drop=drop)
+    return Reply(content_type=content_type, chunks=chunks, delay=delay, drop=drop, hold=hold)
 
 
 def _gemini_bytes(event: Event) -> bytes:
@@ -1029,16 +1097,19 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.delay and not reply.chunks:
             time.sleep(reply.delay)
         self.send_response(reply.status)
-        self.send_header("content-type", reply.content_type)
+        if reply.content_type is not None:
+            self.send_header("content-type", reply.content_type)
         for key, value in reply.headers:
             self.send_header(key, value)
         if reply.chunks is not None and reply.encoding is None:
             self.send_header("transfer-encoding", "chunked")
             self.send_header("cache-control", "no-cache")
             self.end_headers()
-            for chunk in reply.chunks:
+            for position, chunk in enumerate(reply.chunks):
                 if reply.delay:
                     time.sleep(reply.delay)
+                if position == 1 and reply.hold is not None:
+                    reply.hold.wait(HOLD_LIMIT)
                 self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
                 self.wfile.flush()
             if reply.drop:  # the server goes away mid-body: no terminating chunk, the connection closes

@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from blackbox.canonical import JSFloat, decode_json, js_stringify
+from blackbox.canonical import CanonicalError, JSFloat, canonical_bytes, decode_json, js_stringify
 from blackbox.cassette import Cassette, StepChain
 from blackbox.importers.common import DEFAULT_TRACE_ID, TranscriptError, iso_ms, json_or_text
 
@@ -351,6 +351,18 @@ class _Builder:
         self.history.append({"role": "user", "content": results})
         return True
 
+    def _holding_infinity(self, turn: _Turn) -> int:
+        """The line of the turn's tool input or result that holds the number, else the turn's own line."""
+        for use in turn.uses:
+            result = self.session.results.get(use.provider_id)
+            for value, line in ((use.input, self.session.uses.get(use.provider_id)),
+                                (None if result is None else result.value, None if result is None else result.line)):
+                try:
+                    canonical_bytes(value)
+                except CanonicalError:
+                    return line or turn.line
+        return turn.line
+
     def build(self) -> Cassette:
         session = self.session
         turns = [item for item in session.items if isinstance(item, _Turn) and (item.texts or item.uses)]
@@ -364,12 +376,16 @@ class _Builder:
             if not (item.texts or item.uses):
                 continue
             text = "\n".join(item.texts)
-            if item.uses:
-                answer = None
-                complete = self.tool_turn(item, text, final=item is last_turn)
-            else:
-                self.text_turn(item, text)
-                answer = (text, item.timestamp)
+            try:
+                if item.uses:
+                    answer = None
+                    complete = self.tool_turn(item, text, final=item is last_turn)
+                else:
+                    self.text_turn(item, text)
+                    answer = (text, item.timestamp)
+            except CanonicalError:  # JSON.parse reads 1e400 as Infinity, which has no JSON form to hash
+                raise TranscriptError(f"line {self._holding_infinity(item)}: a number JSON cannot write (one too "
+                                      "large such as 1e400, read as Infinity); make it a finite number") from None
         if complete and (last_turn is None or session.last_user_line > session.last_assistant_line):
             self.model_input(session.last_user_time)  # the request that was never answered
         elif answer is not None:
