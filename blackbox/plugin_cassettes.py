@@ -9,6 +9,7 @@ cassette only when the test passed, and the nearest recorded request when a repl
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import itertools
 import os
@@ -142,7 +143,7 @@ class CassetteRun:
 
     # -- starting ----------------------------------------------------------------------------------
 
-    @property
+    @functools.cached_property
     def shown(self) -> str:
         return shown_path(self.test.item, self.path)
 

@@ -21,13 +21,15 @@ Safe by default, because the failures users of recording libraries know best are
   through the SDK.
 
 This module holds the hooks, options, fixture and marker; one cassette's life (its path, verify, replay or
-record, the move into place, the nearest recorded request on a divergence) is `blackbox.plugin_cassettes`.
+record, the move into place, the nearest recorded request on a divergence) is `blackbox.plugin_cassettes`;
+the run summary is `blackbox.plugin_summary`.
 Only the public session API is used (`blackbox.session`, `http_client()`, `tools`, `finish()`,
 `blackbox.verify`, `blackbox.outcome`).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -238,8 +240,12 @@ class _TestRun:
     def _replaying(self) -> str:
         shown = [run.shown for run in self.cassettes.values() if run.mode == "replay"]
         if not shown:
-            shown = [shown_path(self.item, self.default_path)]
+            shown = [self.default_shown]
         return ", ".join(shown)
+
+    @functools.cached_property
+    def default_shown(self) -> str:
+        return shown_path(self.item, self.default_path)
 
     def started_by(self) -> str:
         return f"{self.item.nodeid} replays {self._replaying()}"
