@@ -143,16 +143,31 @@ TCP, UDP = int(os.environ["SINK_TCP"]), int(os.environ["SINK_UDP"])
 FAMILY = socket.AF_INET6 if ":" in HOST else socket.AF_INET
 
 
+SOCKETS = []
+
+
+def teardown_module():
+    for sock in SOCKETS:
+        sock.close()
+
+
+def new(kind=socket.SOCK_STREAM, cls=socket.socket):
+    """A socket closed when the module ends (a refused one is never connected, and never closed by its test)."""
+    SOCKETS.append(cls(FAMILY, kind))
+    return SOCKETS[-1]
+
+
 def replays(blackbox):
     assert blackbox.mode == "replay"
 
 
 def udp(data=b"udp"):
-    socket.socket(FAMILY, socket.SOCK_DGRAM).sendto(data, (HOST, UDP))
+    new(socket.SOCK_DGRAM).sendto(data, (HOST, UDP))
 
 
 def tcp():
-    socket.create_connection((HOST, TCP)).close()
+    with socket.create_connection((HOST, TCP)):
+        pass
 '''
 
 EVERY_WAY = HEADER + '''
@@ -174,39 +189,39 @@ def test_udp_swallowed(blackbox):
 
 def test_tcp_fast_open_sendto(blackbox):
     replays(blackbox)
-    socket.socket(FAMILY, socket.SOCK_STREAM).sendto(b"tfo", socket.MSG_FASTOPEN, (HOST, TCP))
+    new().sendto(b"tfo", socket.MSG_FASTOPEN, (HOST, TCP))
 
 
 def test_tcp_fast_open_sendmsg(blackbox):
     replays(blackbox)
-    socket.socket(FAMILY, socket.SOCK_STREAM).sendmsg([b"tfo"], [], socket.MSG_FASTOPEN, (HOST, TCP))
+    new().sendmsg([b"tfo"], [], socket.MSG_FASTOPEN, (HOST, TCP))
 
 
 def test_udp_sendmsg(blackbox):
     replays(blackbox)
-    socket.socket(FAMILY, socket.SOCK_DGRAM).sendmsg([b"udp"], [], 0, (HOST, UDP))
+    new(socket.SOCK_DGRAM).sendmsg([b"udp"], [], 0, (HOST, UDP))
 
 
 def test_c_socket_connect(blackbox):
     replays(blackbox)
-    _socket.socket(FAMILY, socket.SOCK_STREAM).connect((HOST, TCP))
+    new(cls=_socket.socket).connect((HOST, TCP))
 
 
 def test_c_socket_connect_ex(blackbox):
     replays(blackbox)
-    assert _socket.socket(FAMILY, socket.SOCK_STREAM).connect_ex((HOST, TCP)) == 0
+    assert new(cls=_socket.socket).connect_ex((HOST, TCP)) == 0
 
 
 def test_c_socket_sendto(blackbox):
     replays(blackbox)
-    _socket.socket(FAMILY, socket.SOCK_DGRAM).sendto(b"udp", (HOST, UDP))
+    new(socket.SOCK_DGRAM, _socket.socket).sendto(b"udp", (HOST, UDP))
 
 
 def test_asyncio_sock_connect(blackbox):
     replays(blackbox)
 
     async def go():
-        sock = socket.socket(FAMILY, socket.SOCK_STREAM)
+        sock = new()
         sock.setblocking(False)
         await asyncio.get_running_loop().sock_connect(sock, (HOST, TCP))
 
@@ -390,7 +405,7 @@ pytestmark = pytest.mark.blackbox("cassettes/empty.json", allow_hosts=[f"[{HOST}
 def test_the_allowed_port(blackbox):
     replays(blackbox)
     tcp()
-    socket.socket(FAMILY, socket.SOCK_STREAM).sendto(b"tfo", socket.MSG_FASTOPEN, (HOST, TCP))
+    new().sendto(b"tfo", socket.MSG_FASTOPEN, (HOST, TCP))
 
 
 def test_another_port(blackbox):
@@ -520,7 +535,8 @@ def test_guard_from_environment_is_a_no_op_without_its_variable(sink: Sink) -> N
                                                     ENV_ALLOW_HOSTS: f"{sink.host}:{sink.udp_port}"})
     assert isinstance(guard, NetGuard)
     try:
-        socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"allowed", (sink.host, sink.udp_port))
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+            sender.sendto(b"allowed", (sink.host, sink.udp_port))
         with pytest.raises(ConnectionRefusedError):
             socket.create_connection((sink.host, sink.tcp_port))
     finally:
