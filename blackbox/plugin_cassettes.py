@@ -28,6 +28,7 @@ from blackbox.errors import BlackboxError, CassetteError, ReplayDivergenceError
 from blackbox.expectations import Expectations, check_expectations
 from blackbox.inert import inert
 from blackbox.outcome import Outcome
+from blackbox.sdk_clients import genai_http_options
 from blackbox.secrets import KEY_VARIABLES, PLACEHOLDER_KEYS
 from blackbox.session import RunSummary
 from blackbox.settings import SESSION_VARIABLES
@@ -214,6 +215,10 @@ class CassetteRun:
         """`Session.async_http_client()`: for `AsyncAnthropic` / `AsyncOpenAI`."""
         session = self.start()
         return session.async_http_client(flavor, **self._hooked(kwargs, asynchronous=True, flavor=flavor))
+
+    def genai_http_options(self, flavor: str | None = None, **kwargs: Any) -> Any:
+        """`Session.genai_http_options()`: google-genai's `HttpOptions` with both clients this cassette's."""
+        return genai_http_options(self, flavor, **kwargs)
 
     def tools(self, mapping: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
         """Wrap tools (keys are the model's tool names): replayed from the cassette, never run in replay."""

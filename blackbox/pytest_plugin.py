@@ -370,6 +370,9 @@ class BlackboxFixture:
     def async_http_client(self, flavor: str | None = None, **kwargs: Any) -> Any:
         return self.default.async_http_client(flavor, **kwargs)
 
+    def genai_http_options(self, flavor: str | None = None, **kwargs: Any) -> Any:
+        return self.default.genai_http_options(flavor, **kwargs)
+
     def tools(self, mapping: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
         return self.default.tools(mapping)
 

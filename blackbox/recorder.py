@@ -57,6 +57,10 @@ class ToolSlot(msgspec.Struct):
     outcome: dict[str, Any] | None = None  # {"result": …} or {"error": "…"}
     finished_at: int = 0
     written: bool = False
+    # Fields a tool source adds beside the neutral ones (an MCP call's server, method and wire result; see
+    # docs/format.md): hashed with the step, ignored by the original's readers.
+    call_extra: dict[str, Any] | None = None
+    result_extra: dict[str, Any] | None = None
 
 
 class Recorder:
@@ -233,11 +237,12 @@ class Recorder:
 
     @staticmethod
     def _call_payload(slot: ToolSlot) -> ToolCall:
-        return {"toolCallId": slot.call_id, "toolName": slot.name, "toolInput": slot.tool_input}
+        payload: ToolCall = {"toolCallId": slot.call_id, "toolName": slot.name, "toolInput": slot.tool_input}
+        return {**payload, **slot.call_extra} if slot.call_extra else payload  # type: ignore[typeddict-item]
 
     @staticmethod
     def _result_payload(slot: ToolSlot) -> dict[str, Any]:
-        return {"toolCallId": slot.call_id, "toolName": slot.name, **(slot.outcome or {})}
+        return {"toolCallId": slot.call_id, "toolName": slot.name, **(slot.outcome or {}), **(slot.result_extra or {})}
 
     def terminal(self, payload: Metadata, at: int) -> None:
         """The run's terminal metadata step, after every tool step of the last turn."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
+from importlib import import_module
 from typing import Any, TypeVar
 
 import msgspec
@@ -26,8 +27,7 @@ import msgspec
 from blackbox import process_exit
 from blackbox.calls import Forward, ModelCall, Reply, Request, StreamSink
 from blackbox.canonical import canonical_text, decode_json
-from blackbox.engines import Ending, Engine, OffEngine, RecordEngine, ReplayEngine, RunSummary, now_ms
-from blackbox.engines import terminal_payload as terminal_payload
+from blackbox.engines import Ending, Engine, OffEngine, RecordEngine, ReplayEngine, RunSummary, now_ms, terminal_payload
 from blackbox.errors import BlackboxError, ReplayDivergenceError, SessionError
 from blackbox.forking import ForkEngine
 from blackbox.providers import OPENAI_CHAT, Provider, route, unknown_request
@@ -36,6 +36,7 @@ from blackbox.providers.stream import StreamResult
 from blackbox.recorder import ToolSlot
 from blackbox.replayer import ToolClaim
 from blackbox.report import SessionReport, write_report
+from blackbox.sdk_clients import genai_http_options, guard_genai
 from blackbox.secrets import Secrets
 from blackbox.settings import UNSET, Continue, Match, Mode, Pace, Settings, default_trace_id, resolve_settings
 from blackbox.tee import OpenStreams
@@ -88,11 +89,17 @@ class Session:
     def http_client(self, flavor: str | None = None, **kwargs: Any) -> Any:
         """An `httpx2.Client` (or `httpx.Client` with flavor="httpx", for SDKs still on httpx) whose requests
         go through this session.  Extra keyword arguments go to the client (`transport=` is wrapped)."""
+        guard_genai()
         return make_client(self, flavor, asynchronous=False, **kwargs)
 
     def async_http_client(self, flavor: str | None = None, **kwargs: Any) -> Any:
         """The async counterpart of `http_client()`, for `AsyncAnthropic` / `AsyncOpenAI`."""
+        guard_genai()
         return make_client(self, flavor, asynchronous=True, **kwargs)
+
+    def genai_http_options(self, flavor: str | None = None, **kwargs: Any) -> Any:
+        """google-genai's `HttpOptions` with both its clients Blackbox's (`kwargs`: other HttpOptions fields)."""
+        return genai_http_options(self, flavor, **kwargs)
 
     def open_call(self, request: Request) -> Reply | Forward:
         """Decide what happens to one HTTP request: forward it (maybe recording) or answer it here."""
@@ -218,6 +225,10 @@ class Session:
                 raise SessionError(f"[blackbox] {problem}; {RESULT_ADVICE}")
             return result
 
+    def mcp(self, server: Any, name: str | None = None) -> Any:
+        """An MCP transport, Agents SDK server or pydantic-ai toolset under this session (`blackbox.mcp`)."""
+        return import_module("blackbox.mcp").attach(self, server, name)
+
     def __enter__(self) -> Session:
         return self
 
@@ -226,11 +237,7 @@ class Session:
             self.finish(error=exc)
 
     def finish(self, result: Any = None, error: BaseException | str | None = None) -> RunSummary:
-        """End the run: write the cassette (record) or check the end of the run (replay).
-
-        Twice returns the same summary or raises the same error; refused while model calls or wrapped
-        tools are still running.
-        """
+        """End the run: write the cassette or check the replay's end (twice: the same answer; refused mid-call)."""
         with self._lock:
             if isinstance(self._done, RunSummary):
                 return self._done

@@ -46,6 +46,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from tests import fakeapi_gemini as gemini
+
 __all__ = [
     "SAMPLES",
     "FakeAPI",
@@ -155,7 +157,9 @@ def _provider_of_body(body: Any) -> str:
             return "openai"
         if body.get("object") == "response":
             return "responses"
-    raise ValueError("stream_reply: not a Messages, chat.completion or Responses body")
+        if "candidates" in body:
+            return "gemini"
+    raise ValueError("stream_reply: not a Messages, chat.completion, Responses or Gemini body")
 
 
 def _anthropic_events(body: dict[str, Any], *, pings: bool) -> list[Event]:
@@ -310,6 +314,8 @@ def stream_events(body: dict[str, Any], *, include_usage: bool = False, pings: b
         return _anthropic_events(body, pings=pings)
     if provider == "openai":
         return _chat_events(body, include_usage=include_usage)
+    if provider == "gemini":
+        return [(None, frame) for frame in gemini.gemini_frames(body)]
     return _responses_events(body)
 
 
@@ -326,12 +332,14 @@ _STREAM_ERRORS = {
         "error",
         {"type": "error", "code": "server_error", "message": "The server had an error", "param": None},
     ),
+    "gemini": (None, gemini.gemini_error(500, "The server had an error")),
 }
 _UNKNOWN_EVENTS = {
     "anthropic": ("content_block_future", {"type": "content_block_future", "index": 0}),
     # chat streams have no event names: an unknown field in a chunk is what a newer API adds
     "openai": None,
     "responses": ("response.future_event", {"type": "response.future_event"}),
+    "gemini": None,  # frames have no names either: a part of a kind no SDK knows yet
 }
 
 
@@ -361,22 +369,30 @@ def stream_reply(
         if unknown is None:
             name, first = events[0]
             first = copy.deepcopy(first)
-            first["choices"][0]["delta"]["future_field"] = {"x": 1}
+            if provider == "gemini":
+                first["candidates"][0]["content"]["parts"].append({"futurePart": {"x": 1}})
+            else:
+                first["choices"][0]["delta"]["future_field"] = {"x": 1}
             events[0] = (name, first)
         else:
             events.insert(1, unknown)
     tail: list[bytes] = []
+    write = _gemini_bytes if provider == "gemini" else _event_bytes
     if error_after is not None:
         name, data = _STREAM_ERRORS[provider]
         if provider == "responses":
             data = {**data, "sequence_number": error_after}
         events = [*events[:error_after], (name, data)]
     elif cut_after is not None:
-        following = _event_bytes(events[cut_after]) if cut_after < len(events) else b""
+        following = write(events[cut_after]) if cut_after < len(events) else b""
         tail = [following[: len(following) // 2]] if following else []
         events = events[:cut_after]
-    chunks = [_event_bytes(event) for event in events] + tail
+    chunks = [write(event) for event in events] + tail
     return Reply(content_type="text/event-stream", chunks=chunks, delay=delay, drop=drop)
+
+
+def _gemini_bytes(event: Event) -> bytes:
+    return gemini.frame_bytes(event[1])
 
 
 def _event_bytes(event: Event) -> bytes:
@@ -422,6 +438,8 @@ def error_reply(
         code = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(status)
         body = {"error": {"message": text, "type": kind, "param": None, "code": code}}
         headers = [("x-request-id", new_id("req_"))]
+    elif provider == "gemini":
+        body, headers = gemini.gemini_error(status, message), []
     else:
         raise ValueError(f"unknown provider {provider!r}")
     if retry_after_ms is not None:
@@ -632,6 +650,8 @@ def response_object(
 
 def provider_of(path: str) -> str | None:
     """Which API a request path belongs to (the same rule as the session's, docs/format.md, "Recording")."""
+    if gemini.is_gemini(path):
+        return "gemini"
     if path.split("?", 1)[0].rstrip("/").endswith("/v1/messages"):
         return "anthropic"
     if path.split("?", 1)[0].rstrip("/").endswith("/chat/completions"):
@@ -871,7 +891,8 @@ class FakeAPI:
     def _answer(self, request: ReceivedRequest) -> Reply:
         reply = self._pick(request)
         body = request.body
-        if isinstance(body, dict) and body.get("stream") and reply.chunks is None and reply.status == 200:
+        streamed = isinstance(body, dict) and (body.get("stream") or gemini.is_gemini_stream(request.path))
+        if streamed and reply.chunks is None and reply.status == 200:
             return self._as_stream(reply, body)
         return reply
 
