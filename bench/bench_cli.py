@@ -38,8 +38,9 @@ GENERATE = ("import sys\nfrom pathlib import Path\nsys.path[:0] = ['bench', '.']
 ORIGINAL = {"help": "0.088 s", "inspect": "2.16 s", "diff": "Blackbox before: 654 MB peak for two 62 MB files"}
 
 
-def run(argv: list[str]) -> tuple[float, int]:
-    """(seconds, peak RSS bytes) of one process; its output goes to /dev/null.  An argv starting with
+def run(argv: list[str]) -> tuple[float, int, float]:
+    """(seconds, peak RSS bytes, CPU seconds) of one process; its output goes to /dev/null.  CPU time (user +
+    system) is the steadier figure on a loaded machine: waiting for a core does not count.  An argv starting with
     `@DIR` runs with DIR's blackbox (an older checkout) instead of this one."""
     root = ROOT
     if argv[0].startswith("@"):
@@ -52,25 +53,26 @@ def run(argv: list[str]) -> tuple[float, int]:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}")
-    return seconds, usage.ru_maxrss * 1024
+    return seconds, usage.ru_maxrss * 1024, usage.ru_utime + usage.ru_stime
 
 
-def medians(cases: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, int]]:
-    """Median time and median peak memory of each case, the cases interleaved round by round."""
-    runs: dict[str, list[tuple[float, int]]] = {name: [] for name in cases}
+def medians(cases: dict[str, list[str]], repeat: int) -> dict[str, tuple[float, int, float]]:
+    """Median time, peak memory and CPU time of each case, the cases interleaved round by round."""
+    runs: dict[str, list[tuple[float, int, float]]] = {name: [] for name in cases}
     for _ in range(repeat):
         for name, argv in cases.items():
             runs[name].append(run(argv))
-    return {name: (statistics.median(t for t, _ in rs), int(statistics.median(m for _, m in rs)))
-            for name, rs in runs.items()}
+    return {name: (statistics.median(t for t, _, _ in rs), int(statistics.median(m for _, m, _ in rs)),
+                   statistics.median(c for _, _, c in rs)) for name, rs in runs.items()}
 
 
-def report(title: str, results: dict[str, tuple[float, int]], floor: str, extra: dict[str, str]) -> None:
-    floor_t, floor_m = results[floor]
-    print(f"\n{title}")
-    for name, (secs, rss) in results.items():
-        ratio = "" if name == floor else f"{secs / floor_t:5.2f}× floor time  {rss / floor_m:5.2f}× floor memory"
-        print(f"  {name:14s} {secs:7.3f} s {rss / 2**20:7.0f} MB   {ratio}  {extra.get(name, '')}")
+def report(title: str, results: dict[str, tuple[float, int, float]], floor: str, extra: dict[str, str]) -> None:
+    floor_t, floor_m, floor_c = results[floor]
+    print(f"\n{title} (load average {os.getloadavg()[0]:.1f})")
+    for name, (secs, rss, cpu) in results.items():
+        ratio = "" if name == floor else (f"{secs / floor_t:5.2f}× floor time  {cpu / floor_c:5.2f}× floor CPU  "
+                                          f"{rss / floor_m:5.2f}× floor memory")
+        print(f"  {name:18s} {secs:7.3f} s (CPU {cpu:6.3f} s) {rss / 2**20:5.0f} MB   {ratio}  {extra.get(name, '')}")
 
 
 def main() -> None:
@@ -79,6 +81,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--before", type=Path, help="a checkout of an earlier commit: its commands run too, "
                         "interleaved, labelled 'before'")
+    parser.add_argument("--small-only", action="store_true", help="only the start-up cases (no large files)")
     args = parser.parse_args()
     before = [f"@{args.before.resolve()}"] if args.before else None
     small = {
@@ -88,11 +91,17 @@ def main() -> None:
         "verify": [*BLACKBOX, "verify", str(SMALL)],
         "assert": [*BLACKBOX, "assert", str(SMALL), "--expect-status", "success", "--expect-tools",
                    "search,calendar,booking"],
+        "verify --help": [*BLACKBOX, "verify", "--help"],
+        "record --help": [*BLACKBOX, "record", "--help"],
+        "list": [*BLACKBOX, "list", str(SMALL.parent)],
     }
     if before:
-        small.update({"--help before": [*before, *small["--help"]], "verify before": [*before, *small["verify"]]})
+        small.update({f"{name} before": [*before, *small[name]]
+                      for name in ("--help", "verify", "verify --help", "record --help", "list")})
     report(f"start-up: the {SMALL.name} fixture (15 steps); median of {args.repeat}", medians(small, args.repeat),
            "floor", {"--help": f"(original {ORIGINAL['help']})"})
+    if args.small_only:
+        return
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
         a, b = Path(tmp) / "run.json", Path(tmp) / "run-changed.json"

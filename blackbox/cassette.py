@@ -52,6 +52,7 @@ __all__ = [
     "read_cassette",
     "reading",
     "save",
+    "steps_break",
     "text_position",
 ]
 
@@ -345,6 +346,11 @@ def chain_break(
         steps = cassette.steps
     else:
         steps = (s.decoded() for s in (cassette if isinstance(cassette, Sequence) else cassette.steps))
+    return steps_break(steps, on_step=on_step)
+
+
+def steps_break(steps: Iterable[Step], *, on_step: Callable[[Step, bytes], None] | None = None) -> ChainBreak | None:
+    """`chain_break` of steps as they come (decoded one at a time by the caller, e.g. verify)."""
     prev: str | None = None
     for i, step in enumerate(steps):
         broken = link_break(i, step.index, step.prevHash, prev)

@@ -6,7 +6,8 @@ starts and again when it ends, read by `blackbox record|replay|fork -- <command>
      cassette was written), "settings": {"mode", "out", "cassette", "traceId", "forkAt", "forkSet",
      "continue", "script", "match"}, "error": null | "<the error, secrets masked>", "errorType": null | "<class>",
      "step": null | <divergence step>, "pid": <process id>, "journalError": null | "<why the crash journal
-     stopped being written, e.g. No space left on device>"}
+     stopped being written, e.g. No space left on device>", "authStatus": null | 401 | 403 (a model call
+     was refused for its key: the launcher says so)}
 """
 
 from __future__ import annotations
@@ -62,11 +63,12 @@ class SessionReport(msgspec.Struct, frozen=True):
     step: int | None = None
     pid: int = 0
     journalError: str | None = None
+    authStatus: int | None = None
 
     @classmethod
     def of(cls, settings: Settings, *, steps: int, status: str | None, finished: bool, written: bool,
            exc: BaseException | None, mask: Callable[[str], str],
-           journal_error: str | None = None) -> SessionReport:
+           journal_error: str | None = None, auth_status: int | None = None) -> SessionReport:
         """The report of a session with `settings`; without a status, `exc` decides it (a divergence or an
         error); the error's text is masked."""
         if status is None:
@@ -76,7 +78,7 @@ class SessionReport(msgspec.Struct, frozen=True):
                    steps=steps, status=status, finished=finished, written=written,
                    settings=ReportSettings.of(settings), error=mask(str(exc)) if exc is not None else None,
                    errorType=type(exc).__name__ if exc is not None else None, step=getattr(exc, "step", None),
-                   pid=os.getpid(), journalError=journal_error)
+                   pid=os.getpid(), journalError=journal_error, authStatus=auth_status)
 
 
 def write_report(path: str, report: SessionReport) -> None:

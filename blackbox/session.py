@@ -1,10 +1,5 @@
-"""The user's object: one recorded, replayed or forked conversation of an agent.
-
-    bb = blackbox.session()                                   # mode etc. from BLACKBOX_* or arguments
-    client = anthropic.Anthropic(http_client=bb.http_client())
-    tools = bb.tools({"get_weather": get_weather})
-    ...
-    bb.finish()
+"""The user's object: one recorded, replayed or forked conversation of an agent (`bb = blackbox.session()`,
+an SDK client on `bb.http_client()`, `bb.tools({...})`, `bb.finish()`).
 
 SDK → `transport` → `Session.open_call` → `providers.route(request)` normalizes the request → the mode's
 engine (`engines`, `forking`) records it or answers it from the cassette; a recorded stream is teed (`tee`)
@@ -67,6 +62,7 @@ class Session:
         self._streams = OpenStreams()  # recorded streams not yet ended (counted in `_model_calls`)
         self._running: dict[int, str] = {}  # id(slot) → tool name
         self._fatal: BlackboxError | None = None
+        self._auth_status: int | None = None  # a model call answered 401/403: the launcher's hint (a key)
         self._done: RunSummary | BaseException | None = None
         self._closing = False
         self._engine: Engine = OffEngine()
@@ -84,8 +80,7 @@ class Session:
         return self.secrets.mask(text)
 
     def http_client(self, flavor: str | None = None, **kwargs: Any) -> Any:
-        """An `httpx2.Client` (or `httpx.Client` with flavor="httpx", for SDKs still on httpx) whose requests
-        go through this session.  Extra keyword arguments go to the client (`transport=` is wrapped)."""
+        """An `httpx2.Client` (flavor="httpx": an `httpx.Client`) through this session; `transport=` is wrapped."""
         guard_genai()
         return make_client(self, flavor, asynchronous=False, **kwargs)
 
@@ -142,6 +137,7 @@ class Session:
         with self._lock:
             self._model_calls -= 1
             if not 200 <= status < 300:
+                self._auth_status = status if status in (401, 403) else self._auth_status
                 return None
             try:
                 failed = self._returned(call, decode_json(body))
@@ -287,7 +283,7 @@ class Session:
             write_report(self.settings.report, SessionReport.of(
                 self.settings, steps=steps, status=status or (summary.status if summary is not None else None),
                 finished=finished, written=self._engine.written, exc=exc, mask=self.mask,
-                journal_error=self._engine.journal_error))
+                journal_error=self._engine.journal_error, auth_status=self._auth_status))
 
     def __repr__(self) -> str:
         return f"Session(mode={self.mode!r}, trace_id={self.trace_id!r})"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,9 +22,10 @@ import msgspec
 
 from blackbox import secrets
 from blackbox.canonical import canonical_bytes, nesting_headroom
-from blackbox.cassette import SCHEMA_VERSION, Cassette, Step, chain_break, load, paused_gc
+from blackbox.cassette import SCHEMA_VERSION, Cassette, Step, load, paused_gc, steps_break
 from blackbox.errors import CassetteError
 from blackbox.firstdiff import join_path
+from blackbox.lazy import LazyCassette, load_lazy
 from blackbox.outcome import outcome, payload_problem, summarize_step
 
 __all__ = ["CHECKS", "CheckResult", "VerifyReport", "neutrality_problem", "unloadable_report", "verify"]
@@ -311,19 +312,67 @@ def verify(
 
     A path that cannot be loaded (not JSON, truncated, no or another `version`, a structure error) gives a
     report whose schema_version check fails with the load error's line, the others skipped: as the original
-    reports it, so a CI job reading `--json` always gets a report."""
-    path = None
-    if not isinstance(cassette, Cassette):
-        path = str(cassette)
-        try:
-            loaded = load(Path(cassette), js_floats=False)  # only hashed and scanned here: no float hook
-        except CassetteError as exc:
-            return unloadable_report(path, secrets.mask_secrets(str(exc), env, extra_secrets))
-    with paused_gc(), nesting_headroom():
-        if path is None:
-            assert isinstance(cassette, Cassette)
+    reports it, so a CI job reading `--json` always gets a report.
+
+    A file is read lazily (payloads kept as undecoded bytes) and each payload decoded, hashed, scanned and
+    dropped in turn, so the pass costs about one decode and one encode of the file and frees each payload while
+    it is in the CPU's cache.  Anything unusual on the way (a payload the plain decoder refuses, a chain that
+    does not hold) is judged again by the eager path, whose report is the reference."""
+    if isinstance(cassette, Cassette):
+        with paused_gc(), nesting_headroom():
             return _verify(cassette, None, False, env, extra_secrets, on_step)
+    path = str(cassette)
+    try:
+        with paused_gc():
+            lazy = load_lazy(Path(cassette), check_utf8=False)  # each payload's decode checks its UTF-8
+            with nesting_headroom():
+                report = _verify_lazy(lazy, path, env, extra_secrets, on_step)
+            del lazy  # freed with the collector still paused
+    except CassetteError as exc:
+        return unloadable_report(path, secrets.mask_secrets(str(exc), env, extra_secrets))
+    return report if report is not None else _verify_eager(path, env, extra_secrets, on_step)
+
+
+def _verify_eager(path: str, env: Mapping[str, str] | None, extra_secrets: Iterable[str],
+                  on_step: Callable[[int, int], None] | None) -> VerifyReport:
+    """verify of a file loaded whole: the reference for every file the lazy pass leaves to it."""
+    try:
+        loaded = load(Path(path), js_floats=False)  # only hashed and scanned here: no float hook
+    except CassetteError as exc:
+        return unloadable_report(path, secrets.mask_secrets(str(exc), env, extra_secrets))
+    with paused_gc(), nesting_headroom():
         return _verify(loaded, path, True, env, extra_secrets, on_step)
+
+
+class _Unusual(Exception):
+    """The lazy pass met what only the eager path judges exactly."""
+
+
+_PLAIN = msgspec.json.Decoder()  # plain floats, as `load(js_floats=False)` decodes a payload
+
+
+def _verify_lazy(lazy: LazyCassette, path: str, env: Mapping[str, str] | None, extra_secrets: Iterable[str],
+                 on_step: Callable[[int, int], None] | None) -> VerifyReport | None:
+    """`_verify` over the payloads decoded one at a time, or None when the eager path must judge the file."""
+    holder = Cassette(lazy.version, lazy.id, lazy.createdAt, [], lazy.parentId, lazy.forkedFromStepId)
+    kept = holder.steps
+
+    def decoded() -> Iterator[Step]:
+        for s in lazy.steps:
+            try:
+                payload = _PLAIN.decode(s.payload)
+            except (msgspec.DecodeError, RecursionError):  # not UTF-8, a lone surrogate, too deep: exactly
+                raise _Unusual from None
+            step = Step(s.id, s.index, s.type, s.timestamp, payload, s.prevHash, s.hash)
+            kept.append(step)
+            yield step
+
+    try:
+        report = _verify(holder, path, True, env, extra_secrets, on_step, steps=decoded(), total=len(lazy.steps))
+    except _Unusual:
+        return None
+    chain = report.checks[1] if len(report.checks) > 1 else None
+    return report if chain is not None and chain.status == "pass" else None
 
 
 def unloadable_report(path: str | None, detail: str) -> VerifyReport:
@@ -340,9 +389,14 @@ def _verify(
     env: Mapping[str, str] | None,
     extra_secrets: Iterable[str],
     on_step: Callable[[int, int], None] | None,
+    *,
+    steps: Iterable[Step] | None = None,
+    total: int | None = None,
 ) -> VerifyReport:
+    """The four checks; `steps` (with their `total`) feed the chain pass as they are decoded, filling
+    `cassette.steps` on the way."""
     keys = secrets.key_values(env, extra_secrets)
-    total = len(cassette.steps)
+    total = len(cassette.steps) if total is None else total
     checks: list[CheckResult] = []
 
     def mask(text: str) -> str:
@@ -360,7 +414,7 @@ def _verify(
             if on_step is not None and (step.index % 256 == 255 or step.index == total - 1):
                 on_step(step.index + 1, total)
 
-        broken = chain_break(cassette, on_step=visit)
+        broken = steps_break(cassette.steps if steps is None else steps, on_step=visit)
         if broken is not None:
             checks.append(CheckResult("hash_chain", "fail", broken.index, broken.reason))
         else:

@@ -128,6 +128,19 @@ def api_key(api: ApiFacts, env: Mapping[str, str] | None = None) -> str:
                      "the key, or continue from scripted replies instead")
 
 
+def key_problem(provider: str | None, env: Mapping[str, str] | None = None) -> str | None:
+    """Why a live run would fail at its first request for want of a key, or None: checked before anything
+    starts (the UI's fork screen, `blackbox fork --live`), so the user is told of the key, not of the agent.
+    `provider` None (the recorded model names none) accepts the key of any API."""
+    source = os.environ if env is None else env
+    found = by_name(provider) if provider else None
+    apis = [found.api] if found is not None else [p.api for p in PROVIDERS]
+    names = list(dict.fromkeys(name for api in apis for name in api.key_variables))
+    if any(source.get(name, "").strip() for name in names):
+        return None
+    return f"{' or '.join(names)} is not set: a live run needs the API key in the environment"
+
+
 def base_url(api: ApiFacts, env: Mapping[str, str] | None = None) -> str:
     """The API's base URL: its variable when set (a proxy, a test server), else its default."""
     source = os.environ if env is None else env

@@ -9,11 +9,10 @@ The same functions serve the coverage-guided fuzzer (atheris, `scripts/fuzz.py`)
 
 from __future__ import annotations
 
-import atexit
 import contextlib
+import functools
 import io
 import json
-import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -47,12 +46,25 @@ class Crash(AssertionError):
     traceback)."""
 
 
-_scratch = Path(tempfile.mkdtemp(prefix="blackbox-fuzz-"))
-atexit.register(shutil.rmtree, _scratch, ignore_errors=True)
+_scratch: list[Path] = []  # the folder of the target running now (`_with_scratch`)
+
+
+def _with_scratch(target: Callable[[bytes], None]) -> Callable[[bytes], None]:
+    """Run `target` with a scratch folder of its own, removed when it returns: importing this module, or a
+    process that ends without atexit (an xdist worker, libFuzzer), leaves nothing in the temp dir."""
+    @functools.wraps(target)
+    def run(data: bytes) -> None:
+        with tempfile.TemporaryDirectory(prefix="blackbox-fuzz-") as folder:
+            _scratch.append(Path(folder))
+            try:
+                target(data)
+            finally:
+                _scratch.pop()
+    return run
 
 
 def _file(data: bytes, name: str) -> Path:
-    path = _scratch / name
+    path = _scratch[-1] / name
     path.write_bytes(data)
     return path
 
@@ -92,6 +104,7 @@ def loader_lazy(data: bytes) -> None:
     assert msgspec.structs.asdict(cassette) == msgspec.structs.asdict(loads(data)), "lazy and eager disagree"
 
 
+@_with_scratch
 def indexer_target(data: bytes) -> None:
     """The progressive index (the UI's reader of large files), at a small chunk and window so every edge
     is crossed: it reads a file exactly as `loads_lazy` does, or leaves it to it."""
@@ -163,6 +176,7 @@ def canonical_target(data: bytes) -> None:
 
 def _import_target(importer: Callable[[Path, str], Cassette], name: str) -> Callable[[bytes], None]:
     """An importer over a transcript file: a cassette that can be written, or its one-line refusal."""
+    @_with_scratch
     def target(data: bytes) -> None:
         try:
             check_writable(importer(_file(data, name), "fuzz"), env={})
@@ -175,6 +189,7 @@ claude_code_target = _import_target(import_claude_code, "session.jsonl")
 chat_json_target = _import_target(import_chat_json, "chat.json")
 
 
+@_with_scratch
 def recover_target(data: bytes) -> None:
     path = _file(data, "run.json.blackbox-journal")
     try:
@@ -195,6 +210,7 @@ def _captured() -> Iterator[tuple[io.StringIO, io.StringIO]]:
         yield out, err
 
 
+@_with_scratch
 def cli_target(data: bytes) -> None:
     """The CLI's argument handling: a read-only command (the first byte), fuzzed arguments (NUL-separated,
     up to a double NUL), and the rest as the cassette file that an argument `@` names."""
@@ -268,7 +284,4 @@ def seeds(target: str) -> list[bytes]:
         out += [p.read_bytes() for p in sorted(regressions.iterdir()) if p.is_file()]
     return out
 
-
-def scratch_dir() -> Path:
-    return _scratch
 

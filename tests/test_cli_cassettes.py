@@ -54,13 +54,15 @@ def test_verify_json_and_failure_block(tmp_path: Path) -> None:
     (b'{"version": 2, "id": "x", "createdAt": 0, "steps": [{"id": "x:0", "index": 0, "type": "bogus", '
      b'"timestamp": 0, "payload": {}, "prevHash": null, "hash": "x"}]}', "unknown type"),
 ])
-def test_bad_files_are_one_line_exit_1(tmp_path: Path, content: bytes | None, words: str) -> None:
+def test_bad_files_are_one_line_exit_2(tmp_path: Path, content: bytes | None, words: str) -> None:
+    """inspect and diff cannot work on a file that is not a cassette: bad input, exit 2 (not 1, which diff
+    --exit-code gives a divergence)."""
     path = tmp_path / "bad.json"
     path.write_bytes(content if content is not None else (TRACES / "fork-child.v2.json").read_bytes()[:500])
     for command in ("inspect", "diff"):
         args = (path, TRACES / "fork-child.v2.json") if command == "diff" else (path,)
         code, out, err = run(command, *args)
-        assert code == 1, (command, out, err)
+        assert code == 2, (command, out, err)
         lines = err.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: ") and words in lines[0], err
         assert "Traceback" not in out + err
@@ -94,9 +96,11 @@ def test_verify_and_assert_report_a_file_that_cannot_be_loaded_as_schema_version
         assert words in report["checks"][0]["detail"] and report["failure"]["name"] == "schema_version"
 
 
-def test_missing_file_is_one_line() -> None:
-    code, _, err = run("verify", "does-not-exist.json")
-    assert code == 1 and err.startswith("error: ") and "no such file" in err
+def test_missing_file_is_one_line_exit_2() -> None:
+    """A path that is not there is bad input (2), never a failed check (1), for every reading command."""
+    for args in (["verify"], ["assert"], ["inspect"], ["diff", TRACES / "fork-child.v2.json"], ["replay"]):
+        code, _, err = run(*args, "does-not-exist.json")
+        assert code == 2 and err.startswith("error: ") and "no such file" in err, (args, code, err)
 
 
 def test_assert_flags() -> None:
@@ -134,13 +138,34 @@ def test_diff_commands() -> None:
     assert code == 0 and json.loads(out)["firstDivergence"] == 5
 
 
-def test_diff_of_a_broken_chain_exits_1(tmp_path: Path) -> None:
+def test_diff_of_a_broken_chain_exits_2(tmp_path: Path) -> None:
     doc = json.loads((TRACES / "fork-child.v2.json").read_text())
     doc["steps"][1]["timestamp"] = 9
     bad = tmp_path / "b.json"
     bad.write_text(json.dumps(doc))
-    code, _, err = run("diff", TRACES / "fork-parent.v2.json", bad)
-    assert code == 1 and err.startswith("error: ") and "step 1" in err
+    for extra in ([], ["--exit-code"]):  # a tampered file is never mistaken for a divergence
+        code, _, err = run("diff", TRACES / "fork-parent.v2.json", bad, *extra)
+        assert code == 2 and err.startswith("error: ") and "step 1" in err
+
+
+@pytest.mark.parametrize("light", [True, False], ids=["light path", "typer path"])
+def test_diff_exit_code_fails_on_a_divergence_only(light: bool, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--exit-code`: 1 when the runs diverge at some step (also when one is a prefix of the other), 0 when
+    identical; without it 0 either way.  Through `main` (the light dispatcher) and the typer app."""
+    from tests.cli_helpers import invoke, run_cli
+
+    def code(*args: object) -> tuple[int, str]:
+        if light:
+            return run_cli(capsys, "diff", *args)[:2]
+        result = invoke(app, ["diff", *args])
+        return result.exit_code, result.stdout
+
+    parent, child = TRACES / "fork-parent.v2.json", TRACES / "fork-child.v2.json"
+    assert code(parent, child)[0] == 0
+    assert code(parent, child, "--exit-code")[0] == 1
+    assert code(parent, parent, "--exit-code")[0] == 0
+    status, out = code(parent, child, "--exit-code", "--semantic", "--json")
+    assert status == 1 and json.loads(out)["firstDivergence"] is not None
 
 
 def test_inspect() -> None:

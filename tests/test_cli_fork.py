@@ -264,8 +264,29 @@ def test_usage_mistakes_are_one_line_with_exit_2(parents: dict[str, Path], tmp_p
     assert not marker.exists() and not out.exists()
     code, _, stderr = cli("fork", tmp_path / "missing.json", "--at", "3", "--set", "1", "--out", out, "--live",
                           *agent)
-    assert code == 1
+    assert code == 2  # no parent to fork: bad input, as for every command
     one_error_line(stderr, "missing.json")
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_live_fork_without_the_key_names_the_key_before_the_agent_runs(
+        parents: dict[str, Path], provider: str, api: FakeAPI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recorded model says which provider the agent talks to; without its key the agent would fail at its
+    first request and the fork would blame the agent ("check that the command replays the parent")."""
+    variable = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}[provider]
+    monkeypatch.setenv(variable, "  ")
+    out, marker = tmp_path / "child.json", tmp_path / "agent-ran"
+    code, stdout, stderr = cli("fork", parents[provider], "--at", "3", "--set", "1", "--out", out, "--live", "--",
+                               sys.executable, "-c", f"open({str(marker)!r}, 'w')")
+    assert code == 2, stdout + stderr
+    one_error_line(stderr, f"{variable} is not set", "--script")
+    assert not marker.exists() and not out.exists() and "replays the parent" not in stderr
+    other = {"anthropic": "OPENAI_API_KEY", "openai": "ANTHROPIC_API_KEY"}[provider]
+    monkeypatch.setenv(variable, "sk-dummy-key-for-the-fake-api-000")
+    monkeypatch.delenv(other)  # the other provider's key is not needed
+    api.brain = travel_brain(provider)
+    code, stdout, stderr = fork(parents[provider], out, 3, RAIN, provider, "--live")
+    assert code == 0, stdout + stderr
 
 
 

@@ -96,9 +96,9 @@ def test_wrong_usage_exits_2_with_one_line(tmp_path: Path, args: list[str], monk
     one_error_line(res)
 
 
-def test_missing_input_exits_1(tmp_path: Path) -> None:
+def test_missing_input_exits_2(tmp_path: Path) -> None:
     res = invoke("--from", "claude-code", "--in", tmp_path / "nope.jsonl", "--out", tmp_path / "o.json")
-    assert res.exit_code == 1
+    assert res.exit_code == 2
     assert "no such file" in one_error_line(res)
 
 

@@ -44,7 +44,7 @@ def run_json(name: str, *args: str | Path, code: int = 0) -> tuple[Any, str]:
 
 
 def test_every_schema_is_a_valid_draft_2020_12_schema() -> None:
-    assert len(_DOCS) == 8
+    assert len(_DOCS) == 9
     for schema in _DOCS.values():
         Draft202012Validator.check_schema(schema)
 
@@ -171,3 +171,29 @@ def test_json_output_makes_terminal_controls_inert(tmp_path: Path) -> None:
     doc, out = run_json("inspect", "inspect", path, "--json")
     assert "\u202e" not in out and "\x9b" not in out and "\x1b" not in out
     assert "\\u202e" in out and doc["outcome"]["final_answer"] == "a\u202eb\x9bc\x1b[2J"
+
+
+@pytest.mark.parametrize("args", [
+    ["verify", "MISSING", "--json"],
+    ["assert", "MISSING", "--expect-status", "success", "--json"],
+    ["diff", "MISSING", str(TRACES / "fork-child.v2.json"), "--json"],
+    ["inspect", "MISSING", "--json"],
+    ["replay", "MISSING", "--json"],
+    ["import", "--from", "chat-json", "--in", "MISSING", "--out", "OUT", "--json"],
+    ["list", "MISSING", "--json"],
+    ["verify", str(TRACES / "fork-child.v2.json"), "--json", "--format", "text"],
+    ["verify", "--json"],
+    ["diff", str(TRACES / "fork-child.v2.json"), "--json", "--bogus"],
+], ids=lambda a: " ".join(x for x in a if not x.startswith("/")))
+def test_a_json_call_that_fails_prints_one_error_document(args: list[str], tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Through the real entry point: stdout is one document whatever went wrong, the exit code unchanged."""
+    from tests.cli_helpers import run_cli
+
+    names = {"MISSING": str(tmp_path / "missing.json"), "OUT": str(tmp_path / "out.json")}
+    code, out, err = run_cli(capsys, *[names.get(a, a) for a in args])
+    doc = json.loads(out)
+    validate("error", doc)
+    assert code == 2 and doc["exitCode"] == 2 and err.startswith("error: ")
+    assert doc["error"] == err.splitlines()[0].removeprefix("error: ")
+    assert not (tmp_path / "out.json").exists()

@@ -42,10 +42,12 @@ def test_help_and_version_import_no_framework_and_no_core(args: list[str]) -> No
 
 def test_verify_and_assert_of_a_small_cassette_import_neither_typer_nor_rich() -> None:
     for args in (["verify", str(TRACES / "success-tool-use.v2.json")],
-                 ["assert", str(TRACES / "success-tool-use.v2.json"), "--expect-status", "success", "--json"]):
+                 ["assert", str(TRACES / "success-tool-use.v2.json"), "--expect-status", "success", "--json"],
+                 ["list", str(TRACES)]):
         modules, out = _imported_by(args)
         assert not [m for m in modules if m.split(".")[0] in ("typer", "click", "rich", "textual")], args
-        assert "blackbox.session" not in modules and ("verified" in out or '"ok": true' in out)
+        assert "blackbox.session" not in modules and ("verified" in out or '"ok": true' in out
+                                                      or "valid, 0 invalid" in out)
 
 
 def test_the_root_help_lists_the_typer_applications_commands_in_order() -> None:
@@ -69,7 +71,11 @@ CASES = [
     ["verify", TRACES / "fork-child.v2.json", "--format", "markdown"],
     ["verify", TRACES / "fork-child.v2.json", "--format=json"],
     ["verify", "MISSING"],
+    ["verify", "MISSING", "--json"],
     ["verify", "BROKEN", "--json"],
+    ["verify", TRACES / "fork-child.v2.json", "--json", "--format", "text"],
+    ["verify", TRACES / "fork-child.v2.json", "--format=markdown", "--json"],
+    ["assert", TRACES / "success-tool-use.v2.json", "--json", "--format", "TEXT"],
     ["assert", TRACES / "success-tool-use.v2.json", "--expect-status", "success", "--expect-tools", ""],
     ["assert", TRACES / "success-tool-use.v2.json", "--expect-tools=search", "--json"],
     ["assert", TRACES / "error-unknown-tool.v2.json", "--expect-status", "error", "--expect-failure-reason",
@@ -81,6 +87,9 @@ CASES = [
     ["diff", TRACES / "fork-parent.v2.json", TRACES / "success-tool-use.v2.json", "--semantic", "--format",
      "markdown"],
     ["diff", TRACES / "fork-parent.v2.json", "BROKEN"],
+    ["diff", TRACES / "fork-parent.v2.json", TRACES / "fork-child.v2.json", "--exit-code"],
+    ["diff", TRACES / "fork-parent.v2.json", TRACES / "fork-parent.v2.json", "--exit-code", "--json"],
+    ["diff", TRACES / "fork-parent.v2.json", "MISSING", "--json"],
     ["diff", "NOT-UTF8", TRACES / "fork-child.v2.json", "--json"],
     ["inspect", TRACES / "fork-child.v2.json"],
     ["inspect", TRACES / "fork-child.v2.json", "--json"],
@@ -88,6 +97,11 @@ CASES = [
     ["inspect", TRACES / "fork-child.v2.json", "--step=5", "--json"],
     ["inspect", TRACES / "fork-child.v2.json", "--step", "7"],
     ["inspect", "BROKEN"],
+    ["inspect", "MISSING", "--json"],
+    ["list", TRACES],
+    ["list", FIXTURES / "fleet-triage" / "cassettes", "--json"],
+    ["list", "MISSING", "--json"],
+    ["list", "BROKEN"],
 ]
 
 
@@ -107,7 +121,10 @@ def test_the_light_path_prints_exactly_what_the_typer_path_prints(case: list[str
     if ("--json" in args or "--format=json" in args) and light.returncode == 0:
         json.loads(light.stdout)
     if "NOT-UTF8" in case:
-        assert light.returncode == 1 and "not UTF-8 text at line" in light.stderr
+        assert light.returncode == 2 and "not UTF-8 text at line" in light.stderr
+    if "--json" in args or "--format=json" in args:  # every JSON call prints one document, errors included
+        doc = json.loads(light.stdout)
+        assert light.returncode != 2 or (doc["ok"], doc["exitCode"]) == (False, 2), doc
 
 
 def test_the_package_loads_its_names_on_first_use_and_keeps_them_the_functions() -> None:
@@ -122,3 +139,23 @@ def test_the_package_loads_its_names_on_first_use_and_keeps_them_the_functions()
     done = subprocess.run([sys.executable, "-c", code, str(TRACES / "fork-child.v2.json")], capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr
+
+
+def test_a_commands_help_builds_only_that_command() -> None:
+    """`blackbox verify --help` goes to typer, but imports no other command's module (the recording session,
+    the launcher, the demo, the importers: a large part of a subcommand's help time)."""
+    modules, out = _imported_by(["verify", "--help"])
+    assert "Usage: blackbox verify" in out and "--expect-hash" in out
+    others = {"blackbox.cli.run", "blackbox.cli.demo", "blackbox.cli.imports", "blackbox.cli.tui",
+              "blackbox.session", "blackbox.launcher", "blackbox.forking"}
+    assert others.isdisjoint(modules), sorted(others & set(modules))
+
+
+@pytest.mark.parametrize("command", [name for _, rows in COMMANDS for name, _ in rows])
+def test_every_commands_help_is_the_full_applications(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.cli_helpers import run_cli
+
+    code, out, _ = run_cli(capsys, command, "--help")
+    full = CliRunner().invoke(app, [command, "--help"], env={"NO_COLOR": "1"}, terminal_width=100)
+    assert code == 0 and full.exit_code == 0
+    assert out.split() == full.stdout.split()  # the same words (the two may wrap to different widths)

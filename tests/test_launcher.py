@@ -191,7 +191,7 @@ def test_replay_of_a_broken_cassette_never_starts_the_agent(tmp_path: Path) -> N
     broken.write_text('{"version": 2, "id": "x", "createdAt": 0, "steps": [')
     agent = _script(tmp_path, "plain.py", "open('started', 'w').write('yes')")
     result = blackbox("replay", broken, "--", PY, agent, cwd=tmp_path)
-    assert result.returncode == 1
+    assert result.returncode == 2  # nothing to replay against: bad input
     assert "truncated" in result.stderr
     assert not (tmp_path / "started").exists()
 
@@ -221,3 +221,30 @@ def test_ctrl_c_stops_the_agent_and_the_run_is_written(fake_api: FakeAPI, tmp_pa
     assert verify(cassette).ok
     assert cassette.steps[-1].payload == {"event": "run_failed", "status": "error", "reason": "process_exit",
                                           "exitCode": 130}
+
+
+def test_record_without_a_key_says_so_with_the_remedy(tmp_path: Path) -> None:
+    """The SDK refuses before any request: the run is 1 step (its process_exit), and the note names the keys."""
+    out = tmp_path / "run.json"
+    result = blackbox("record", "--out", out, "--", PY, EXAMPLES / "anthropic_agent.py", env=_unreachable_env())
+    assert result.returncode != 0
+    assert f"recorded {out}: 1 step, error" in result.stdout  # not "1 steps"
+    note = next(line for line in result.stderr.splitlines() if line.startswith("note: "))
+    assert "no API key is set" in note and "ANTHROPIC_API_KEY" in note and "record again" in note
+
+
+@pytest.mark.parametrize(("provider", "name"), [("anthropic", "anthropic_agent"), ("openai", "openai_agent")])
+def test_record_refused_for_its_key_says_which_status_and_what_to_check(provider: str, name: str,
+                                                                       fake_api: FakeAPI, tmp_path: Path) -> None:
+    from tests.fakeapi import error_reply
+
+    fake_api.queue(error_reply(provider, 401))
+    env = {"ANTHROPIC_BASE_URL": fake_api.url, "OPENAI_BASE_URL": fake_api.openai_url,
+           "ANTHROPIC_API_KEY": "sk-ant-wrong-key-0000000000", "OPENAI_API_KEY": "sk-proj-wrong-key-0000000000"}
+    out = tmp_path / "run.json"
+    result = blackbox("record", "--out", out, "--", PY, EXAMPLES / f"{name}.py", env=env)
+    assert result.returncode != 0 and len(fake_api.requests) == 1
+    assert f"recorded {out}: 1 step, error" in result.stdout
+    note = next(line for line in result.stderr.splitlines() if line.startswith("note: "))
+    assert "HTTP 401" in note and "API key is missing or wrong" in note
+    assert "wrong-key" not in result.stdout + note

@@ -513,7 +513,8 @@ def test_the_report_for_the_launcher(fake_api: FakeAPI, tmp_path: Path, monkeypa
                     "settings": {"mode": "record", "out": str(tmp_path / "rep.json"), "cassette": None,
                                  "traceId": None, "forkAt": None, "forkSet": None, "continue": None, "script": None,
                                  "match": "strict"},
-                    "error": None, "errorType": None, "step": None, "pid": done["pid"], "journalError": None}
+                    "error": None, "errorType": None, "step": None, "pid": done["pid"], "journalError": None,
+                    "authStatus": None}
 
 
 def test_parallel_unwrapped_results_and_unasked_tools_get_fresh_ids(fake_api: FakeAPI, tmp_path: Path) -> None:

@@ -14,11 +14,46 @@ import types
 from typing import TYPE_CHECKING, Any
 
 from blackbox.cli.fast import dispatch
+from blackbox.cli.term import JSON_OUTPUT, json_error
 
 if TYPE_CHECKING:
     import typer
 
 __all__ = ["app", "main"]
+
+
+# The module that registers each command: a call naming one builds only that command's module and command
+# (the others' imports and typer's per-parameter set-up are most of a subcommand's `--help` time).
+_MODULES = {"demo": "demo", "check": "demo", "record": "run", "replay": "run", "fork": "run", "recover": "run",
+            "verify": "cassettes", "assert": "cassettes", "diff": "cassettes", "inspect": "cassettes",
+            "list": "cassettes", "import": "imports", "tui": "tui"}
+
+
+def _one_command(name: str) -> typer.Typer:
+    """The typer application holding only the command `name` (same settings, same root options)."""
+    import copy
+    import importlib
+
+    importlib.import_module(f"blackbox.cli.{_MODULES[name]}")
+    from blackbox.cli.app import app, flags_without_type
+
+    def command_name(info: Any) -> str:
+        return str(info.name or info.callback.__name__.lower().replace("_", "-"))
+
+    from typer.models import TyperInfo
+
+    one = copy.copy(app)
+    one.registered_commands = [info for info in app.registered_commands if command_name(info) == name]
+    # No root options: `--version` and shell completion belong to `blackbox` alone (the full app and the light
+    # path answer them); parsing them would set up typer's validators for options this call cannot use.
+    one.registered_callback = TyperInfo(callback=_bare_root)
+    one._add_completion = False
+    flags_without_type(one)
+    return one
+
+
+def _bare_root() -> None:
+    """Record, replay, fork and diff runs of LLM agents."""
 
 
 def _application() -> typer.Typer:
@@ -61,6 +96,7 @@ def main(argv: list[str] | None = None) -> None:
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
     args = sys.argv[1:] if argv is None else argv
+    JSON_OUTPUT.expect(list(args))
     try:
         code = dispatch(args)
         if code is not None:
@@ -85,7 +121,7 @@ def _typer_main(args: list[str]) -> None:
     from blackbox.errors import WriteError
     from blackbox.inert import inert
 
-    app = _application()
+    app = _one_command(args[0]) if args and args[0] in _MODULES else _application()
     if plain():  # typer prints help with its own console, which honours NO_COLOR but not CI
         from typer import rich_utils
 
@@ -97,20 +133,25 @@ def _typer_main(args: list[str]) -> None:
         code = command.main(args=args, prog_name="blackbox", standalone_mode=False)
     except click_error as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":
+            json_error(f"missing arguments; see `blackbox {inert(args[0])} --help`", EXIT_USAGE)
             err_console().print(exc.format_message(), markup=False, highlight=False)  # type: ignore[attr-defined]
             sys.exit(EXIT_USAGE)
         ctx = getattr(exc, "ctx", None)
         where = f"; see `{ctx.command_path} --help`" if ctx is not None else ""
         message = exc.format_message().rstrip(".")  # type: ignore[attr-defined]
+        code = getattr(exc, "exit_code", EXIT_USAGE)
+        json_error(f"{inert(message)}{where}", code)
         err_console().print(f"error: {inert(message)}{where}", markup=False, highlight=False)
-        sys.exit(getattr(exc, "exit_code", EXIT_USAGE))
+        sys.exit(code)
     except WriteError as exc:  # a write that failed where the command did not expect it: still one line
+        json_error(str(exc), EXIT_FAILURE)
         err_console().print(f"error: {exc}", markup=False, highlight=False)
         sys.exit(EXIT_FAILURE)
     except BrokenPipeError:
         raise  # not a path's fault: `main` ends quietly
     except OSError as exc:  # the system refused a path (a name too long, a loop of links): one line too
         where = f"{inert(str(exc.filename))}: " if exc.filename is not None else ""
+        json_error(f"{where}{exc.strerror or type(exc).__name__}; check the path", EXIT_FAILURE)
         err_console().print(f"error: {where}{exc.strerror or type(exc).__name__}; check the path",
                             markup=False, highlight=False)
         sys.exit(EXIT_FAILURE)

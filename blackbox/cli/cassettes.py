@@ -15,18 +15,17 @@ from typing import Annotated, Any
 import msgspec
 import typer
 
-from blackbox.cassette import chain_break, load
 from blackbox.cli import reports
 from blackbox.cli.app import app
-from blackbox.cli.inspecting import created, json_rows, run_inspect, write_rows
+from blackbox.cli.inspecting import json_rows, run_inspect, write_rows
 from blackbox.cli.jsonout import print_json
+from blackbox.cli.listing import run_list
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, fail
 from blackbox.cli.reports import shown
-from blackbox.cli.term import colour, paint
+from blackbox.cli.term import JSON_OUTPUT, colour, paint
 from blackbox.diff import lazy_outcome
 from blackbox.errors import CassetteError
 from blackbox.lazy import LazyCassette, load_lazy
-from blackbox.outcome import outcome
 from blackbox.secrets import mask_secrets
 from blackbox.verify import HASH_FORMAT, unloadable_report, verify
 
@@ -44,22 +43,25 @@ class OutputFormat(StrEnum):
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document for machines (no colour, no "
                                           "decoration); the same as --format json.", rich_help_panel=PANEL_OUTPUT)]
-FormatOption = Annotated[OutputFormat, typer.Option(
-    "--format", help="text (for people), markdown (a pull-request comment or CI job summary) or json.",
-    rich_help_panel=PANEL_OUTPUT, case_sensitive=False)]
+FormatOption = Annotated[OutputFormat | None, typer.Option(
+    "--format", help="text (for people, the default), markdown (a pull-request comment or CI job summary) or "
+    "json.", rich_help_panel=PANEL_OUTPUT, case_sensitive=False, show_default=False)]
 
 
-def _format(json_out: bool, fmt: OutputFormat) -> reports.Format:
-    if json_out and fmt not in (OutputFormat.text, OutputFormat.json):
+def _format(json_out: bool, fmt: OutputFormat | None) -> reports.Format:
+    """The output format; `--json` with `--format text` or `markdown` is refused (the light path does the
+    same), since either choice would ignore one of the two."""
+    JSON_OUTPUT.begin(json_out or fmt == OutputFormat.json)
+    if json_out and fmt not in (None, OutputFormat.json):
         fail(f"--json and --format {fmt.value} disagree; pass one of them", code=EXIT_USAGE)
-    return "json" if json_out else fmt.value
+    return "json" if json_out else (fmt or OutputFormat.text).value
 
 
 @app.command("verify", rich_help_panel="Cassettes")
 def verify_command(
     cassette: Annotated[Path, typer.Argument(help="The cassette file to check.", show_default=False)],
     json_out: JsonOption = False,
-    fmt: FormatOption = OutputFormat.text,
+    fmt: FormatOption = None,
     expected_hash: Annotated[str | None, typer.Option(
         "--expect-hash", metavar="HASH", help="Also require this final hash (the last step's, printed by "
         "verify): pins the cassette, since an edited chain can be re-hashed.")] = None,
@@ -67,8 +69,8 @@ def verify_command(
     """Check a cassette: schema version, hash chain, provider neutrality, replayability; print its final hash.
 
     The first failing check stops the rest; a file that cannot be loaded fails schema_version. Exit 0 when
-    all pass, 1 otherwise. What verify does not cover (step ids, the top-level fields, truncation at a step
-    boundary) is listed in SECURITY.md.
+    all pass, 1 when one fails, 2 when there is no such file. What verify does not cover (step ids, the
+    top-level fields, truncation at a step boundary) is listed in SECURITY.md.
 
     [bold]Examples[/]
       blackbox verify traces/run.json
@@ -97,11 +99,12 @@ def assert_command(
         "--expect-failure-reason", help="The exact failure reason (e.g. unknown_tool).",
         rich_help_panel=PANEL_EXPECT)] = None,
     json_out: JsonOption = False,
-    fmt: FormatOption = OutputFormat.text,
+    fmt: FormatOption = None,
 ) -> None:
     """Verify a cassette, then check what the run did. For CI: exit 1 on any failure.
 
-    Every expectation is an exact match; when verify fails, the expectations are skipped.
+    Every expectation is an exact match; when verify fails, the expectations are skipped. Exit 0 when all
+    pass, 1 when a check or an expectation fails, 2 when there is no such file or an option is wrong.
 
     [bold]Examples[/]
       blackbox assert traces/run.json --expect-status success --expect-tools search,calendar,booking
@@ -121,20 +124,25 @@ def diff_command(
     semantic: Annotated[bool, typer.Option(
         "--semantic", help="Match steps by type and JSON-equal payload instead of hash (two separate "
         "recordings).")] = False,
+    exit_code: Annotated[bool, typer.Option(
+        "--exit-code", help="Exit 1 when the runs diverge (as git diff --exit-code), so a CI job fails on it.")]
+    = False,
     json_out: JsonOption = False,
-    fmt: FormatOption = OutputFormat.text,
+    fmt: FormatOption = None,
 ) -> None:
     """Show where two runs diverge, what changed there, and what it did to the outcome.
 
-    Exit 0 whether or not they diverge; 1 if either cassette fails to load or its chain is broken.
+    Exit 0 whether or not they diverge (with --exit-code: 0 identical, 1 diverging at some step); 2 if either
+    file is missing, fails to load or its chain is broken.
 
     [bold]Examples[/]
       blackbox diff traces/parent.json traces/fork.json
       blackbox diff before.json after.json --semantic
       blackbox diff a.json b.json --json
       blackbox diff a.json b.json --format markdown
+      blackbox diff golden.json new.json --exit-code   (fails the job when they diverge)
     """
-    raise typer.Exit(reports.run_diff(a, b, semantic, _format(json_out, fmt)))
+    raise typer.Exit(reports.run_diff(a, b, semantic, _format(json_out, fmt), exit_code))
 
 
 @app.command("inspect", rich_help_panel="Cassettes")
@@ -150,23 +158,12 @@ def inspect_command(
       blackbox inspect traces/run.json --step 3
       blackbox inspect traces/run.json --json | jq '.rows[] | select(.type == "tool_result")'
     """
+    JSON_OUTPUT.begin(json_out)
     raise typer.Exit(run_inspect(cassette, step, json_out))
 
 
 # ---------------------------------------------------------------------------------------------------------
 # list
-
-
-def _entry(path: Path) -> dict[str, Any]:
-    try:
-        c = load(path)
-        broken = chain_break(c)
-    except CassetteError as exc:
-        return {"file": path.name, "valid": False, "reason": mask_secrets(str(exc).removeprefix(f"{path}: "))}
-    if broken is not None:
-        return {"file": path.name, "valid": False, "reason": f"hash chain broken: {broken.reason}"}
-    return {"file": path.name, "valid": True, "id": c.id, "steps": len(c.steps), "status": outcome(c).status,
-            "createdAt": c.createdAt, "parentId": c.parentId}
 
 
 @app.command("list", rich_help_panel="Cassettes")
@@ -180,36 +177,8 @@ def list_command(
       blackbox list
       blackbox list tests/fixtures/traces --json
     """
-    if not directory.is_dir():
-        what = "is a file, not a folder" if directory.exists() else "no such folder"
-        fail(f"{shown(str(directory))}: {what}; pass the folder that holds your cassettes", code=EXIT_USAGE)
-    files = sorted(directory.glob("*.json"))
-    if len(files) > 20 and not json_out and colour(sys.stderr):
-        from blackbox.cli.progress import progress
-
-        entries = []
-        with progress(f"reading {directory}") as update:
-            for n, path in enumerate(files, 1):
-                entries.append(_entry(path))
-                update(n, len(files))
-    else:
-        entries = [_entry(path) for path in files]
-    valid = sum(1 for e in entries if e["valid"])
-    if json_out:
-        print_json({"folder": str(directory), "cassettes": entries, "valid": valid,
-                    "invalid": len(entries) - valid})
-        return
-    on = colour()
-    rows = [(shown(e["file"]), shown(e["id"]), str(e["steps"]), e["status"], created(e["createdAt"]),
-             shown(e["parentId"] or "")) for e in entries if e["valid"]]
-    lines = []
-    if rows:
-        lines.append(reports.table(("file", "id", "steps", "status", "created", "parent"), rows, on))
-    for e in entries:
-        if not e["valid"]:
-            lines.append(f"{shown(e['file'])}: {paint('invalid', 'red', on)}: {shown(e['reason'])}")
-    lines.append(f"{len(entries)} file(s): {valid} valid, {len(entries) - valid} invalid")
-    sys.stdout.write("\n".join(lines) + "\n")
+    JSON_OUTPUT.begin(json_out)
+    raise typer.Exit(run_list(directory, json_out))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -223,7 +192,7 @@ def replay_summary(path: Path, json_out: bool = False) -> None:
     cassette does not verify)."""
     problem = reports.missing_file(path)
     if problem is not None:
-        fail(problem)
+        fail(problem, EXIT_USAGE)
     c: LazyCassette | None = None
     try:  # read once: verified, then its rows shown
         loaded = load_lazy(path)

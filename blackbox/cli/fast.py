@@ -1,5 +1,5 @@
-"""The light dispatcher: `blackbox --help`, `--version`, and simple verify, assert, diff and inspect calls
-without typer.
+"""The light dispatcher: `blackbox --help`, `--version`, and simple verify, assert, diff, inspect and list
+calls without typer.
 
 CI runs verify and assert on many small cassettes, where start-up is nearly all of the time: typer, click and
 rich cost ~0.15 s to import before a command runs.  `dispatch` handles the calls whose arguments it fully
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from blackbox.cli.term import colour, paint
+from blackbox.cli.term import EXIT_USAGE, colour, paint
 
 if TYPE_CHECKING:
     from blackbox.cli.reports import Format
@@ -155,8 +155,8 @@ def _parse(args: Sequence[str], allowed: set[str], count: int) -> tuple[list[str
 
 def _format(values: dict[str, str], json_out: bool) -> Format | None:
     fmt = values.pop("format", "json" if json_out else "text").lower()
-    if fmt not in ("text", "markdown", "json") or (json_out and fmt == "markdown"):
-        return None  # typer says what is wrong
+    if fmt not in ("text", "markdown", "json") or (json_out and fmt != "json"):
+        return None  # typer says what is wrong (--json with --format text or markdown is refused there)
     return cast("Format", fmt)
 
 
@@ -174,6 +174,16 @@ def _inspect(args: Sequence[str]) -> int | None:
     return run_inspect(Path(paths[0]), None if step is None else int(step), json_out)
 
 
+def _list(args: Sequence[str]) -> int | None:
+    """`list [DIR] [--json]`; anything else goes to typer."""
+    rest = [a for a in args if a != "--json"]
+    if len(args) - len(rest) > 1 or len(rest) > 1 or any(a.startswith("-") for a in rest):
+        return None
+    from blackbox.cli.listing import run_list  # deferred, as in `dispatch`
+
+    return run_list(Path(rest[0] if rest else "traces"), len(rest) != len(args))
+
+
 def dispatch(args: Sequence[str]) -> int | None:
     """Run the call here and return its exit code, or None to hand it to the typer application."""
     if list(args) in (["--help"], ["-h"]):
@@ -182,14 +192,17 @@ def dispatch(args: Sequence[str]) -> int | None:
     if list(args) == ["--version"]:
         sys.stdout.write(f"blackbox {VERSION}\n")
         return 0
-    if not args or args[0] not in ("verify", "assert", "diff", "inspect"):
+    if not args or args[0] not in ("verify", "assert", "diff", "inspect", "list"):
         return None
     if args[0] == "inspect":
         return _inspect(args[1:])
+    if args[0] == "list":
+        return _list(args[1:])
     rest = list(args[1:])
-    semantic = args[0] == "diff" and "--semantic" in rest
-    if semantic:
-        rest.remove("--semantic")
+    flags = {flag: args[0] == "diff" and flag in rest for flag in ("--semantic", "--exit-code")}
+    for flag, given in flags.items():
+        if given:
+            rest.remove(flag)
     allowed = set(_VALUE_OPTIONS) - {"--step"} if args[0] == "assert" else {"--format"}
     parsed = _parse(rest, allowed, 2 if args[0] == "diff" else 1)
     if parsed is None:
@@ -202,11 +215,11 @@ def dispatch(args: Sequence[str]) -> int | None:
     from blackbox.cli import reports
 
     if args[0] == "diff":
-        return reports.run_diff(Path(paths[0]), Path(paths[1]), semantic, fmt)
+        return reports.run_diff(Path(paths[0]), Path(paths[1]), flags["--semantic"], fmt, flags["--exit-code"])
     if args[0] == "verify":
         return reports.run_verify(Path(paths[0]), fmt)
     expected = reports.expectations(values.get("tools"), values.get("status"), values.get("final_answer"),
                                     values.get("failure_reason"))
     if expected is None:
-        return 2
+        return EXIT_USAGE
     return reports.run_assert(Path(paths[0]), expected, fmt)

@@ -18,6 +18,7 @@ from rich.markup import escape
 from blackbox.cli.app import app
 from blackbox.cli.jsonout import print_json
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, err_console, fail
+from blackbox.cli.term import JSON_OUTPUT
 from blackbox.errors import WriteError
 from blackbox.fork import same_file
 from blackbox.inert import inert
@@ -227,6 +228,7 @@ def import_command(
     json_out: Annotated[bool, typer.Option("--json", help="Print the result as one JSON document for machines.")]
     = False,
 ) -> None:
+    JSON_OUTPUT.begin(json_out)
     if source not in SOURCES:
         fail(f"--from must be one of {', '.join(SOURCES)}, not {source!r}", EXIT_USAGE)
     if trace_id is not None and not trace_id:
@@ -239,7 +241,7 @@ def import_command(
         _import_folder(in_path, out, json_out)
         return
     if not in_path.exists():
-        fail(f"--in {inert(str(in_path))}: no such file; check the path")
+        fail(f"--in {inert(str(in_path))}: no such file; check the path", EXIT_USAGE)
     if same_file(out, in_path):
         fail("--out must differ from --in (the same file, through a link or not); the transcript is never "
              "overwritten", EXIT_USAGE)

@@ -17,7 +17,7 @@ from typing import Any
 
 from blackbox.cli.jsonout import print_json
 from blackbox.cli.reports import missing_file, shown
-from blackbox.cli.term import EXIT_FAILURE, EXIT_USAGE, colour, error_line, paint
+from blackbox.cli.term import EXIT_USAGE, colour, error_line, paint
 from blackbox.diff import lazy_outcome
 from blackbox.errors import CassetteError
 from blackbox.inert import inert_lines
@@ -95,20 +95,20 @@ def _one_step(lazy: LazyStep, json_out: bool) -> None:
 
 
 def run_inspect(path: Path, step: int | None, json_out: bool) -> int:
-    """`blackbox inspect`: exit 0; 1 when the file cannot be loaded; 2 when `step` is out of range."""
+    """`blackbox inspect`: exit 0; 2 when there is no file, it cannot be loaded or `step` is out of range."""
     problem = missing_file(path)
     if problem is not None:
-        error_line(problem)
-        return EXIT_FAILURE
+        error_line(problem, EXIT_USAGE)
+        return EXIT_USAGE
     try:
         c = load_lazy(path)
     except CassetteError as exc:
-        error_line(shown(str(exc)))
-        return EXIT_FAILURE
+        error_line(shown(str(exc)), EXIT_USAGE)
+        return EXIT_USAGE
     if step is not None:
         if not 0 <= step < len(c.steps):
             has = f"steps 0 to {len(c.steps) - 1}" if c.steps else "no steps"
-            error_line(f"--step {step} is out of range; this cassette has {has}")
+            error_line(f"--step {step} is out of range; this cassette has {has}", EXIT_USAGE)
             return EXIT_USAGE
         _one_step(c.steps[step], json_out)
         return 0

@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from blackbox.canonical import JSFloat, js_number, nesting_headroom
+from blackbox.cli.term import JSON_OUTPUT
 from blackbox.secrets import mask_secrets
 from blackbox.writing import LONE_SURROGATE
 
@@ -126,3 +127,4 @@ def print_json(value: Any) -> None:
     """Print `value` as the command's one JSON document (and nothing else) on stdout."""
     sys.stdout.write(mask_secrets(json_document(value)) + "\n")  # a key in a trace id or parentId too
     sys.stdout.flush()
+    JSON_OUTPUT.printed = True

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from blackbox.cli.term import EXIT_FAILURE, EXIT_USAGE, plain
+from blackbox.cli.term import EXIT_FAILURE, EXIT_USAGE, json_error, plain
 from blackbox.inert import inert
 
 __all__ = ["EXIT_FAILURE", "EXIT_USAGE", "console", "err_console", "fail", "plain"]
@@ -44,6 +44,8 @@ def err_console() -> Console:
 def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
     """Print `error: <message>` on stderr, one line, and exit with `code` (1 failure, 2 usage).
 
-    The message is made inert: it may quote a path or a value from a cassette."""
+    The message is made inert: it may quote a path or a value from a cassette.  A call that asked for JSON
+    gets the error document on stdout too (unless it printed its own)."""
+    json_error(inert(message), code)
     err_console().print(f"[bold red]error:[/] {escape(inert(message))}", markup=True, highlight=False)
     raise typer.Exit(code)

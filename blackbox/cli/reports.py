@@ -20,7 +20,7 @@ import msgspec
 from blackbox.canonical import nesting_headroom
 from blackbox.cassette import Cassette, load
 from blackbox.cli.jsonout import print_json
-from blackbox.cli.term import EXIT_FAILURE, colour, error_line, paint
+from blackbox.cli.term import EXIT_FAILURE, EXIT_USAGE, colour, error_line, paint
 from blackbox.diff import DiffReport, diff_lazy, lazy_chain_breaks
 from blackbox.errors import CassetteError
 from blackbox.expectations import ExpectationResult, Expectations, check_expectations
@@ -332,11 +332,12 @@ def _verify_file(path: Path, fmt: Format) -> VerifyReport:
 
 def run_verify(path: Path, fmt: Format, expected_hash: str | None = None) -> int:
     """`blackbox verify`: the report in `fmt`; exit 0 when every check passes (and the final hash is
-    `expected_hash`, when given), else 1."""
+    `expected_hash`, when given), 1 when one fails (a file that is not a cassette fails schema_version), 2 when
+    there is no file at `path`."""
     problem = missing_file(path)
     if problem is not None:
-        error_line(problem)
-        return EXIT_FAILURE
+        error_line(problem, EXIT_USAGE)
+        return EXIT_USAGE
     report = _verify_file(path, fmt)
     if expected_hash is not None:
         report = expect_hash(report, expected_hash)
@@ -368,16 +369,17 @@ def expectations(tools: str | None, status: str | None, final_answer: str | None
                                            failure_reason=failure_reason)
     except ValueError:
         error_line(f"--expect-status must be success, error or incomplete, not {_value(status)}; pick one of "
-                   "those")
+                   "those", EXIT_USAGE)
         return None
 
 
 def run_assert(path: Path, expected: Expectations, fmt: Format) -> int:
-    """`blackbox assert`: verify, then each expectation; exit 0 only when everything passes."""
+    """`blackbox assert`: verify, then each expectation; exit 0 only when everything passes, 1 when a check
+    or an expectation fails, 2 when there is no file at `path`."""
     problem = missing_file(path)
     if problem is not None:
-        error_line(problem)
-        return EXIT_FAILURE
+        error_line(problem, EXIT_USAGE)
+        return EXIT_USAGE
     report, loaded = load_and_verify(path)
     results = check_expectations(expected, outcome(loaded) if report.ok and loaded is not None else None)
     ok = report.ok and all(r.status == "pass" for r in results)
@@ -427,14 +429,16 @@ def _diffed(a: Path, b: Path, semantic: bool) -> tuple[DiffReport, tuple[int, in
         return diff_lazy(ca, cb, semantic=semantic), (len(ca.steps), len(cb.steps))
 
 
-def run_diff(a: Path, b: Path, semantic: bool, fmt: Format) -> int:
-    """`blackbox diff`: exit 0 whether or not the runs diverge; 1 when either cannot be loaded or its chain
-    is broken (one error line, no report)."""
+def run_diff(a: Path, b: Path, semantic: bool, fmt: Format, exit_code: bool = False) -> int:
+    """`blackbox diff`: exit 0 whether or not the runs diverge, unless `exit_code` (`--exit-code`, as in
+    `git diff`): then 1 when they diverge, i.e. differ at some step (by hash, or by payload with `semantic`;
+    one a strict prefix of the other counts) — an outcome that changed always comes with a divergence.  2 when
+    either cannot be compared: no such file, not a cassette, or a broken chain (one error line, no report)."""
     try:
         report, lengths = _diffed(a, b, semantic)
     except _Refused as exc:
-        error_line(str(exc))
-        return EXIT_FAILURE
+        error_line(str(exc), EXIT_USAGE)
+        return EXIT_USAGE
     if fmt == "json":
         doc = report.to_dict()
         for side in ("stepA", "stepB"):
@@ -446,4 +450,4 @@ def run_diff(a: Path, b: Path, semantic: bool, fmt: Format) -> int:
         _write(diff_markdown(report, lengths))
     else:
         _write(diff_text(report, lengths, colour()))
-    return 0
+    return EXIT_FAILURE if exit_code and report.first_divergence is not None else 0

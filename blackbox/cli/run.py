@@ -7,10 +7,11 @@ from typing import Annotated, Literal, cast
 
 import typer
 
-from blackbox.cassette import load
+from blackbox.cassette import Cassette, load
 from blackbox.cli.app import app
 from blackbox.cli.cassettes import replay_summary
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, err_console, fail
+from blackbox.cli.term import JSON_OUTPUT
 from blackbox.demo.fork import (
     DEFAULT_FORK_INDEX,
     DEFAULT_MUTATION_STEP,
@@ -127,6 +128,27 @@ def _journal_note(report: SessionReport) -> None:
         _say(f"note: the journal could not be written: {inert(report.journalError)}; {written}", err=True)
 
 
+def _steps(n: int) -> str:
+    return "1 step" if n == 1 else f"{n} steps"
+
+
+def _key_note(report: SessionReport) -> None:
+    """A run that failed for want of a valid key says so, with the remedy, instead of a bare "1 step, error":
+    a model call the provider refused (401/403), or no call at all while neither key variable is set."""
+    if report.status == "success":
+        return
+    from blackbox.secrets import KEY_VARIABLES
+    from blackbox.whatif import key_problem
+
+    names = " / ".join(KEY_VARIABLES)
+    if report.authStatus is not None:
+        _say(f"note: a model call was refused with HTTP {report.authStatus} (authentication): the API key is "
+             f"missing or wrong; check {names} and record again", err=True)
+    elif report.steps <= 1 and key_problem(None) is not None:
+        _say(f"note: no model call was made and no API key is set ({names}); export the key of the API the "
+             "agent calls and record again", err=True)
+
+
 def _check_out(out: Path) -> None:
     try:
         check_out(str(out))
@@ -156,11 +178,13 @@ def record(
     error = _report_error(report)
     if report.written:
         note = "" if report.finished else " (finish() was not called; the run was closed at exit)"
-        _say(f"recorded {inert(str(out))}: {steps} steps, {status}{note}")
+        _say(f"recorded {inert(str(out))}: {_steps(steps)}, {status}{note}")
         _journal_note(report)
+        _key_note(report)
     else:
         _say(f"error: nothing was recorded: {error or 'the session wrote no cassette'}", err=True)
         _journal_note(report)
+        _key_note(report)
         raise typer.Exit(code or EXIT_FAILURE)
     raise typer.Exit(code)
 
@@ -171,6 +195,8 @@ def replay(
     command: Command = None,
     match: Match = "strict",
     pace: PaceOption = "fast",
+    json_out: Annotated[bool, typer.Option("--json", help="Without a command: print the check and the recorded "
+                                           "steps as one JSON document.")] = False,
 ) -> None:
     """Replay an agent offline against a cassette, or show what it recorded when no command is given.
 
@@ -183,16 +209,22 @@ def replay(
       blackbox replay run.json --pace recorded -- python agent.py
 
       blackbox replay run.json     (validate and print the recorded steps)
+
+    Exit 0 replayed (or, without a command, verified); 1 diverged or not verified; 2 when the cassette is
+    missing or not a cassette (the agent never starts); otherwise the agent's own exit code.
     """
+    JSON_OUTPUT.begin(json_out)
     match_mode = _check_match(match)
     pace_mode = _check_pace(pace)
     if not command:
-        replay_summary(cassette)
+        replay_summary(cassette, json_out)
         return
+    if json_out:
+        fail("--json describes a cassette without a command; drop --json to replay the agent", EXIT_USAGE)
     try:
         load(cassette)
-    except CassetteError as exc:
-        fail(str(exc))
+    except CassetteError as exc:  # nothing to replay against: the question cannot be asked (exit 2)
+        fail(str(exc), EXIT_USAGE)
     settings = Settings(mode="replay", cassette=str(cassette), match=match_mode, pace=pace_mode)
     code, report = _launch(command, settings, placeholders=True)
     error = _report_error(report)
@@ -204,7 +236,7 @@ def replay(
         _say(f"FAIL {shown}: the agent exited with code {code}", err=True)
         raise typer.Exit(code)
     steps = report.steps
-    _say(f"PASS {shown}: {steps} steps replayed from the cassette, no network calls")
+    _say(f"PASS {shown}: {_steps(steps)} replayed from the cassette, no network calls")
 
 
 _DEMO = "Built-in demo fork (no agent command)"
@@ -311,7 +343,8 @@ def fork(
         _journal_note(report)
         raise typer.Exit(code or EXIT_FAILURE)
     steps, status = report.steps, inert(report.status)
-    _say(f"forked {shown}: {steps} steps, {status}; steps 0–{at - 1} are the parent's, step {at} is the new result")
+    _say(f"forked {shown}: {_steps(steps)}, {status}; steps 0–{at - 1} are the parent's, step {at} is the new "
+         "result")
     _journal_note(report)
     _say(f"next: blackbox diff {inert(str(cassette))} {shown}")
     raise typer.Exit(code)
@@ -329,13 +362,27 @@ def _fork_settings(cassette: Path, at: int, set_value: str, out: Path, script: P
             load_script(script)
         elif uses_thinking(parent):
             raise thinking_refusal()
+        else:
+            _check_live_key(parent)
     except (UsageError, BlackboxUnsupportedError) as exc:
         fail(str(exc), EXIT_USAGE)
-    except CassetteError as exc:
-        fail(str(exc))
+    except CassetteError as exc:  # no parent to fork: the question cannot be asked
+        fail(str(exc), EXIT_USAGE)
     return Settings(mode="fork", cassette=str(cassette), out=str(out), fork_at=at, fork_set=value,
                     has_fork_set=True, continue_with="script" if script is not None else "live",
                     script=str(script) if script is not None else None, match=match, pace=pace)
+
+
+def _check_live_key(parent: Cassette) -> None:
+    """A live fork's agent sends its requests to the provider the run recorded: without that provider's key
+    it would fail at its first request, and the fork would seem to blame the agent.  Say so before it runs."""
+    from blackbox.providers import for_model
+    from blackbox.whatif import key_problem, recorded_model
+
+    found = for_model(recorded_model(parent))
+    problem = key_problem(found.name if found is not None else None)
+    if problem is not None:
+        raise UsageError(f"{problem}; export it, or continue from scripted replies (--script replies.json)")
 
 
 def _demo_fork(trace: Path | None, out: Path | None, fork_index: int | None, mutation_step: int | None,
@@ -410,4 +457,4 @@ def recover(
              f"{failure.detail if failure else ''}); nothing was written")
     atomic_write(target, dumps(cassette))
     journal.unlink(missing_ok=True)
-    _say(f"recovered {inert(str(target))}: {len(cassette.steps)} steps, {outcome(cassette).status}")
+    _say(f"recovered {inert(str(target))}: {_steps(len(cassette.steps))}, {outcome(cassette).status}")

@@ -7,14 +7,49 @@ nor CI set).
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from typing import TextIO
 
-__all__ = ["EXIT_FAILURE", "EXIT_USAGE", "colour", "error_line", "paint", "plain"]
+__all__ = ["EXIT_FAILURE", "EXIT_USAGE", "JSON_OUTPUT", "colour", "error_line", "json_error", "paint", "plain"]
 
+# The exit codes every command shares (README, "Exit codes"), so a CI job can tell a negative answer from a
+# question that could not be asked:
+#   0  the answer is yes: verified, every expectation holds, replayed, written (diff: compared; with
+#      --exit-code, compared and identical)
+#   1  the answer is no: a verify check failed (verify and assert judge the file itself, so a file that is not
+#      a cassette fails schema_version), an expectation failed, the runs diverge (diff --exit-code), a replay
+#      diverged, an import was refused, a write failed
+#   2  the question could not be asked: wrong usage, a path that is not there (or a folder), a file that is
+#      not a cassette (or whose chain is broken) where the command needs one to work on (diff, inspect,
+#      replay with a command)
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+
+
+class _JsonOutput:
+    """Whether this call asked for JSON (`--json`, `--format json`) and whether its document was printed:
+    every such call prints exactly one document, an error document when it fails before its own."""
+
+    def __init__(self) -> None:
+        self.wanted = False
+        self.printed = False
+
+    def expect(self, args: list[str]) -> None:
+        """Note from the command line (up to `--`) whether the call asked for JSON."""
+        own = args[: args.index("--")] if "--" in args else args
+        self.wanted = "--json" in own or "--format=json" in own or any(
+            a == "--format" and b.lower() == "json" for a, b in itertools.pairwise(own))
+        self.printed = False
+
+    def begin(self, wanted: bool) -> None:
+        """A command that knows its own options says whether it prints JSON (the typer app may run without
+        `main`, as tests run it)."""
+        self.wanted, self.printed = wanted, False
+
+
+JSON_OUTPUT = _JsonOutput()
 
 _STYLES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
 
@@ -41,7 +76,18 @@ def paint(text: str, style: str, on: bool) -> str:
     return f"\x1b[{codes}m{text}\x1b[0m"
 
 
-def error_line(message: str) -> None:
-    """`error: <message>` on stderr, one line (`message` is already inert)."""
+def json_error(message: str, code: int) -> None:
+    """The error document `{"ok": false, "error": …, "exitCode": …}` on stdout, when this call asked for JSON
+    and printed no document yet (docs/schemas/error.schema.json)."""
+    if JSON_OUTPUT.wanted and not JSON_OUTPUT.printed:
+        from blackbox.cli.jsonout import print_json  # msgspec, only when there is a document to print
+
+        print_json({"ok": False, "error": message, "exitCode": code})
+
+
+def error_line(message: str, code: int = EXIT_FAILURE) -> None:
+    """`error: <message>` on stderr, one line (`message` is already inert); the error document on stdout
+    when the call asked for JSON."""
+    json_error(message, code)
     sys.stderr.write(f"{paint('error:', 'bold red', colour(sys.stderr))} {message}\n")
     sys.stderr.flush()

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -70,10 +73,12 @@ def tui(
 
     from blackbox.errors import CassetteError
 
-    with tempfile.TemporaryDirectory(prefix="blackbox-demo-") as scratch:
+    with contextlib.ExitStack() as stack:
         if demo:
             from blackbox.demo import demo_pair
 
+            scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="blackbox-demo-"))
+            stack.enter_context(_exit_on_hangup())  # a closed terminal or a kill still removes the folder
             paths = list(demo_pair(Path(scratch)))  # the demo run and its fork; removed when the UI closes
         from blackbox_tui.app import BlackboxApp, load_runs
 
@@ -88,6 +93,21 @@ def tui(
                 fail(f"unknown theme {theme!r}; choose one of: {names}", EXIT_USAGE)
             ui.theme = theme
         ui.run()
+
+
+@contextlib.contextmanager
+def _exit_on_hangup() -> Iterator[None]:
+    """SIGHUP and SIGTERM end the UI as an exit (128 + the signal), so the demo's scratch folder is removed
+    on the way out instead of left in the temp dir."""
+    def leave(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = {sig: signal.signal(sig, leave) for sig in (signal.SIGHUP, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _follow(path: Path, theme: str | None) -> None:

@@ -1,0 +1,30 @@
+"""What the README shows a new user works as shown: the `--script` replies example is a replies file the fork
+accepts, and the frameworks' install lines name the versions the tests run (pyproject's test extra)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from blackbox.fork import load_script
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+
+
+def test_the_script_format_is_shown_where_script_first_appears_and_loads(tmp_path: Path) -> None:
+    first = README.index("--script")
+    block = re.search(r"```json\n(.*?)```", README[first:], re.S)
+    assert block is not None and block.start() < 2500, "the replies format must follow the first --script"
+    replies = tmp_path / "replies.json"
+    replies.write_text(block.group(1))
+    loaded = load_script(replies)
+    assert [r["type"] for r in loaded] == ["tool_calls", "final_answer"]
+
+
+def test_the_frameworks_have_install_lines_with_the_tested_versions() -> None:
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    for package in ("openai-agents", "pydantic-ai-slim"):
+        tested = re.search(rf'"({re.escape(package)}[^"]*)"', pyproject)
+        assert tested is not None
+        assert f"pip install '{tested.group(1)}'" in README, tested.group(1)
