@@ -1,0 +1,26 @@
+"""Every importer, by its `--from` name: the one list the CLI (`--from`, its help, folder imports), the JSON
+schema's `source` values, the fuzz targets and the docs are checked against (docs/format.md, "Import").
+
+A new importer is its module (a transcript reader and an `Importer` subclass holding its facts) and one entry
+here."""
+
+from __future__ import annotations
+
+from blackbox.importers.chat_json import ChatJson
+from blackbox.importers.claude_code import ClaudeCode
+from blackbox.importers.codex import Codex
+from blackbox.importers.common import Importer
+from blackbox.importers.gemini import Gemini
+
+__all__ = ["IMPORTERS", "names", "with_folder"]
+
+IMPORTERS: dict[str, Importer] = {importer.name: importer for importer in (ClaudeCode(), Codex(), Gemini(), ChatJson())}
+
+
+def names() -> tuple[str, ...]:
+    return tuple(IMPORTERS)
+
+
+def with_folder() -> tuple[str, ...]:
+    """The importers whose agent keeps sessions in a folder (a folder `--in`, or none: that folder)."""
+    return tuple(name for name, importer in IMPORTERS.items() if importer.folder is not None)
