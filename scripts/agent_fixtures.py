@@ -332,7 +332,7 @@ def gemini_checkpoint() -> None:
         "commitHash": "9f1e2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d6",
         "messageId": 3,
     }
-    (OUT / "gemini-checkpoint.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    (OUT / "gemini-checkpoint.foreign.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":

@@ -121,6 +121,9 @@ def diff_command(
     semantic: Annotated[bool, typer.Option(
         "--semantic", help="Match steps by type and JSON-equal payload instead of hash (two separate "
         "recordings).")] = False,
+    across_agents: Annotated[bool, typer.Option(
+        "--across-agents", help="Match steps by what they did, whichever coding agent took them (two imports of "
+        "one task, e.g. Claude Code and Codex; docs/format.md, \"Diff across agents\").")] = False,
     json_out: JsonOption = False,
     fmt: FormatOption = OutputFormat.text,
 ) -> None:
@@ -131,10 +134,13 @@ def diff_command(
     [bold]Examples[/]
       blackbox diff traces/parent.json traces/fork.json
       blackbox diff before.json after.json --semantic
+      blackbox diff claude.json codex.json --across-agents
       blackbox diff a.json b.json --json
       blackbox diff a.json b.json --format markdown
     """
-    raise typer.Exit(reports.run_diff(a, b, semantic, _format(json_out, fmt)))
+    if semantic and across_agents:
+        fail("choose one comparison: --semantic (equal payloads) or --across-agents (the same actions)", EXIT_USAGE)
+    raise typer.Exit(reports.run_diff(a, b, semantic, _format(json_out, fmt), across_agents))
 
 
 @app.command("inspect", rich_help_panel="Cassettes")
