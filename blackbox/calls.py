@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
-from blackbox.secrets import KEY_HEADERS
+from blackbox.wire import Request
 
 if TYPE_CHECKING:
     from blackbox.providers import Provider
 
-__all__ = ["JSON", "KEY_HEADERS", "SSE", "CallHandler", "Forward", "ModelCall", "Reply", "StreamSink"]
+__all__ = ["JSON", "SSE", "CallHandler", "Forward", "ModelCall", "Reply", "Request", "StreamSink"]
 
 JSON = "application/json"
 SSE = "text/event-stream"
@@ -70,8 +70,8 @@ class Forward(msgspec.Struct):
 class CallHandler(Protocol):
     """The transport's view of a session: one decision per request, then the response of a recorded call."""
 
-    def open_call(self, path: str, headers: list[tuple[str, str]], body: bytes) -> Reply | Forward:
-        """Decide what happens to one request; `headers` are only those that may carry a key."""
+    def open_call(self, request: Request) -> Reply | Forward:
+        """Decide what happens to one request (all of it: the provider may read the host, path, query)."""
         ...
 
     def close_call(self, call: ModelCall, status: int, content_type: str, body: bytes) -> Reply | None:

@@ -11,11 +11,14 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 
+from blackbox.apis import API_FACTS, GATEWAY_KEY_HEADERS
+
 __all__ = [
     "CREDENTIAL_PATTERNS",
     "FLAGGED_KEYS",
     "KEY_HEADERS",
     "KEY_PIECE",
+    "KEY_QUERY",
     "KEY_VARIABLES",
     "MIN_KEY_LENGTH",
     "PLACEHOLDER_KEYS",
@@ -29,9 +32,13 @@ __all__ = [
     "mask_secrets",
 ]
 
-KEY_VARIABLES: tuple[str, ...] = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
-#: The request headers an SDK sends its key in (lower case).
-KEY_HEADERS: tuple[str, ...] = ("x-api-key", "api-key", "authorization")
+#: Every API's key variables, in the table's order (`apis.API_FACTS`).
+KEY_VARIABLES: tuple[str, ...] = tuple(dict.fromkeys(v for api in API_FACTS for v in api.key_variables))
+#: The request headers an SDK or a gateway sends its key in (lower case).
+KEY_HEADERS: tuple[str, ...] = tuple(dict.fromkeys(
+    [h for api in API_FACTS for h in api.key_headers] + list(GATEWAY_KEY_HEADERS)))
+#: Query parameters that carry a key (Gemini's `?key=`).
+KEY_QUERY: tuple[str, ...] = tuple(dict.fromkeys(q for api in API_FACTS for q in api.key_query))
 #: Shorter "keys" would match ordinary text, so they are neither searched for nor masked.
 MIN_KEY_LENGTH = 8
 #: A piece of a key this long is as secret as the key (a tool result holding 95% of a key leaks it).
@@ -49,9 +56,8 @@ USER_DATA_KEYS: frozenset[str] = frozenset({
     "content", "systemPrompt",
 })
 # Keys that only a provider's raw response (or a leaked environment) would hold.
-FLAGGED_KEYS: frozenset[str] = frozenset({
-    "usage", "stop_reason", "stop_sequence", "finish_reason", "system_fingerprint", *KEY_VARIABLES,
-})
+FLAGGED_KEYS: frozenset[str] = frozenset(
+    [field for api in API_FACTS for field in api.provider_fields] + list(KEY_VARIABLES))
 
 
 def _compile(pattern: str) -> re.Pattern[str]:
@@ -59,18 +65,14 @@ def _compile(pattern: str) -> re.Pattern[str]:
 
 
 # (name shown in reports, pattern); the name never contains the matched text.
-PROVIDER_ID_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("an Anthropic tool-use id (toolu_…)", _compile(r"\btoolu_[A-Za-z0-9]*\d")),
-    ("an Anthropic message id (msg_…)", _compile(r"\bmsg_[A-Za-z0-9]*\d")),
-    ("an OpenAI call id (call_…)", _compile(r"\bcall_[A-Za-z0-9]{20,}")),
-    ("an OpenAI completion id (chatcmpl-…)", _compile(r"\bchatcmpl-[A-Za-z0-9]{8,}")),
-    ("an OpenAI response id (resp_…)", _compile(r"\bresp_[A-Za-z0-9]{16,}")),
-)
+PROVIDER_ID_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (what, _compile(pattern)) for api in API_FACTS for what, pattern in api.id_patterns)
 CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("an Anthropic API key (sk-ant-…)", _compile(r"sk-ant-?[A-Za-z0-9_-]*")),
     ("an OpenAI project key (sk-proj-…)", _compile(r"sk-proj-[A-Za-z0-9_-]*")),
     ("an API key (sk-…)", _compile(r"\bsk-[A-Za-z0-9_-]{20,}")),
     ("a bearer token", _compile(r"\bBearer" + _JS_SPACE + r"+[A-Za-z0-9._~+/=-]{16,}")),
+    ("a Google API key (AIza…)", _compile(r"\bAIza[0-9A-Za-z_-]{35}")),
     ("an API key variable name", _compile("|".join(KEY_VARIABLES))),
 )
 REALISTIC_CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -78,10 +80,15 @@ REALISTIC_CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("an OpenAI project key (sk-proj-…)", _compile(r"sk-proj-[A-Za-z0-9_-]{20,}")),
     ("an API key (sk-…)", _compile(r"sk-[A-Za-z0-9_-]{32,}")),
     ("a bearer token", _compile(r"\bBearer" + _JS_SPACE + r"+[A-Za-z0-9._~+/=-]{16,}")),
+    ("a Google API key (AIza…)", _compile(r"\bAIza[0-9A-Za-z_-]{35}")),
 )
-# What mask_secrets replaces: every credential pattern, longest forms first.
+# What mask_secrets replaces: every credential pattern but the variable names, longest forms first.
 _MASK = re.compile(
-    "|".join(p.pattern for _, p in CREDENTIAL_PATTERNS[:4]), re.ASCII
+    "|".join(p.pattern for _, p in CREDENTIAL_PATTERNS[:-1]), re.ASCII
+)
+#: A whole header value that is a credential by its shape: learned as a key whatever the header's name.
+_KEY_SHAPED = re.compile(
+    "|".join(f"(?:{p.pattern})" for _, p in REALISTIC_CREDENTIAL_PATTERNS), re.ASCII
 )
 
 
@@ -147,6 +154,14 @@ class Secrets:
                 secret = value[7:] if value.lower().startswith("bearer ") else value
                 if secret.strip():
                     self._add(secret.strip())
+
+    def note_request(self, headers: Iterable[tuple[str, str]], query: Iterable[tuple[str, str]]) -> None:
+        """Learn every key a request carries: its key headers (an API's or a gateway's), any header whose
+        whole value is shaped like a credential, and its key query parameters (Gemini's `?key=`)."""
+        carried = [(name, value) for name, value in headers
+                   if name in KEY_HEADERS or (len(value) >= MIN_KEY_LENGTH and _KEY_SHAPED.fullmatch(value.strip()))]
+        carried += [("x-api-key", value) for name, value in query if name in KEY_QUERY]
+        self.note_headers([(name if name in KEY_HEADERS else "x-api-key", value) for name, value in carried])
 
     def values(self) -> tuple[str, ...]:
         """Every key seen so far (the same tuple object until a new key arrives)."""

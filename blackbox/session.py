@@ -6,7 +6,7 @@
     ...
     bb.finish()
 
-SDK → `transport` → `Session.open_call` → `providers.route(path)` normalizes the request → the mode's engine
+SDK → `transport` → `Session.open_call` → `providers.route(request)` normalizes the request → the mode's engine
 (`engines`, `forking`) records it or answers it from the cassette; a recorded stream is teed (`tee`).  Wrapped
 tools go to the same engine.  The session keeps what every mode shares: the lock, the fatal error, calls in
 flight, keys seen, `finish()`, process exit, the report.  A Blackbox error inside an SDK call becomes the fatal
@@ -24,13 +24,13 @@ from typing import Any, TypeVar
 import msgspec
 
 from blackbox import process_exit
-from blackbox.calls import Forward, ModelCall, Reply, StreamSink
+from blackbox.calls import Forward, ModelCall, Reply, Request, StreamSink
 from blackbox.canonical import canonical_text, decode_json
 from blackbox.engines import Ending, Engine, OffEngine, RecordEngine, ReplayEngine, RunSummary, now_ms
 from blackbox.engines import terminal_payload as terminal_payload
-from blackbox.errors import BlackboxError, BlackboxUnsupportedError, ReplayDivergenceError, SessionError
+from blackbox.errors import BlackboxError, ReplayDivergenceError, SessionError
 from blackbox.forking import ForkEngine
-from blackbox.providers import OPENAI_CHAT, Provider, route
+from blackbox.providers import OPENAI_CHAT, Provider, route, unknown_request
 from blackbox.providers.neutral import CallIds, unsupported
 from blackbox.providers.stream import StreamResult
 from blackbox.recorder import ToolSlot
@@ -94,36 +94,29 @@ class Session:
         """The async counterpart of `http_client()`, for `AsyncAnthropic` / `AsyncOpenAI`."""
         return make_client(self, flavor, asynchronous=True, **kwargs)
 
-    def open_call(self, path: str, headers: list[tuple[str, str]], body: bytes) -> Reply | Forward:
+    def open_call(self, request: Request) -> Reply | Forward:
         """Decide what happens to one HTTP request: forward it (maybe recording) or answer it here."""
         with self._lock:
-            self.secrets.note_headers(headers)
+            self.secrets.note_request(request.headers, request.query)
             if self.mode == "off":
                 return Forward()
-            provider = route(path)
+            provider = route(request)
             if self._done is not None:
                 return self._error_reply(provider, SessionError("the session has finished; start a new "
                                                                 "blackbox.session() for another run"), fatal=False)
             if self._fatal is not None:
                 return self._error_reply(provider, self._fatal, fatal=False)
             try:
-                return self._model_request(provider, path, body)
+                return self._model_request(provider, request)
             except BlackboxError as exc:
                 return self._error_reply(provider, exc, fatal=True)
 
-    def _model_request(self, provider: Provider | None, path: str, body: bytes) -> Reply | Forward:
+    def _model_request(self, provider: Provider | None, request: Request) -> Reply | Forward:
         if provider is None:
-            if self._engine.offline:
-                raise BlackboxUnsupportedError(
-                    f"the request to {path} would need the network, and replay (or a scripted fork) never uses "
-                    "it; only model calls (/v1/messages, /chat/completions) are answered")
-            return Forward()
+            raise unknown_request(request, offline=self._engine.offline)
         self._check_quiet("starts")
-        try:
-            request = decode_json(body)
-        except (msgspec.DecodeError, ValueError):
-            raise unsupported("a model request whose body is not JSON", "send a JSON request") from None
-        decision = self._engine.model_call(provider, request, provider.normalize_request(request, self._ids))
+        body = provider.body_of(request)
+        decision = self._engine.model_call(provider, body, provider.normalize_request(body, self._ids))
         if isinstance(decision, ModelCall):
             self._model_calls += 1
             return Forward(decision)

@@ -19,9 +19,9 @@ from collections.abc import AsyncIterator, Iterator
 from types import ModuleType
 from typing import Any
 
-from blackbox.calls import KEY_HEADERS, SSE, CallHandler, Forward, ModelCall, Reply, StreamSink
+from blackbox.calls import SSE, CallHandler, Forward, ModelCall, Reply, Request, StreamSink
 
-__all__ = ["KEY_HEADERS", "http_module", "make_client", "transport_classes"]
+__all__ = ["http_module", "make_client", "transport_classes"]
 
 def http_module(flavor: str | None) -> ModuleType:
     """httpx2 when importable (what current SDKs use), else httpx; `flavor` forces one."""
@@ -128,15 +128,14 @@ def stream_classes(http: ModuleType) -> tuple[type, type, type]:
     return TeeStream, AsyncTeeStream, PacedStream
 
 
-_KEY_HEADER_BYTES = frozenset(name.encode() for name in KEY_HEADERS)
-
-
-def _headers(request: Any) -> list[tuple[str, str]]:
-    """Only the headers that may carry a key: the session must know them to keep them out of the cassette.
-
-    One pass over the raw pairs: looking each name up costs a pass over all headers per name."""
-    return [(name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in request.headers.raw
-            if name.lower() in _KEY_HEADER_BYTES]
+def _request(request: Any, body: bytes) -> Request:
+    """The neutral request value, built once: the session and the provider read it, never the httpx object."""
+    url = request.url
+    return Request(
+        method=request.method, url=f"{url.scheme}://{url.netloc.decode('ascii')}{url.path}", host=url.host,
+        path=url.path, query=tuple(url.params.multi_items()),
+        headers=tuple((name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in request.headers.raw),
+        body=body)
 
 
 def _read(response: Any, started: float) -> bytes:
@@ -185,7 +184,7 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
             self.inner = inner
 
         def handle_request(self, request: Any) -> Any:
-            decision = self.session.open_call(request.url.path, _headers(request), request.read())
+            decision = self.session.open_call(_request(request, request.read()))
             if isinstance(decision, Reply):
                 return _reply(http, request, decision)
             return self._forward(request, decision)
@@ -218,7 +217,7 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
             self.inner = inner
 
         async def handle_async_request(self, request: Any) -> Any:
-            decision = self.session.open_call(request.url.path, _headers(request), await request.aread())
+            decision = self.session.open_call(_request(request, await request.aread()))
             if isinstance(decision, Reply):
                 return _reply(http, request, decision)
             return await self._forward(request, decision)

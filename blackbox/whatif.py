@@ -16,21 +16,22 @@ verifies and diffs like one an agent recorded.
 from __future__ import annotations
 
 import copy
+import os
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import msgspec
 
+from blackbox.apis import ApiFacts
 from blackbox.canonical import canonical_bytes
 from blackbox.cassette import Cassette, Step, StepChain
 from blackbox.errors import BlackboxError, UsageError
 from blackbox.fork import check_fork_point, fork_chain
 from blackbox.outcome import turn_end, turn_start
-from blackbox.providers import anthropic as anthropic_codec
-from blackbox.providers import openai_chat as openai_codec
+from blackbox.providers import PROVIDERS, Provider, by_name, for_model
 from blackbox.providers.neutral import CallIds, calls_of
-from blackbox.providers.requests import api_key, base_url, infer_provider, request_body, result_text
+from blackbox.providers.outgoing import result_text
 
 __all__ = [
     "NO_RESULT",
@@ -38,6 +39,9 @@ __all__ = [
     "ModelSource",
     "ScriptedModel",
     "WhatIfError",
+    "api_key",
+    "base_url",
+    "choose_provider",
     "recorded_model",
     "what_if",
 ]
@@ -78,39 +82,67 @@ class ScriptedModel:
 
 
 class LiveModel:
-    """The provider's API over HTTP: the request built from the neutral payload, the reply normalized back."""
+    """The provider's API over HTTP: the request built from the neutral payload by the provider, sent to its
+    endpoint with its auth headers, the reply normalized back by the same provider."""
 
-    def __init__(self, provider: str, *, env: Mapping[str, str] | None = None, timeout: float = 120.0) -> None:
-        self.provider = provider
-        self.key = api_key(provider, env)  # fails here, before anything is sent, when the key is missing
-        self.url = base_url(provider, env)
+    def __init__(self, provider: Provider | str, *, env: Mapping[str, str] | None = None,
+                 timeout: float = 120.0) -> None:
+        self.provider = provider if not isinstance(provider, str) else _named(provider)
+        self.key = api_key(self.provider.api, env)  # fails here, before anything is sent, when the key is missing
+        self.url = base_url(self.provider.api, env)
         self.timeout = timeout
 
     def reply(self, model_input: dict[str, Any], ids: CallIds) -> dict[str, Any]:
         import httpx  # deferred: `blackbox --help` and the UI's start do not pay for it
 
-        body = request_body(self.provider, model_input)
-        if self.provider == "anthropic":
-            url = f"{self.url}/v1/messages"
-            headers = {"x-api-key": self.key, "anthropic-version": "2023-06-01"}
-        else:
-            url = f"{self.url}/chat/completions"
-            headers = {"authorization": f"Bearer {self.key}"}
+        provider = self.provider
+        body = provider.build_request(model_input)
+        url = provider.endpoint(self.url, str(model_input.get("model") or ""))
         try:
-            response = httpx.post(url, json=body, headers=headers, timeout=self.timeout)
+            response = httpx.post(url, json=body, headers=provider.auth_headers(self.key), timeout=self.timeout)
         except httpx.HTTPError as exc:
-            raise WhatIfError(f"cannot reach the {self.provider} API at {self.url}: {exc}; check the network "
-                              "(or the base URL variable)") from None
+            raise WhatIfError(f"cannot reach the {provider.label} API at {self.url}: {type(exc).__name__}; check "
+                              f"the network (or {provider.api.base_url_variable})") from None
         if response.status_code != 200:
-            raise WhatIfError(f"the {self.provider} API answered {response.status_code}: "
+            raise WhatIfError(f"the {provider.label} API answered {response.status_code}: "
                               f"{_api_message(response.text)}")
         try:
             data = response.json()
         except ValueError:
-            raise WhatIfError(f"the {self.provider} API sent a reply that is not JSON") from None
-        codec = anthropic_codec if self.provider == "anthropic" else openai_codec
-        output: dict[str, Any] = codec.normalize_response(data, ids)
+            raise WhatIfError(f"the {provider.label} API sent a reply that is not JSON") from None
+        if not isinstance(data, dict):
+            raise WhatIfError(f"the {provider.label} API sent a reply that is not a JSON object")
+        output: dict[str, Any] = dict(provider.normalize_response(data, ids))
         return output
+
+
+def api_key(api: ApiFacts, env: Mapping[str, str] | None = None) -> str:
+    """The API's key from the first of its variables that is set; a clear error naming them when none is."""
+    source = os.environ if env is None else env
+    for variable in api.key_variables:
+        value = source.get(variable, "").strip()
+        if value:
+            return value
+    names = " or ".join(api.key_variables)
+    raise UsageError(f"{names} is not set: a live continuation sends the requests to the {api.label} API; export "
+                     "the key, or continue from scripted replies instead")
+
+
+def base_url(api: ApiFacts, env: Mapping[str, str] | None = None) -> str:
+    """The API's base URL: its variable when set (a proxy, a test server), else its default."""
+    source = os.environ if env is None else env
+    value = source.get(api.base_url_variable, "").strip() if api.base_url_variable else ""
+    if not (value or api.default_base_url):
+        raise UsageError(f"{api.base_url_variable} is not set: the {api.label} API has no default address; "
+                         "export your resource's endpoint")
+    return (value or api.default_base_url).rstrip("/")
+
+
+def _named(name: str) -> Provider:
+    found = by_name(name)
+    if found is None:
+        raise UsageError(f"unknown provider {name!r}; choose one of {', '.join(p.name for p in PROVIDERS)}")
+    return found
 
 
 def _api_message(text: str) -> str:
@@ -131,18 +163,17 @@ def recorded_model(parent: Cassette) -> str | None:
     return None
 
 
-def choose_provider(parent: Cassette, provider: str | None, model_name: str | None = None) -> str:
+def choose_provider(parent: Cassette, provider: str | None, model_name: str | None = None) -> Provider:
     """`provider` if given, else the one the model named (or the recorded `model`) belongs to; a clear error
-    when neither says."""
+    when neither says.  A cassette does not say which API recorded it, so a GPT model means Chat Completions
+    unless `provider` says `responses`."""
     if provider:
-        if provider not in ("anthropic", "openai"):
-            raise UsageError(f"unknown provider {provider!r}; choose anthropic or openai")
-        return provider
+        return _named(provider)
     model = model_name or recorded_model(parent)
-    guessed = infer_provider(model)
+    guessed = for_model(model)
     if guessed is None:
-        raise UsageError(f"cannot tell the provider from the model ({model or 'none recorded'}); "
-                         "choose one (--provider anthropic|openai) or name a Claude or GPT model (--model)")
+        raise UsageError(f"cannot tell the provider from the model ({model or 'none recorded'}); choose one "
+                         f"(--provider {'|'.join(p.name for p in PROVIDERS)}) or name the model (--model)")
     return guessed
 
 

@@ -66,16 +66,28 @@ def wrap_tool(name: str, fn: F, begin: Begin, end: End) -> F:
 
 
 def tool_input(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """The stored input: `{}` for no arguments, the value for one, the list for several, the keyword
-    arguments as an object; a mix is bound to the parameter names."""
+    """The stored input, as the model asked for it: the arguments bound to the parameter names (a framework
+    that calls `get_weather("Paris")` stores `{"city": "Paris"}`, the model's call), `{}` for none, and a single
+    dict argument as that dict.  A callable whose signature cannot bind them keeps the value for one argument
+    and the list for several."""
     if not args:
         return dict(kwargs)
-    if not kwargs:
-        return args[0] if len(args) == 1 else list(args)
+    if len(args) == 1 and not kwargs and isinstance(args[0], dict):
+        return args[0]
     try:
-        return dict(inspect.signature(fn).bind(*args, **kwargs).arguments)
+        signature = inspect.signature(fn)
+        bound = signature.bind(*args, **kwargs).arguments
     except (TypeError, ValueError):
-        return {"args": list(args), "kwargs": dict(kwargs)}
+        return (args[0] if len(args) == 1 else list(args)) if not kwargs else {"args": list(args),
+                                                                              "kwargs": dict(kwargs)}
+    stored: dict[str, Any] = {}
+    for name, value in bound.items():
+        kind = signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            stored.update(value)
+        else:
+            stored[name] = list(value) if kind is inspect.Parameter.VAR_POSITIONAL else value
+    return stored
 
 
 def json_input(name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

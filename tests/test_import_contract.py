@@ -18,7 +18,11 @@ READERS = {"canonical", "cassette", "lazy", "indexing", "writing", "verify", "di
            "expectations"}
 LIVE_WING = {"session", "transport", "calls", "recorder", "replayer", "forking", "engines", "launcher", "providers",
              "wrapping", "report", "tee", "journal"}
-PROVIDER_MAY_IMPORT = {"providers", "payloads", "errors", "canonical"}
+PROVIDER_MAY_IMPORT = {"providers", "payloads", "errors", "canonical", "apis", "wire"}
+#: Modules that talk to providers only through the `Provider` interface and `blackbox.apis`: none of them may
+#: name an API, so that a new provider is its codec modules, one `apis` entry and one registry line.
+PROVIDER_BLIND = {"session", "engines", "forking", "whatif", "secrets", "transport", "calls", "tee", "recorder",
+                  "replayer", "launcher", "settings", "wrapping", "plugin_cassettes", "pytest_plugin", "cli.whatif"}
 
 
 def _module_name(path: Path) -> str:
@@ -87,6 +91,22 @@ def test_providers_import_nothing_above_them() -> None:
             continue
         bad = {m for m in _project_imports(name, everywhere=True) if _top(m) not in PROVIDER_MAY_IMPORT}
         assert not bad, f"{name} imports {sorted(bad)}"
+
+
+def test_the_ground_floor_imports_nothing_of_blackbox() -> None:
+    assert not _project_imports("blackbox.apis", everywhere=True)
+    assert not _project_imports("blackbox.wire", everywhere=True)
+
+
+def test_only_the_providers_and_the_facts_table_name_an_api() -> None:
+    import blackbox.apis
+    import blackbox.providers
+
+    names = {p.name for p in blackbox.providers.PROVIDERS} | {a.name for a in blackbox.apis.API_FACTS}
+    for module in sorted(PROVIDER_BLIND):
+        tree = MODULES[f"blackbox.{module}"]
+        named = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and node.value in names}
+        assert not named, f"blackbox.{module} names the APIs {sorted(named)}: ask the provider registry instead"
 
 
 def test_transport_knows_only_calls() -> None:

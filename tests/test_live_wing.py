@@ -13,21 +13,24 @@ from blackbox.providers import ANTHROPIC, OPENAI_CHAT, PROVIDERS, RESPONSES, Cal
 from blackbox.report import ReportSettings, SessionReport, read_report, write_report
 from blackbox.secrets import PLACEHOLDER_KEYS, KeySearch, Secrets
 from blackbox.settings import Settings, resolve_settings
+from blackbox.wire import Request
 
 
 @pytest.mark.parametrize(("path", "name"), [
     ("/v1/messages", "anthropic"), ("/v1/messages/", "anthropic"), ("/v1/messages?beta=true", "anthropic"),
-    ("/v1/chat/completions", "openai"), ("/openai/deployments/x/chat/completions", "openai"),
-    ("/v1/responses", "responses"),
+    ("/v1/chat/completions", "openai"), ("/openai/deployments/x/chat/completions", "azure"),
+    ("/openai/v1/chat/completions", "openai"), ("/v1/responses", "responses"),
+    ("/openai/responses?api-version=preview", "azure-responses"),
+    ("https://res.openai.azure.com/openai/v1/chat/completions", "azure"),
 ])
 def test_route_names_the_provider(path: str, name: str) -> None:
-    provider = route(path)
+    provider = route(Request.post(path))
     assert provider is not None and provider.name == name
 
 
 @pytest.mark.parametrize("path", ["/v1/models", "/v1/messages/count_tokens", "/"])
 def test_route_leaves_other_paths_alone(path: str) -> None:
-    assert route(path) is None
+    assert route(Request.post(path)) is None
 
 
 def test_every_provider_keeps_its_params_and_knows_a_stream_request() -> None:

@@ -294,7 +294,7 @@ def test_wrapped_tools_keep_signature_and_kind(tmp_path: Path) -> None:
     book("Rome")
     bb.finish()
     inputs = [s.payload["toolInput"] for s in load(tmp_path / "x.json").steps if s.type == "tool_call"]
-    assert inputs == [{"city": "Oslo", "nights": 2}, {"city": "Paris"}, "Rome"]
+    assert inputs == [{"city": "Oslo", "nights": 2}, {"city": "Paris"}, {"city": "Rome"}]  # bound to the names
     ids = [s.payload["toolCallId"] for s in load(tmp_path / "x.json").steps if s.type == "tool_call"]
     assert ids == ["call-0", "call-1", "call-2"]
 
@@ -423,15 +423,20 @@ def test_overlapping_model_calls_are_refused(fake_api: FakeAPI, tmp_path: Path) 
     assert len(fake_api.requests) == 1
 
 
-def test_other_urls_are_forwarded_unrecorded(fake_api: FakeAPI, tmp_path: Path) -> None:
+def test_a_request_no_provider_knows_is_refused_never_passed_silently(fake_api: FakeAPI, tmp_path: Path) -> None:
+    """No silent hole: a recording that let an unknown request through would hold a run replay cannot answer
+    (replay refuses it), so record refuses it too, before it is sent, with advice; the run ends failed."""
     import anthropic
 
     bb = blackbox.session("record", out=tmp_path / "o.json")
     client = anthropic_client(bb, fake_api)
-    with pytest.raises(anthropic.NotFoundError):
+    with pytest.raises(anthropic.BadRequestError, match=r"GET 127\.0\.0\.1/v1/models is not a model call .* "
+                                                        r"wrap the function that makes it as a tool"):
         client.models.list()
-    assert fake_api.paths() == ["/v1/models?limit=20"] or fake_api.paths()[0].startswith("/v1/models")
-    assert bb.finish().steps == 0
+    assert fake_api.paths() == []  # never sent
+    with pytest.raises(BlackboxUnsupportedError, match="not a model call"):
+        bb.finish()
+    assert "not a model call" in json.loads((tmp_path / "o.json").read_text())["steps"][-1]["payload"]["message"]
 
 
 def test_off_mode_changes_nothing(fake_api: FakeAPI, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,9 +15,9 @@ from blackbox.demo import demo_pair
 from blackbox.diff import diff
 from blackbox.errors import UsageError
 from blackbox.importers.claude_code import import_claude_code
-from blackbox.providers import anthropic, openai_chat
+from blackbox.providers import anthropic, for_model, openai_chat
 from blackbox.providers.neutral import CallIds
-from blackbox.providers.requests import PERMISSIVE_SCHEMA, anthropic_body, infer_provider, openai_body
+from blackbox.providers.outgoing import PERMISSIVE_SCHEMA
 from blackbox.verify import verify
 from blackbox.whatif import NO_RESULT, LiveModel, ScriptedModel, WhatIfError, what_if
 from tests.conftest import FIXTURES
@@ -165,19 +165,19 @@ def test_request_builders_and_provider_inference() -> None:
                                                                "toolName": "t", "toolInput": {"a": 1}}]},
                             {"role": "user", "content": [{"type": "tool_result", "toolCallId": "call-0",
                                                           "toolName": "t", "error": "boom"}]}]}
-    a = anthropic_body(payload)
+    a = anthropic.build_request(payload)
     assert a["system"] == "Be brief." and a["max_tokens"] == 50 and a["temperature"] == 0
     assert a["messages"][2]["content"] == [{"type": "tool_result", "tool_use_id": "call-0", "content": "boom",
                                             "is_error": True}]
-    o = openai_body(payload)
+    o = openai_chat.build_request(payload)
     assert o["messages"][0] == {"role": "system", "content": "Be brief."}
-    assert o["messages"][2]["tool_calls"][0]["function"] == {"name": "t", "arguments": '{"a": 1}'}
+    assert o["messages"][2]["tool_calls"][0]["function"] == {"name": "t", "arguments": '{"a":1}'}
     assert o["messages"][3] == {"role": "tool", "tool_call_id": "call-0", "content": "boom"}
     assert o["max_completion_tokens"] == 50 and "max_tokens" not in o  # one field: the API refuses both
     for body, normalize in ((a, anthropic.normalize_request), (o, openai_chat.normalize_request)):
         assert normalize(body, CallIds())["params"] == {"maxTokens": 50, "temperature": 0}  # what Blackbox reads back
-    assert [infer_provider(m) for m in ("claude-haiku-4-5", "gpt-5.1", "o3-mini", "llama3", None)] == \
-        ["anthropic", "openai", "openai", None, None]
+    assert [getattr(for_model(m), "name", None) for m in ("claude-haiku-4-5", "gpt-5.1", "o3-mini", "llama3", None)] \
+        == ["anthropic", "openai", "openai", None, None]
 
 
 runner = CliRunner()

@@ -261,8 +261,9 @@ def fork(
                            "(--live sends it to the provider, --script answers it).", rich_help_panel=_WHATIF)
     ] = False,
     provider: Annotated[
-        str | None, typer.Option("--provider", help="--model-only --live: anthropic or openai (default: from "
-                                 "the recorded model).", rich_help_panel=_WHATIF)
+        str | None, typer.Option("--provider", help="--model-only --live: the API to continue with, a provider "
+                                 "name (anthropic, openai, responses, azure, …; default: from the recorded model).",
+                                 rich_help_panel=_WHATIF)
     ] = None,
     model_name: Annotated[
         str | None, typer.Option("--model", help="--model-only --live: the model to ask when the cassette "

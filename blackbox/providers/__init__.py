@@ -1,66 +1,66 @@
 """The providers: pure translations between each API's wire format and Blackbox's neutral payloads.
 
 A provider does no I/O and keeps no state beyond the `CallIds` map handed to it, so a request is checked (and
-refused if unsupported) before it is sent.  `route(path)` names the provider of a request path; the session
-talks to every provider through `Provider` only, so adding one touches no session code.
+refused if unsupported) before it is sent.  Each API is one object (a `base.CodecProvider`) holding every fact
+and behaviour of it; `PROVIDERS` is the registry, and `route(request)` asks each in turn whether a request is
+its model call.  The session and the what-if talk to every provider through `Provider` (that base) only, so
+adding one is its codec modules, an entry in `blackbox.apis` and a line here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
-from blackbox.payloads import ModelInput, ModelOutput
-from blackbox.providers import anthropic, openai_chat, responses
+from blackbox.errors import BlackboxUnsupportedError
+from blackbox.providers import anthropic, azure, openai_chat, responses
+from blackbox.providers.base import CodecProvider
 from blackbox.providers.neutral import CallIds
-from blackbox.providers.stream import StreamCodec
+from blackbox.wire import Request
 
-__all__ = ["ANTHROPIC", "OPENAI_CHAT", "PROVIDERS", "RESPONSES", "CallIds", "Provider", "route"]
+__all__ = ["ANTHROPIC", "OPENAI_CHAT", "PROVIDERS", "RESPONSES", "CallIds", "Provider", "by_name", "for_model",
+           "route", "unknown_request"]
 
 
-class Provider(Protocol):
-    """One API (a request path) and its wire format."""
-
-    name: str  # "anthropic" | "openai" | "responses"
-    kept_params: Mapping[str, str]  # request field -> the neutral `params` name it is kept under
-    stream: StreamCodec  # the API's event stream: assembles a recorded stream, synthesizes a replayed one
-
-    def normalize_request(self, body: dict[str, Any], ids: CallIds) -> ModelInput:
-        """The neutral `model_input` of a request; raises `BlackboxUnsupportedError` for what cannot be
-        recorded and replayed faithfully (leaving `ids` as it was)."""
-        ...
-
-    def normalize_response(self, body: dict[str, Any], ids: CallIds) -> ModelOutput:
-        """The neutral `model_output` of an (unstreamed) response body."""
-        ...
-
-    def synthesize_response(self, output: ModelOutput, *, step_index: int, timestamp_ms: int,
-                            model: str | None) -> dict[str, Any]:
-        """The response body an SDK accepts for a recorded output (replay, scripted forks)."""
-        ...
-
-    def error_body(self, message: str) -> dict[str, Any]:
-        """The API's HTTP 400 error body (the SDKs raise it without retrying)."""
-        ...
-
-    def is_stream(self, body: dict[str, Any]) -> bool:
-        """Whether the request asks for a server-sent-event stream."""
-        ...
+#: Every provider is a `CodecProvider`: one class per API, its facts as class data.
+Provider = CodecProvider
 
 
 ANTHROPIC: Provider = anthropic.PROVIDER
 OPENAI_CHAT: Provider = openai_chat.PROVIDER
 RESPONSES: Provider = responses.PROVIDER
-PROVIDERS: tuple[Provider, ...] = (ANTHROPIC, OPENAI_CHAT, RESPONSES)
+#: Every provider, asked in this order (the first that matches a request takes it: Azure before OpenAI).
+PROVIDERS: tuple[Provider, ...] = (azure.AZURE_CHAT, azure.AZURE_RESPONSES, ANTHROPIC, OPENAI_CHAT, RESPONSES)
 
 
-def route(path: str) -> Provider | None:
-    """The provider a request path belongs to, or None (not a model call)."""
-    path = path.split("?", 1)[0].rstrip("/")
-    if path.endswith("/v1/messages"):
-        return ANTHROPIC
-    if path.endswith("/chat/completions"):
-        return OPENAI_CHAT
-    if path.endswith("/responses"):
-        return RESPONSES
-    return None
+def route(request: Request) -> Provider | None:
+    """The provider whose model call `request` is, or None (not a model call Blackbox knows)."""
+    return next((provider for provider in PROVIDERS if provider.matches(request)), None)
+
+
+def by_name(name: str) -> Provider | None:
+    """The provider registered as `name`."""
+    return next((provider for provider in PROVIDERS if provider.name == name), None)
+
+
+def for_model(model: Any) -> Provider | None:
+    """The provider a model name belongs to (`claude-…` Anthropic, `gpt-…` OpenAI chat, …), or None."""
+    if not isinstance(model, str):
+        return None
+    name = model.lower().rsplit("/", 1)[-1]
+    return next((provider for provider in PROVIDERS
+                 if provider.infers and name.startswith(provider.api.model_prefixes or ("\0",))), None)
+
+
+def unknown_request(request: Request, *, offline: bool) -> BlackboxUnsupportedError:
+    """The refusal of a request no provider knows.  Never a silent hole: replay cannot answer it, and a
+    recording that let it pass would hold a run that cannot replay, so record refuses it too (its query is
+    never shown: it may carry a key)."""
+    what = f"{request.method} {request.host}{request.path}"
+    if offline:
+        return BlackboxUnsupportedError(
+            f"the request {what} would need the network, and replay (or a scripted fork) never uses it; only "
+            f"model calls ({', '.join(sorted({p.label for p in PROVIDERS}))}) are answered")
+    return BlackboxUnsupportedError(
+        f"{what} is not a model call Blackbox records, and a recording that let it pass could not replay; make "
+        "it with a client not built on bb.http_client() and wrap the function that makes it as a tool (bb.tool), "
+        "so that replay serves its result")

@@ -11,20 +11,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
+from blackbox.apis import facts
 from blackbox.payloads import ModelInput, ModelOutput, ToolCall
 from blackbox.providers import anthropic_stream
+from blackbox.providers.base import CodecProvider
 from blackbox.providers.neutral import (
     CallIds,
-    CodecProvider,
     calls_of,
     neutral_tool,
     tool_list,
     unsupported,
 )
+from blackbox.providers.outgoing import kept, parts, result_text, sent_as, tools_of
 
 __all__ = [
     "KEPT_PARAMS",
     "PROVIDER",
+    "build_request",
     "error_body",
     "normalize_request",
     "normalize_response",
@@ -334,7 +337,64 @@ def synthesize_response(output: ModelOutput | Mapping[str, Any], *, step_index: 
     }
 
 
-#: The Messages API (`/v1/messages`) as a `blackbox.providers.Provider`.
-PROVIDER = CodecProvider("anthropic", KEPT_PARAMS, anthropic_stream.CODEC, normalize_request=normalize_request,
-                         normalize_response=normalize_response, synthesize_response=synthesize_response,
-                         error_body=error_body)
+DEFAULT_MAX_TOKENS = 4096  # the Messages API requires max_tokens; a recorded request without one gets this
+_FIELDS = sent_as(KEPT_PARAMS)
+
+
+def build_request(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """A Messages API request body for a neutral `model_input` (the what-if's direction)."""
+    messages: list[dict[str, Any]] = []
+    for message in payload.get("messages") or []:
+        if not isinstance(message, dict):
+            continue
+        role = "assistant" if message.get("role") == "assistant" else "user"
+        if isinstance(message.get("content"), str):
+            messages.append({"role": role, "content": message["content"]})
+            continue
+        blocks: list[dict[str, Any]] = []
+        for part in parts(message.get("content")):
+            kind = part.get("type")
+            if kind == "text" and part.get("text"):
+                blocks.append({"type": "text", "text": part["text"]})
+            elif kind == "tool_use":
+                blocks.append({"type": "tool_use", "id": part.get("toolCallId"), "name": part.get("toolName"),
+                               "input": part.get("toolInput") if isinstance(part.get("toolInput"), dict) else {}})
+            elif kind == "tool_result":
+                block: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.get("toolCallId"),
+                                         "content": result_text(part)}
+                if "error" in part:
+                    block["is_error"] = True
+                blocks.append(block)
+        messages.append({"role": role, "content": blocks})
+    body: dict[str, Any] = {"model": payload.get("model"), "messages": messages}
+    body.update(kept(payload, _FIELDS))
+    body.setdefault("max_tokens", DEFAULT_MAX_TOKENS)
+    if isinstance(payload.get("systemPrompt"), str):
+        body["system"] = payload["systemPrompt"]
+    tools = [{"name": name, "description": description, "input_schema": schema}
+             for name, description, schema in tools_of(payload)]
+    if tools:
+        body["tools"] = tools
+    return body
+
+
+class Anthropic(CodecProvider):
+    """The Messages API (`/v1/messages`)."""
+
+    name = "anthropic"
+    label = "Anthropic Messages"
+    api = facts("anthropic")
+    suffix = "/v1/messages"
+    kept_params = KEPT_PARAMS
+    stream = anthropic_stream.CODEC
+    normalize_request = staticmethod(normalize_request)
+    normalize_response = staticmethod(normalize_response)
+    synthesize_response = staticmethod(synthesize_response)
+    error_body = staticmethod(error_body)
+    build_request = staticmethod(build_request)  # type: ignore[assignment]
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        return {"x-api-key": key, "anthropic-version": "2023-06-01"}
+
+
+PROVIDER = Anthropic()

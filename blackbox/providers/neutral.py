@@ -1,19 +1,17 @@
 """Pieces shared by every provider normalizer: Blackbox's own tool-call ids, small JSON helpers, the checks
-every API's request needs alike (a tools list, text-only content) and the adapter that makes a codec module a
-`blackbox.providers.Provider`."""
+every API's request needs alike (a tools list, text-only content); a provider's class is
+`blackbox.providers.base.CodecProvider`."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Collection, Mapping
-from typing import Any, Protocol
+from collections.abc import Collection, Mapping
+from typing import Any
 
 from blackbox.errors import BlackboxUnsupportedError
-from blackbox.payloads import ModelInput, ModelOutput
-from blackbox.providers.stream import StreamCodec
 
-__all__ = ["CallIds", "CodecProvider", "calls_of", "compact_json", "neutral_tool", "parse_tool_arguments",
+__all__ = ["CallIds", "calls_of", "compact_json", "neutral_tool", "parse_tool_arguments",
            "text_of", "tool_list", "unsupported", "wants_stream"]
 
 _NEUTRAL_RE = re.compile(r"^call-(\d+)$")
@@ -204,41 +202,3 @@ def text_of(content: Any, kinds: Collection[str], *, parts_in: str, content_of: 
             texts.append(part.get("text") or "")
         return "\n\n".join(texts)
     raise unsupported(f"{content_of} content of type {type(content).__name__}", "send text content")
-
-
-class _Synthesize(Protocol):
-    def __call__(self, output: ModelOutput, *, step_index: int, timestamp_ms: int,
-                 model: str | None) -> dict[str, Any]: ...
-
-
-class CodecProvider:
-    """One API's pure codec functions as a `blackbox.providers.Provider`: every adapter only delegated, so
-    they are one class, given what to delegate to."""
-
-    def __init__(self, name: str, kept_params: Mapping[str, str], stream: StreamCodec, *,
-                 normalize_request: Callable[[dict[str, Any], CallIds], ModelInput],
-                 normalize_response: Callable[[dict[str, Any], CallIds], ModelOutput],
-                 synthesize_response: _Synthesize, error_body: Callable[[str], dict[str, Any]]) -> None:
-        self.name = name
-        self.kept_params = kept_params
-        self.stream = stream
-        self._normalize_request = normalize_request
-        self._normalize_response = normalize_response
-        self._synthesize_response = synthesize_response
-        self._error_body = error_body
-
-    def normalize_request(self, body: dict[str, Any], ids: CallIds) -> ModelInput:
-        return self._normalize_request(body, ids)
-
-    def normalize_response(self, body: dict[str, Any], ids: CallIds) -> ModelOutput:
-        return self._normalize_response(body, ids)
-
-    def synthesize_response(self, output: ModelOutput, *, step_index: int, timestamp_ms: int,
-                            model: str | None) -> dict[str, Any]:
-        return self._synthesize_response(output, step_index=step_index, timestamp_ms=timestamp_ms, model=model)
-
-    def error_body(self, message: str) -> dict[str, Any]:
-        return self._error_body(message)
-
-    def is_stream(self, body: dict[str, Any]) -> bool:
-        return wants_stream(body)

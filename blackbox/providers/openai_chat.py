@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
+from blackbox.apis import facts
 from blackbox.payloads import ModelInput, ModelOutput, ToolCall
 from blackbox.providers import openai_chat_stream
+from blackbox.providers.base import CodecProvider
 from blackbox.providers.neutral import (
     CallIds,
-    CodecProvider,
     calls_of,
     compact_json,
     neutral_tool,
@@ -24,10 +25,12 @@ from blackbox.providers.neutral import (
     tool_list,
     unsupported,
 )
+from blackbox.providers.outgoing import kept, parts, result_text, sent_as, tools_of
 
 __all__ = [
     "KEPT_PARAMS",
     "PROVIDER",
+    "build_request",
     "error_body",
     "normalize_request",
     "normalize_response",
@@ -332,7 +335,57 @@ def synthesize_response(
     }
 
 
-#: Chat Completions (`/chat/completions`) as a `blackbox.providers.Provider`.
-PROVIDER = CodecProvider("openai", KEPT_PARAMS, openai_chat_stream.CODEC, normalize_request=normalize_request,
-                         normalize_response=normalize_response, synthesize_response=synthesize_response,
-                         error_body=error_body)
+_FIELDS = sent_as(KEPT_PARAMS, maxTokens="max_completion_tokens")  # the field every model takes
+
+
+def build_request(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """A Chat Completions request body for a neutral `model_input` (the what-if's direction)."""
+    messages: list[dict[str, Any]] = []
+    if isinstance(payload.get("systemPrompt"), str):
+        messages.append({"role": "system", "content": payload["systemPrompt"]})
+    for message in payload.get("messages") or []:
+        if not isinstance(message, dict):
+            continue
+        content = parts(message.get("content"))
+        text = "\n\n".join(p["text"] for p in content if p.get("type") == "text" and isinstance(p.get("text"), str))
+        if message.get("role") == "assistant":
+            out: dict[str, Any] = {"role": "assistant", "content": text or None}
+            calls = [{"id": p.get("toolCallId"), "type": "function",
+                      "function": {"name": p.get("toolName"), "arguments": compact_json(p.get("toolInput") or {})}}
+                     for p in content if p.get("type") == "tool_use"]
+            if calls:
+                out["tool_calls"] = calls
+            messages.append(out)
+            continue
+        for part in content:
+            if part.get("type") == "tool_result":
+                messages.append({"role": "tool", "tool_call_id": part.get("toolCallId"),
+                                 "content": result_text(part)})
+        if text or not any(p.get("type") == "tool_result" for p in content):
+            messages.append({"role": "user", "content": text})
+    body: dict[str, Any] = {"model": payload.get("model"), "messages": messages}
+    body.update(kept(payload, _FIELDS))
+    tools = [{"type": "function", "function": {"name": name, "description": description, "parameters": schema}}
+             for name, description, schema in tools_of(payload)]
+    if tools:
+        body["tools"] = tools
+    return body
+
+
+class OpenAIChat(CodecProvider):
+    """OpenAI Chat Completions (`…/chat/completions`), and every OpenAI-compatible server that speaks it."""
+
+    name = "openai"
+    label = "OpenAI Chat Completions"
+    api = facts("openai")
+    suffix = "/chat/completions"
+    kept_params = KEPT_PARAMS
+    stream = openai_chat_stream.CODEC
+    normalize_request = staticmethod(normalize_request)
+    normalize_response = staticmethod(normalize_response)
+    synthesize_response = staticmethod(synthesize_response)
+    error_body = staticmethod(error_body)
+    build_request = staticmethod(build_request)  # type: ignore[assignment]
+
+
+PROVIDER = OpenAIChat()

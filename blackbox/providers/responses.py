@@ -1,7 +1,8 @@
-"""The OpenAI Responses API (`/responses`) as a `blackbox.providers.Provider`.
+"""The OpenAI Responses API (`/responses`) as a provider.
 
-The translation itself lives in `providers.openai_responses` (pure functions); this is its registry entry,
-with the Responses event stream (`providers.responses_stream`) as its stream codec.
+The translation of what an SDK sends and receives lives in `providers.openai_responses` (pure functions); this
+is its provider class, with the Responses event stream (`providers.responses_stream`) as its stream codec and
+`build_request`, the what-if's direction (a neutral `model_input` back to a stateless Responses request).
 """
 
 from __future__ import annotations
@@ -9,24 +10,69 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
+from blackbox.apis import facts
 from blackbox.payloads import ModelInput, ModelOutput
 from blackbox.providers import openai_responses, responses_stream
-from blackbox.providers.neutral import CallIds
-from blackbox.providers.stream import StreamCodec
+from blackbox.providers.base import CodecProvider
+from blackbox.providers.neutral import CallIds, compact_json
+from blackbox.providers.outgoing import kept, parts, result_text, sent_as, tools_of
 
-__all__ = ["PROVIDER"]
+__all__ = ["PROVIDER", "Responses", "build_request"]
 
 #: Top-level request controls and their neutral `params` names (`text.*` and `reasoning.*` are read from
 #: their objects by the codec).
 KEPT_PARAMS: Mapping[str, str] = dict(openai_responses.PARAMS)
+_FIELDS = sent_as(KEPT_PARAMS)
+_NESTED = (("text", (("format", "responseFormat"), ("verbosity", "verbosity"))),
+           ("reasoning", (("effort", "reasoningEffort"), ("summary", "reasoningSummary"))))
 
 
-class Responses:
+def build_request(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """A stateless Responses request (the whole conversation in `input`) for a neutral `model_input`."""
+    items: list[dict[str, Any]] = []
+    for message in payload.get("messages") or []:
+        if not isinstance(message, dict):
+            continue
+        role = "assistant" if message.get("role") == "assistant" else "user"
+        content = parts(message.get("content"))
+        text = "\n\n".join(p["text"] for p in content if p.get("type") == "text" and isinstance(p.get("text"), str))
+        if text or not content:
+            items.append({"role": role, "content": text})
+        for part in content:
+            if part.get("type") == "tool_use":
+                items.append({"type": "function_call", "call_id": part.get("toolCallId"), "name": part.get("toolName"),
+                              "arguments": compact_json(part.get("toolInput") or {})})
+            elif part.get("type") == "tool_result":
+                items.append({"type": "function_call_output", "call_id": part.get("toolCallId"),
+                              "output": result_text(part)})
+    body: dict[str, Any] = {"model": payload.get("model"), "input": items}
+    if isinstance(payload.get("systemPrompt"), str):
+        body["instructions"] = payload["systemPrompt"]
+    body.update(kept(payload, _FIELDS))
+    found = payload.get("params")
+    params: Mapping[str, Any] = found if isinstance(found, dict) else {}
+    for field, keys in _NESTED:
+        nested = {key: params[neutral] for key, neutral in keys if params.get(neutral) is not None}
+        if nested:
+            body[field] = nested
+    tools = [{"type": "function", "name": name, "description": description, "parameters": schema}
+             for name, description, schema in tools_of(payload)]
+    if tools:
+        body["tools"] = tools
+    return body
+
+
+class Responses(CodecProvider):
     """Responses API requests and responses, unstreamed and streamed; errors take OpenAI's error shape."""
 
     name = "responses"
+    label = "OpenAI Responses"
+    api = facts("openai")
+    suffix = "/responses"
     kept_params = KEPT_PARAMS
-    stream: StreamCodec = responses_stream.CODEC
+    stream = responses_stream.CODEC
+    infers = False  # a GPT model name means Chat Completions unless the run says Responses
+    build_request = staticmethod(build_request)  # type: ignore[assignment]
 
     def normalize_request(self, body: dict[str, Any], ids: CallIds) -> ModelInput:
         return cast(ModelInput, openai_responses.normalize_request(body, ids))

@@ -35,7 +35,7 @@ from blackbox.cassette import Cassette, save
 from blackbox.errors import BlackboxError, CassetteError, UsageError
 from blackbox.fork import load_script, same_file
 from blackbox.inert import inert
-from blackbox.providers.requests import PROVIDERS, infer_provider, key_variable
+from blackbox.providers import PROVIDERS, by_name, for_model
 
 from ..notice import say
 from ..run import Run, pretty_json
@@ -76,10 +76,18 @@ def initial_value(payload: object) -> str:
 
 def key_problem(provider: str | None, env: dict[str, str] | os._Environ[str] = os.environ) -> str | None:
     """Why a live continuation would fail at its first request for want of a key, or None."""
-    names = [key_variable(provider)] if provider else [key_variable(p) for p in PROVIDERS]
+    found = by_name(provider) if provider else None
+    apis = [found.api] if found is not None else [p.api for p in PROVIDERS]
+    names = list(dict.fromkeys(name for api in apis for name in api.key_variables))
     if any(env.get(name, "").strip() for name in names):
         return None
     return f"{' or '.join(names)} is not set: a live run needs the API key in the environment"
+
+
+def _provider_of(model: str | None) -> str | None:
+    """The provider name a model name belongs to, or None."""
+    found = for_model(model)
+    return found.name if found is not None else None
 
 
 def _next_model_input(run: Run, index: int) -> int | None:
@@ -149,7 +157,7 @@ class ForkScreen(Screen[None]):
         self.busy = False
         self.cancelled = False
         self.recorded_model = self._recorded_model()
-        self.recorded_provider = infer_provider(self.recorded_model)
+        self.recorded_provider = _provider_of(self.recorded_model)
 
     def _recorded_model(self) -> str | None:
         for i in range(len(self.run) - 1, -1, -1):
@@ -291,7 +299,7 @@ class ForkScreen(Screen[None]):
     @property
     def live_provider(self) -> str | None:
         """The API a live what-if run asks: the one the model's name belongs to."""
-        return infer_provider(self.model_name or self.recorded_model)
+        return _provider_of(self.model_name or self.recorded_model)
 
     def validate(self) -> None:
         problem = self.problem()

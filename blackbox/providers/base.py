@@ -1,0 +1,86 @@
+"""`CodecProvider`, the base of every provider: one class per API, its facts as class data.
+
+A provider class names its API's facts (`api`, from `blackbox.apis`), the endpoint it answers (`suffix`), the
+request controls it keeps, its stream codec, and its pure codec functions (as static methods), in both
+directions: SDK request → neutral `model_input` (recording) and neutral `model_input` → request (what-if).
+The defaults here serve the APIs whose request is a JSON body POSTed to a fixed path; an API that carries
+facts outside the body (Gemini's model in the path, Azure's deployment) overrides `matches` / `body_of`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from blackbox.apis import ApiFacts
+from blackbox.canonical import decode_json
+from blackbox.payloads import ModelInput, ModelOutput
+from blackbox.providers.neutral import CallIds, unsupported, wants_stream
+from blackbox.providers.stream import StreamCodec
+from blackbox.wire import Request
+
+__all__ = ["CodecProvider"]
+
+
+class CodecProvider:
+    """One API's wire format.  Subclasses set the class data and the codec functions; see the module doc."""
+
+    name: ClassVar[str]  # the registry name: anthropic | openai | responses | azure | …
+    label: ClassVar[str]  # how messages name the API
+    api: ClassVar[ApiFacts]  # keys, base URL, model names
+    suffix: ClassVar[str]  # the path (without a trailing slash) the API's model calls end with
+    kept_params: ClassVar[Mapping[str, str]]  # request field -> the neutral `params` name it is kept under
+    stream: ClassVar[StreamCodec]  # the API's event stream: assembles a recorded one, synthesizes a replayed one
+    #: Whether a model name of `api` means this provider when nothing else says (chat over Responses).
+    infers: ClassVar[bool] = True
+
+    def matches(self, request: Request) -> bool:
+        """Whether `request` is a model call of this API."""
+        return request.method == "POST" and request.route.endswith(self.suffix)
+
+    def body_of(self, request: Request) -> dict[str, Any]:
+        """The request's JSON body as the API means it (a provider may fold in what the path says)."""
+        try:
+            body = decode_json(request.body)
+        except ValueError:
+            raise unsupported("a model request whose body is not JSON", "send a JSON request") from None
+        if not isinstance(body, dict):
+            raise unsupported("a model request whose body is not a JSON object", "send a JSON object")
+        return body
+
+    def is_stream(self, body: dict[str, Any]) -> bool:
+        """Whether the request asks for a server-sent-event stream."""
+        return wants_stream(body)
+
+    def normalize_request(self, body: dict[str, Any], ids: CallIds) -> ModelInput:
+        """The neutral `model_input` of a request; raises `BlackboxUnsupportedError` for what cannot be
+        recorded and replayed faithfully (leaving `ids` as it was)."""
+        raise NotImplementedError
+
+    def normalize_response(self, body: dict[str, Any], ids: CallIds) -> ModelOutput:
+        """The neutral `model_output` of an (unstreamed) response body."""
+        raise NotImplementedError
+
+    def synthesize_response(self, output: ModelOutput, *, step_index: int, timestamp_ms: int,
+                            model: str | None) -> dict[str, Any]:
+        """The response body an SDK accepts for a recorded output (replay, scripted forks)."""
+        raise NotImplementedError
+
+    def error_body(self, message: str) -> dict[str, Any]:
+        """The API's HTTP 400 error body (the SDKs raise it without retrying)."""
+        raise NotImplementedError
+
+    def build_request(self, model_input: Mapping[str, Any]) -> dict[str, Any]:
+        """The request body for a neutral `model_input` (the what-if continues a conversation with it)."""
+        raise NotImplementedError
+
+    def endpoint(self, base_url: str, model: str) -> str:
+        """The URL a what-if sends `model`'s request to, below `base_url`."""
+        return f"{base_url.rstrip('/')}{self.suffix}"
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        """The headers that carry `key` (and any version header the API requires)."""
+        return {"authorization": f"Bearer {key}"}
+
+    def __repr__(self) -> str:
+        return f"<provider {self.name}>"
