@@ -17,7 +17,7 @@ from blackbox.verify import verify
 from blackbox.whatif import LiveModel, choose_provider, what_if
 from tests.cli_helpers import invoke
 from tests.conftest import FIXTURES
-from tests.fakeapi import chat_completion
+from tests.fakeapi import response_object
 
 IMPORT = FIXTURES / "import"
 NO_KEYS = {"ANTHROPIC_API_KEY": None, "OPENAI_API_KEY": None, "NO_COLOR": "1"}
@@ -64,16 +64,21 @@ def test_an_imported_codex_run_continues_live_with_its_recorded_model(tmp_path: 
     cassette = tmp_path / "codex.json"
     assert cli("import", "--from", "codex", "--in", IMPORT / "codex-tax.jsonl", "--out", cassette).exit_code == 0
     parent = load(cassette)
-    assert choose_provider(parent, None) == "openai"  # the provider named by the model turn_context recorded
+    # Codex's API (the importer names it: Responses) and the model its turn_context recorded
+    assert choose_provider(parent, None).name == "responses"
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-whatif-codex-0123456789")
     monkeypatch.setenv("OPENAI_BASE_URL", fake_api.openai_url)
-    fake_api.queue(chat_completion(content="The rate is already 20%; nothing to change."))
+    fake_api.queue(response_object(text="The rate is already 20%; nothing to change."))
     fork, reason = what_if(parent, 3, "2 passed", LiveModel(choose_provider(parent, None)), trace_id="codex-live")
     assert reason == "final answer" and verify(fork, env={}).ok
+    assert fork.steps[-1].payload["result"] == "The rate is already 20%; nothing to change."
+    request = fake_api.requests[0]
+    assert request.path.endswith("/responses")
     body = fake_api.bodies()[0]
     assert body["model"] == "gpt-5-codex"
-    assert {tool["function"]["name"] for tool in body["tools"]} == {"shell", "apply_patch"}
-    assert body["messages"][-1] == {"role": "tool", "tool_call_id": "call-0", "content": "2 passed"}
+    assert {tool["name"] for tool in body["tools"]} == {"shell", "apply_patch"}
+    outputs = [item for item in body["input"] if item.get("type") == "function_call_output"]
+    assert outputs[-1] == {"type": "function_call_output", "call_id": "call-0", "output": "2 passed"}
 
 
 @pytest.mark.xfail(strict=True, reason="no Gemini provider in blackbox/providers on main yet (issue 18): what-if "
@@ -81,7 +86,7 @@ def test_an_imported_codex_run_continues_live_with_its_recorded_model(tmp_path: 
 def test_an_imported_gemini_run_continues_live_with_its_recorded_model(tmp_path: Path) -> None:
     cassette = tmp_path / "gemini.json"
     assert cli("import", "--from", "gemini", "--in", IMPORT / "gemini-tax-rewind.jsonl", "--out", cassette).exit_code == 0
-    assert choose_provider(load(cassette), None) == "gemini"
+    assert choose_provider(load(cassette), None).name == "gemini"
 
 
 def test_two_agents_doing_one_task_diff_across_agents(tmp_path: Path) -> None:

@@ -211,6 +211,7 @@ class ClaudeCode(Importer):
     description = "a Claude Code session (~/.claude/projects/<project>/<session>.jsonl)"
     folder = "~/.claude/projects"
     folder_variable = ("CLAUDE_CONFIG_DIR", "projects")
+    provider = "anthropic"
     patterns = ("*.jsonl",)
 
     def import_file(self, path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID,

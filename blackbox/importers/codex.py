@@ -385,6 +385,7 @@ class Codex(Importer):
     description = "a Codex CLI rollout ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl)"
     folder = "~/.codex/sessions"
     folder_variable = ("CODEX_HOME", "sessions")
+    provider = "responses"
     patterns = ("rollout-*.jsonl",)
 
     def import_file(self, path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID,

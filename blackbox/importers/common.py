@@ -90,6 +90,7 @@ class Importer:
     folder: ClassVar[str | None] = None  # where the agent keeps its sessions (`~` expanded), None: no folder
     folder_variable: ClassVar[tuple[str, str] | None] = None  # (VARIABLE, sub): $VARIABLE/sub overrides it
     patterns: ClassVar[tuple[str, ...]] = ("*.jsonl",)  # session files under a folder, at any depth
+    provider: ClassVar[str | None] = None  # the API the agent's model answers through: what a what-if continues
 
     def import_file(self, path: str | os.PathLike[str], trace_id: str = "imported",
                     progress: Progress | None = None) -> Cassette:

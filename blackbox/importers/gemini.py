@@ -336,6 +336,7 @@ class Gemini(Importer):
     name = "gemini"
     description = "a Gemini CLI session (~/.gemini/tmp/<project_hash>/chats/session-*.jsonl, or a checkpoint .json)"
     folder = "~/.gemini/tmp"
+    provider = "gemini"
     patterns = ("session-*.jsonl", "session-*.json")
 
     def import_file(self, path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID,
