@@ -58,6 +58,8 @@ def action(name: Any, tool_input: Any) -> tuple[Any, ...]:
     """A tool call as an action: `("shell", command)`, `("read", path)`, `("edit", paths)` or
     `("tool", name, input)`."""
     fields = tool_input if isinstance(tool_input, dict) else {}
+    if not isinstance(name, str):  # a damaged cassette's name: compared as JSON, never looked up
+        return ("tool", canonical_bytes(name).decode(), canonical_bytes(tool_input).decode())
     if name in SHELL:
         return ("shell", _command(fields.get(SHELL[name], fields.get("command", tool_input))))
     if name in READ or name in EDIT:
@@ -151,7 +153,7 @@ def same_step(kind_a: str, a: Any, kind_b: str, b: Any) -> bool:
         (failed_a, text_a), (failed_b, text_b) = _output(a), _output(b)
         if failed_a != failed_b:
             return False
-        kinds = {action(name, None)[0] for name in (a.get("toolName"), b.get("toolName"))}
+        kinds = {action(name, None)[0] for name in (a.get("toolName"), b.get("toolName"))}  # names: any JSON
         if len(kinds) == 1 and kinds <= {"read", "edit"}:
             return True  # both read (or edited) a file: each agent's tool reports it in its own words
         return failed_a or text_a == text_b

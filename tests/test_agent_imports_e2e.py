@@ -56,7 +56,8 @@ def test_import_verify_inspect_and_a_scripted_what_if(tmp_path: Path, source: st
     assert verify(child, env={}).ok
     assert child.steps[:at] == parent.steps[:at] and child.steps[at].payload["result"] == "2 passed"
     report = diff(parent, child)
-    assert report.first_divergence == at and report.outcome_b.final_answer == "With that result there is nothing to fix."
+    assert report.first_divergence == at
+    assert report.outcome_b.final_answer == "With that result there is nothing to fix."
 
 
 def test_an_imported_codex_run_continues_live_with_its_recorded_model(tmp_path: Path, fake_api: Any,
@@ -85,7 +86,8 @@ def test_an_imported_codex_run_continues_live_with_its_recorded_model(tmp_path: 
                                        "cannot tell the provider of gemini-2.5-pro, nor send it a request")
 def test_an_imported_gemini_run_continues_live_with_its_recorded_model(tmp_path: Path) -> None:
     cassette = tmp_path / "gemini.json"
-    assert cli("import", "--from", "gemini", "--in", IMPORT / "gemini-tax-rewind.jsonl", "--out", cassette).exit_code == 0
+    res = cli("import", "--from", "gemini", "--in", IMPORT / "gemini-tax-rewind.jsonl", "--out", cassette)
+    assert res.exit_code == 0
     assert choose_provider(load(cassette), None).name == "gemini"
 
 

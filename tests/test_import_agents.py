@@ -59,7 +59,8 @@ def test_codex_steps_are_the_neutral_responses_steps() -> None:
                       "timeout_ms": 120000}}]}
     assert cassette.steps[3].payload["result"]["metadata"]["exit_code"] == 1  # output JSON text → JSON
     patch = cassette.steps[9].payload["calls"][0]
-    assert patch["toolName"] == "apply_patch" and patch["toolInput"].startswith("*** Begin Patch\n*** Update File: tax.py")
+    assert patch["toolName"] == "apply_patch"
+    assert patch["toolInput"].startswith("*** Begin Patch\n*** Update File: tax.py")
     assert outcome(cassette).status == "success"
     assert "call_0" not in dumps(cassette).decode()  # Codex's call ids never reach the cassette
 
@@ -84,7 +85,8 @@ def test_a_long_codex_session_compacts_its_history() -> None:
 def test_gemini_replays_the_log_last_record_wins_and_rewind_drops() -> None:
     progress = Progress()
     cassette = import_gemini(IMPORT / "gemini-tax-rewind.jsonl", "gemini-tax", progress)
-    edits = [s.payload["toolInput"] for s in cassette.steps if s.type == "tool_call" and s.payload["toolName"] == "replace"]
+    edits = [s.payload["toolInput"] for s in cassette.steps
+             if s.type == "tool_call" and s.payload["toolName"] == "replace"]
     assert [e["new_string"] for e in edits] == ["RATE = 0.20"]  # the rewound edit is gone
     results = [s.payload for s in cassette.steps if s.type == "tool_result"]
     assert len(results) == 4  # each call's re-appended record (with its result) won over the first one
@@ -126,7 +128,8 @@ def test_the_registry_is_the_one_list() -> None:
 
 def codex(tmp_path: Path, *payloads: tuple[str, dict[str, Any]], name: str = "rollout.jsonl") -> Path:
     lines = [{"timestamp": T.format(0), "type": "session_meta", "payload": {"id": "s", "cwd": "/w"}}]
-    lines += [{"timestamp": T.format(i + 1), "type": kind, "payload": payload} for i, (kind, payload) in enumerate(payloads)]
+    lines += [{"timestamp": T.format(i + 1), "type": kind, "payload": payload}
+              for i, (kind, payload) in enumerate(payloads)]
     path = tmp_path / name
     path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     return path
@@ -193,7 +196,8 @@ def test_codex_custom_and_local_shell_calls_and_an_error_output(tmp_path: Path) 
 
 
 @pytest.mark.parametrize(("payloads", "message"), [
-    ((user("go"), call("c1", arguments={"not": "a string"})), "line 3: a function_call needs `arguments` as a JSON string"),  # type: ignore[arg-type]
+    ((user("go"), call("c1", arguments={"not": "a string"})),  # type: ignore[arg-type]
+     "line 3: a function_call needs `arguments` as a JSON string"),
     ((user("go"), call("")), "line 3: a tool call needs a non-empty string `call_id`"),
     ((user("go"), call("c1"), call("c1")), "line 4: duplicate tool call id (first used on line 3)"),
     ((user("go"), output("nope")), "line 3: a tool output answers an unknown tool call id"),
@@ -243,7 +247,8 @@ def test_gemini_rewind_to_an_unknown_id_clears_all_and_set_can_replace_messages(
                       g_user("u2", "second", 3), g_model("m2", "two", t=4))
     cassette = import_gemini(path)
     assert cassette.steps[0].payload["messages"] == [{"role": "user", "content": "second"}]
-    path = gemini_log(tmp_path, g_user("u1", "first"), {"$set": {"messages": [g_user("u9", "set"), g_model("m9", "x")]}})
+    replaced = {"$set": {"messages": [g_user("u9", "set"), g_model("m9", "x")]}}
+    path = gemini_log(tmp_path, g_user("u1", "first"), replaced)
     assert outcome(import_gemini(path)).final_answer == "x"
 
 
@@ -320,7 +325,8 @@ def test_a_20_mb_line_imports_or_is_refused_in_one_line(tmp_path: Path, source: 
         lines = [{"timestamp": T.format(0), "type": "response_item", "payload": {"type": "message", "role": "user",
                                                                                 "content": big}},
                  {"timestamp": T.format(1), "type": "response_item",
-                  "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}}]
+                  "payload": {"type": "message", "role": "assistant",
+                              "content": [{"type": "output_text", "text": "ok"}]}}]
     else:
         lines = [g_user("u", big), g_model("m", "ok")]
     path = tmp_path / "session-big.jsonl"

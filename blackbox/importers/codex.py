@@ -45,9 +45,10 @@ _TEXT_PARTS = ("input_text", "output_text", "text")
 #: User messages Codex writes itself at the start of a turn (the sandbox, the cwd, AGENTS.md): not the user's.
 _HARNESS_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>",
                      "<user_shell_command>", "<turn_aborted>")
-_CALLS = {"function_call", "custom_tool_call", "local_shell_call"}
-_OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output"}
-_KNOWN_RECORDS = {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
+# Tuples, not sets: a hostile `type` may be any JSON value, and a list or an object cannot be hashed.
+_CALLS = ("function_call", "custom_tool_call", "local_shell_call")
+_OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
+_KNOWN_RECORDS = ("session_meta", "turn_context", "response_item", "event_msg", "compacted")
 
 
 class _Record(msgspec.Struct):
