@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +15,7 @@ import pytest
 
 from blackbox.cassette import load
 from blackbox.cli import app
-from tests.cli_helpers import invoke
+from tests.cli_helpers import invoke, on_terminal
 from tests.conftest import FIXTURES
 
 IMPORT = FIXTURES / "import"
@@ -142,23 +141,9 @@ def test_hostile_rollouts_in_a_real_process_give_one_line(tmp_path: Path, data: 
 
 def test_a_terminal_gets_a_bar_of_sessions_done(tmp_path: Path) -> None:
     home = codex_home(tmp_path)
-    master, slave = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "CI", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
-    proc = subprocess.Popen([sys.executable, "-m", "blackbox", "import", "--from", "codex", "--out",
-                             str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=slave,
-                            env={**env, "CODEX_HOME": str(home)})
-    stdout, _ = proc.communicate(timeout=120)
-    os.close(slave)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        seen += chunk
-    os.close(master)
-    assert proc.returncode == 1  # the broken session
+    code, stdout, seen = on_terminal(["import", "--from", "codex", "--out", tmp_path / "out"],
+                                     {**env, "CODEX_HOME": str(home)})
+    assert code == 1  # the broken session
     assert b"importing 3 codex sessions" in seen and b"3/3" in seen
     assert b"Imported 2 of 3 session(s)" in stdout and b"Traceback" not in seen + stdout

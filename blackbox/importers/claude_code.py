@@ -17,10 +17,7 @@ from typing import Any
 import msgspec
 
 from blackbox.canonical import JSFloat, js_stringify
-from blackbox.cassette import Cassette
 from blackbox.importers.common import (
-    DEFAULT_TRACE_ID,
-    Importer,
     Reading,
     TranscriptError,
     as_progress,
@@ -31,7 +28,7 @@ from blackbox.importers.common import (
     json_or_text,
     jsonl_lines,
 )
-from blackbox.importers.steps import Human, Result, Transcript, Turn, build
+from blackbox.importers.steps import AgentImporter, Human, Result, Transcript, Turn
 
 __all__ = ["OBSERVED_TOOL_DESCRIPTION", "ClaudeCode", "import_claude_code", "read_session"]
 
@@ -199,14 +196,7 @@ def read_session(path: str | os.PathLike[str], progress: Reading = None) -> _Ses
     return session
 
 
-def import_claude_code(
-    path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID, progress: Reading = None
-) -> Cassette:
-    """The cassette of a Claude Code session file; TranscriptError naming the line when it cannot be one."""
-    return build(read_session(path, progress), trace_id)
-
-
-class ClaudeCode(Importer):
+class ClaudeCode(AgentImporter):
     name = "claude-code"
     description = "a Claude Code session (~/.claude/projects/<project>/<session>.jsonl)"
     folder = "~/.claude/projects"
@@ -214,6 +204,7 @@ class ClaudeCode(Importer):
     provider = "anthropic"
     patterns = ("*.jsonl",)
 
-    def import_file(self, path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID,
-                    progress: Reading = None) -> Cassette:
-        return import_claude_code(path, trace_id, progress)
+    read = staticmethod(read_session)
+
+
+import_claude_code = ClaudeCode().import_file  # the cassette of one session; TranscriptError naming the line and field

@@ -20,10 +20,7 @@ from typing import Any
 import msgspec
 
 from blackbox.canonical import JSFloat
-from blackbox.cassette import Cassette
 from blackbox.importers.common import (
-    DEFAULT_TRACE_ID,
-    Importer,
     Progress,
     Reading,
     TranscriptError,
@@ -34,7 +31,7 @@ from blackbox.importers.common import (
     json_or_text,
     jsonl_lines,
 )
-from blackbox.importers.steps import Compaction, Human, Result, Transcript, Turn, Use, build
+from blackbox.importers.steps import AgentImporter, Compaction, Human, Result, Transcript, Turn, Use
 
 __all__ = ["OBSERVED_TOOL_DESCRIPTION", "Codex", "import_codex", "read_rollout"]
 
@@ -376,12 +373,7 @@ def read_rollout(path: str | os.PathLike[str], progress: Reading = None) -> Tran
     return rollout
 
 
-def import_codex(path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID, progress: Reading = None) -> Cassette:
-    """The cassette of a Codex CLI rollout; TranscriptError naming the line and field when it cannot be one."""
-    return build(read_rollout(path, progress), trace_id)
-
-
-class Codex(Importer):
+class Codex(AgentImporter):
     name = "codex"
     description = "a Codex CLI rollout ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl)"
     folder = "~/.codex/sessions"
@@ -389,6 +381,7 @@ class Codex(Importer):
     provider = "responses"
     patterns = ("rollout-*.jsonl",)
 
-    def import_file(self, path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID,
-                    progress: Reading = None) -> Cassette:
-        return import_codex(path, trace_id, progress)
+    read = staticmethod(read_rollout)
+
+
+import_codex = Codex().import_file  # the cassette of one session; TranscriptError naming the line and field

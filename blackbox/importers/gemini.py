@@ -20,10 +20,7 @@ from typing import Any
 import msgspec
 
 from blackbox.canonical import JSFloat, decode_json
-from blackbox.cassette import Cassette
 from blackbox.importers.common import (
-    DEFAULT_TRACE_ID,
-    Importer,
     Progress,
     Reading,
     TranscriptError,
@@ -34,7 +31,7 @@ from blackbox.importers.common import (
     json_position,
     jsonl_lines,
 )
-from blackbox.importers.steps import Human, Result, Transcript, Turn, Use, build
+from blackbox.importers.steps import AgentImporter, Human, Result, Transcript, Turn, Use
 
 __all__ = ["OBSERVED_TOOL_DESCRIPTION", "Gemini", "import_gemini", "read_gemini"]
 
@@ -327,18 +324,14 @@ def read_gemini(path: str | os.PathLike[str], progress: Reading = None) -> Trans
     return session
 
 
-def import_gemini(path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID, progress: Reading = None) -> Cassette:
-    """The cassette of a Gemini CLI session; TranscriptError naming the line and field when it cannot be one."""
-    return build(read_gemini(path, progress), trace_id)
-
-
-class Gemini(Importer):
+class Gemini(AgentImporter):
     name = "gemini"
     description = "a Gemini CLI session (~/.gemini/tmp/<project_hash>/chats/session-*.jsonl, or a checkpoint .json)"
     folder = "~/.gemini/tmp"
     provider = "gemini"
     patterns = ("session-*.jsonl", "session-*.json")
 
-    def import_file(self, path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID,
-                    progress: Reading = None) -> Cassette:
-        return import_gemini(path, trace_id, progress)
+    read = staticmethod(read_gemini)
+
+
+import_gemini = Gemini().import_file  # the cassette of one session; TranscriptError naming the line and field

@@ -8,14 +8,15 @@ them, so a tool round, a cut-off session and a final answer mean the same thing 
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import msgspec
 
 from blackbox.cassette import Cassette, StepChain
-from blackbox.importers.common import TranscriptError
+from blackbox.importers.common import DEFAULT_TRACE_ID, Importer, Reading, TranscriptError
 
-__all__ = ["Compaction", "Human", "Result", "Transcript", "Turn", "Use", "build"]
+__all__ = ["AgentImporter", "Compaction", "Human", "Result", "Transcript", "Turn", "Use", "build"]
 
 
 class Use(msgspec.Struct):
@@ -215,3 +216,15 @@ class _Builder:
 def build(transcript: Transcript, trace_id: str) -> Cassette:
     """The cassette of a transcript read whole (docs/format.md, "Import")."""
     return _Builder(transcript, trace_id).build()
+
+
+class AgentImporter(Importer):
+    """An importer of a coding agent's sessions: `read` fills a `Transcript`, `build` makes its steps."""
+
+    @staticmethod
+    def read(path: str | os.PathLike[str], progress: Reading = None) -> Transcript:
+        raise NotImplementedError
+
+    def import_file(self, path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID,
+                    progress: Reading = None) -> Cassette:
+        return build(self.read(path, progress), trace_id)
