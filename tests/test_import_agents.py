@@ -346,3 +346,21 @@ def test_unknown_record_types_are_skipped_and_counted(tmp_path: Path) -> None:
     assert outcome(import_codex(path, progress=progress)).status == "success"
     assert progress.skipped == {"inter_agent_communication": 1, "token_usage_record": 1, "realtime_item": 1,
                                 "response_item.ghost_snapshot": 1}
+
+
+@pytest.mark.parametrize("source", ["codex", "claude-code"])
+def test_a_number_beyond_a_double_is_one_line_naming_its_line(tmp_path: Path, source: str) -> None:
+    if source == "codex":
+        path = codex(tmp_path, user("go"), call("c1", arguments='{"x": -1e400}'), output("c1"), say("ok"))
+        where = "line 3"
+    else:
+        path = tmp_path / "cc.jsonl"
+        path.write_text("\n".join(json.dumps(line) for line in (
+            {"type": "user", "timestamp": T.format(0), "message": {"role": "user", "content": "go"}},
+            {"type": "assistant", "timestamp": T.format(1), "message": {"id": "m", "role": "assistant", "content": [
+                {"type": "tool_use", "id": "t", "name": "X", "input": {"v": "placeholder"}}]}})).replace(
+            '"placeholder"', "-1e400") + "\n")
+        where = "line 2"
+    with pytest.raises(TranscriptError) as info:
+        IMPORTERS[source].import_file(path)
+    assert str(info.value).startswith(f"{where} holds a number too large for JSON")

@@ -17,7 +17,15 @@ import msgspec
 
 from blackbox.canonical import decode_json
 from blackbox.cassette import Cassette, StepChain
-from blackbox.importers.common import DEFAULT_TRACE_ID, Importer, Reading, TranscriptError, json_or_text, json_position
+from blackbox.importers.common import (
+    DEFAULT_TRACE_ID,
+    Importer,
+    Reading,
+    TranscriptError,
+    json_numbers,
+    json_or_text,
+    json_position,
+)
 
 __all__ = ["ChatJson", "import_chat_json", "import_chat_json_value"]
 
@@ -158,4 +166,5 @@ class ChatJson(Importer):
 
     def import_file(self, path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID,
                     progress: Reading = None) -> Cassette:
-        return import_chat_json(path, trace_id)
+        with json_numbers():
+            return import_chat_json(path, trace_id)

@@ -10,13 +10,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 import msgspec
 
-from blackbox.canonical import decode_json
+from blackbox.canonical import CanonicalError, decode_json
 from blackbox.cassette import Cassette, text_position
 from blackbox.errors import BlackboxError
 from blackbox.writing import dumps
@@ -34,6 +35,7 @@ __all__ = [
     "decode_field",
     "decode_line",
     "iso_ms",
+    "json_numbers",
     "json_or_text",
     "json_position",
     "jsonl_lines",
@@ -212,13 +214,25 @@ def json_position(data: bytes, exc: Exception) -> str:
     return text_position(data, int(match.group(1)))
 
 
+@contextmanager
+def json_numbers(where: str = "the transcript") -> Iterator[None]:
+    """A number beyond a double (`1e400`) reads as infinity, which JSON cannot hold: hashing or writing it fails,
+    and that is the transcript's fault, said in one line (`where` names the line when it is known)."""
+    try:
+        yield
+    except CanonicalError:
+        raise TranscriptError(f"{where} holds a number too large for JSON (beyond ±1.8e308, e.g. 1e400); remove "
+                              "it from the transcript first") from None
+
+
 def check_writable(cassette: Cassette, env: Mapping[str, str] | None = None) -> bytes:
     """The cassette's bytes when it holds no environment API key and passes verify; else TranscriptError."""
     from blackbox.secrets import contains_key_value, key_values
     from blackbox.verify import verify
 
     environ = os.environ if env is None else env
-    data = dumps(cassette)
+    with json_numbers():
+        data = dumps(cassette)
     keys = key_values(environ)
     if keys and contains_key_value(data.decode("utf-8", "surrogatepass"), keys):
         raise TranscriptError("the transcript holds the value of an API key from the environment; remove it "

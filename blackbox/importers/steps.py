@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from blackbox.cassette import Cassette, StepChain
-from blackbox.importers.common import DEFAULT_TRACE_ID, Importer, Reading, TranscriptError
+from blackbox.importers.common import DEFAULT_TRACE_ID, Importer, Reading, TranscriptError, json_numbers
 
 __all__ = ["AgentImporter", "Compaction", "Human", "Result", "Transcript", "Turn", "Use", "build"]
 
@@ -198,14 +198,16 @@ class _Builder:
             if item.model is not None:
                 self.model = item.model
             text = transcript.joiner.join(item.texts)
-            if item.uses:
-                answer = None
-                complete = self.tool_turn(item, text, final=item is last_turn)
-            else:
-                self.text_turn(item, text)
-                answer = (text, item.timestamp)
+            with json_numbers(transcript.place(item.line)):  # the turn's (or its results') numbers are hashed
+                if item.uses:
+                    answer = None
+                    complete = self.tool_turn(item, text, final=item is last_turn)
+                else:
+                    self.text_turn(item, text)
+                    answer = (text, item.timestamp)
         if complete and (last_turn is None or transcript.last_user_line > transcript.last_assistant_line):
-            self.model_input(transcript.last_user_time)  # the request that was never answered
+            with json_numbers(transcript.place(transcript.last_user_line)):
+                self.model_input(transcript.last_user_time)  # the request that was never answered
         elif answer is not None:
             self.chain.append("metadata", answer[1], {"event": "run_completed", "status": "success",
                                                       "result": answer[0]})
