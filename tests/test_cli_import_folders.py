@@ -147,3 +147,18 @@ def test_a_terminal_gets_a_bar_of_sessions_done(tmp_path: Path) -> None:
     assert code == 1  # the broken session
     assert b"importing 3 codex sessions" in seen and b"3/3" in seen
     assert b"Imported 2 of 3 session(s)" in stdout and b"Traceback" not in seen + stdout
+
+
+@pytest.mark.parametrize(("source", "name"), [("codex", "codex-tax.jsonl"), ("gemini", "gemini-tax-rewind.jsonl")])
+def test_a_key_from_the_environment_in_a_session_writes_nothing(tmp_path: Path, source: str, name: str) -> None:
+    key = "sk-test-agents-0123456789abcdefXYZ"
+    path = tmp_path / name
+    path.write_text((IMPORT / name).read_text().replace("Find out why and fix it.", f"My key is {key}."))
+    out = tmp_path / "out.json"
+    res = cli("--from", source, "--in", path, "--out", out, env={"OPENAI_API_KEY": key})
+    assert res.exit_code == 1
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "API key" in lines[0] and lines[0].endswith("Nothing was written.")
+    assert key not in res.stdout + res.stderr and not out.exists()
+    same = cli("--from", source, "--in", path, "--out", path)
+    assert same.exit_code == 2 and "--out must differ from --in" in same.stderr
