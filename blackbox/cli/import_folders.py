@@ -101,13 +101,14 @@ def _import_all(source: str, folder: Path, out_dir: Path, sessions: list[Session
                 out_console.print(f"  [red]FAIL[/] {escape(inert(name))}: {escape(inert(failure(exc)))}",
                                   highlight=False)
             return
-        results.append({"file": name, "ok": True, "out": str(target), **result_of(cassette, progress)})
+        written = result_of(cassette, progress)
+        results.append({"file": name, "ok": True, "out": str(target), **written})
         if not json_out:
             skipped = sum(progress.skipped.values())
             note = f", {skipped} unknown record(s) skipped" if skipped else ""
             out_console.print(
                 f"  [green]ok[/]   {escape(inert(name))} → {escape(inert(str(target.relative_to(out_dir))))}  "
-                f"{len(cassette.steps)} steps, {result_of(cassette, progress)['status']}{note}, tools "
+                f"{written['steps']} steps, {written['status']}{note}, tools "
                 f"{escape(inert(tools_path(cassette)))}", highlight=False)
 
     if len(sessions) > 1 and not json_out and colour(sys.stderr):

@@ -94,7 +94,7 @@ class Importer:
     patterns: ClassVar[tuple[str, ...]] = ("*.jsonl",)  # session files under a folder, at any depth
     provider: ClassVar[str | None] = None  # the API the agent's model answers through: what a what-if continues
 
-    def import_file(self, path: str | os.PathLike[str], trace_id: str = "imported",
+    def import_file(self, path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID,
                     progress: Progress | None = None) -> Cassette:
         raise NotImplementedError
 
