@@ -123,8 +123,7 @@ def _output(output: Any, where: str) -> tuple[Any, bool]:
 
 class _Rollout(Transcript):
     def __init__(self, progress: Progress | None) -> None:
-        super().__init__(OBSERVED_TOOL_DESCRIPTION, "\n\n", call="tool call", result="tool output")
-        self.progress = progress
+        super().__init__(OBSERVED_TOOL_DESCRIPTION, "\n\n", call="tool call", result="tool output", progress=progress)
         self.model: str | None = None
         self.turn: Turn | None = None
         self.names: dict[str, str] = {}  # call id → tool name
@@ -132,10 +131,6 @@ class _Rollout(Transcript):
         self.event_humans: list[Human] = []  # taken from event_msg lines, in case no message items come
         self.event_texts: list[tuple[Turn, str]] = []
         self.roles_in_items: set[str] = set()
-
-    def skip(self, kind: str) -> None:
-        if self.progress is not None:
-            self.progress.skip(kind)
 
     # -- the two sides of the conversation ------------------------------------------------------------------
 

@@ -97,17 +97,12 @@ def _response_value(response: Any, failed: bool) -> tuple[Any, bool]:
 
 class _Session(Transcript):
     def __init__(self, progress: Progress | None, prefix: str | None = None) -> None:
-        super().__init__(OBSERVED_TOOL_DESCRIPTION, "\n", call="tool call", result="tool result")
-        self.progress = progress
+        super().__init__(OBSERVED_TOOL_DESCRIPTION, "\n", call="tool call", result="tool result", progress=progress)
         self.prefix = prefix  # None: a JSON-lines log (places are lines); else the document's array
         self.open_calls: list[Use] = []  # the last model turn's calls, for results sent as user parts
 
     def place(self, line: int) -> str:
         return f"line {line}" if self.prefix is None else f"{self.prefix}[{line}]"
-
-    def skip(self, kind: str) -> None:
-        if self.progress is not None:
-            self.progress.skip(kind)
 
     def _texts(self, parts: list[Any], where: str, timestamp: int, number: int) -> list[str]:
         """The text of the parts; function responses become results of the open calls (by id, else name)."""

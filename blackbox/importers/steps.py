@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from blackbox.cassette import Cassette, StepChain
-from blackbox.importers.common import DEFAULT_TRACE_ID, Importer, Reading, TranscriptError, json_numbers
+from blackbox.importers.common import DEFAULT_TRACE_ID, Importer, Progress, Reading, TranscriptError, json_numbers
 
 __all__ = ["AgentImporter", "Compaction", "Human", "Result", "Transcript", "Turn", "Use", "build"]
 
@@ -57,8 +57,9 @@ class Transcript:
     """What one session contributes: items in order, results by the agent's call id, and where it ended."""
 
     def __init__(self, description: str, joiner: str = "\n", call: str = "tool_use",
-                 result: str = "tool_result") -> None:
+                 result: str = "tool_result", progress: Progress | None = None) -> None:
         self.description = description  # every observed tool's `description` (hashed: exact strings)
+        self.progress = progress
         self.joiner = joiner
         self.call_word, self.result_word = call, result  # the agent's own names, for error messages
         self.items: list[Turn | Human | Compaction] = []
@@ -68,6 +69,11 @@ class Transcript:
         self.last_assistant_line = 0
         self.last_user_line = 0
         self.last_user_time = 0
+
+    def skip(self, kind: Any) -> None:
+        """A record of a type this reader does not know: skipped, and counted for the summary."""
+        if self.progress is not None:
+            self.progress.skip(kind)
 
     def place(self, line: int) -> str:
         """Where item `line` is, for an error: a line of a JSON-lines file (a JSON document says otherwise)."""
