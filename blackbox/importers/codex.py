@@ -32,6 +32,7 @@ from blackbox.importers.common import (
     jsonl_lines,
 )
 from blackbox.importers.steps import AgentImporter, Compaction, Human, Result, Transcript, Turn, Use
+from blackbox.providers.openai_responses import Turns
 
 __all__ = ["OBSERVED_TOOL_DESCRIPTION", "Codex", "import_codex", "read_rollout"]
 
@@ -283,32 +284,15 @@ class _Rollout(Transcript):
 
 
 class _History:
-    """A compacted `replacement_history` (Responses items) as neutral messages, by the Responses rules (an
-    assistant turn of consecutive assistant-side items; consecutive outputs one user turn of results); tool
-    parts keep Codex's call ids until the steps are built."""
+    """A compacted `replacement_history` (Responses items) as neutral messages, by the Responses codec's own
+    rules (`Turns`); tool parts keep Codex's call ids until the steps are built."""
 
     def __init__(self, rollout: _Rollout, where: str) -> None:
         self.where = where
         self.names = dict(rollout.names)
-        self.messages: list[dict[str, Any]] = []
-        self.texts: list[str] | None = None  # the open assistant turn …
-        self.uses: list[dict[str, Any]] = []
-        self.results: list[dict[str, Any]] | None = None  # … or the open user turn of results
-
-    def _assistant(self) -> None:
-        self.results = None
-        if self.texts is None:
-            self.texts, self.uses = [], []
-
-    def _close(self) -> None:
-        if self.texts is None:
-            return
-        text = "\n\n".join(self.texts)
-        content: Any = ([{"type": "text", "text": text}] if text else []) + self.uses if self.uses else text
-        self.messages.append({"role": "assistant", "content": content})
-        self.texts = None
 
     def of(self, items: list[Any]) -> list[dict[str, Any]]:
+        turns = Turns()
         for position, item in enumerate(items):
             where = f"{self.where}: replacement_history[{position}]"
             if not isinstance(item, dict):
@@ -317,31 +301,19 @@ class _History:
             if kind == "message" and item.get("role") == "user":
                 text = _text(item.get("content"), where)
                 if not _harness(text):
-                    self._close()
-                    self.results = None
-                    self.messages.append({"role": "user", "content": text})
+                    turns.user(text)
             elif kind == "message" and item.get("role") == "assistant":
-                self._assistant()
-                assert self.texts is not None
-                text = _text(item.get("content"), where)
-                if text:
-                    self.texts.append(text)
+                turns.assistant_text(_text(item.get("content"), where))
             elif kind in _CALLS:
-                self._assistant()
-                self.uses.append(self._use(kind, item, where))
+                turns.tool_use(self._use(kind, item, where))
             elif kind in _OUTPUTS:
-                self._close()
                 call_id = item.get("call_id")
                 if not isinstance(call_id, str) or call_id not in self.names:
                     raise TranscriptError(f"{where}: a {kind} answers an unknown call_id")
                 value, is_error = _output(item.get("output"), where)
-                if self.results is None:
-                    self.results = []
-                    self.messages.append({"role": "user", "content": self.results})
-                self.results.append({"type": "tool_result", "toolCallId": call_id, "toolName": self.names[call_id],
-                                     "error" if is_error else "result": value})
-        self._close()
-        return self.messages
+                turns.tool_result({"type": "tool_result", "toolCallId": call_id, "toolName": self.names[call_id],
+                                   "error" if is_error else "result": value})
+        return turns.done()
 
     def _use(self, kind: str, item: dict[str, Any], where: str) -> dict[str, Any]:
         name = LOCAL_SHELL if kind == "local_shell_call" else item.get("name")
