@@ -19,7 +19,7 @@ from textual.widgets import Static
 from blackbox.errors import BlackboxError
 from blackbox.inert import inert
 
-from ..diffing import KIND_TEXT, Classifier, Comparison, compare, field_changes, word_changes
+from ..diffing import KIND_TEXT, Classifier, Comparison, agents_of, compare, field_changes, word_changes
 from ..notice import say
 from ..run import Run, compact_json
 from ..widgets.diff_table import DiffTable
@@ -43,7 +43,8 @@ def _clip(value: Any) -> str:
 
 
 class DiffScreen(Screen[None]):
-    """`a` and `b` compared by hash (default) or semantically; opens on `at` or the first divergence."""
+    """`a` and `b` compared by hash (default) or semantically, or across agents when they are imports of two
+    coding agents (then `s` cycles the three); opens on `at` or the first divergence."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("right_square_bracket,n", "next_difference", "Next diff", key_display="]",
@@ -53,7 +54,8 @@ class DiffScreen(Screen[None]):
                 tooltip="The previous row that differs",
                 id="diff.previous_difference"),
         Binding("s", "toggle_semantic", "Hash/semantic",
-                tooltip="Compare by stored hash, or by type and payload (two recordings)", id="diff.toggle_semantic"),
+                tooltip="Compare by stored hash, or by type and payload (two recordings), or (two imports by "
+                        "different coding agents) by what each step did", id="diff.toggle_semantic"),
         Binding("v", "view_values", "Both values",
                 tooltip="Both steps' payloads side by side, aligned, changes marked", id="diff.view_values"),
         Binding("enter", "browse", "Browse", tooltip="Browse run A at this step (escape comes back)", id="diff.browse"),
@@ -81,6 +83,8 @@ class DiffScreen(Screen[None]):
         self.a = a
         self.b = b
         self.semantic = semantic
+        self.agents = False  # comparing across coding agents (chosen when both runs are imports of two agents)
+        self.modes: tuple[str, ...] | None = None  # what `s` cycles, known once the runs are read
         self.start_at = at
         self.comparison: Comparison | None = None
         self.first_behavioural: int | None = None
@@ -135,7 +139,12 @@ class DiffScreen(Screen[None]):
         self.a.check_chain()  # hashes every step once, cached on the run: the CLI refuses a broken chain
         self.b.check_chain()
         try:
-            result = compare(self.a, self.b, semantic=self.semantic)
+            if self.modes is None:
+                agent_a, agent_b = agents_of(self.a, self.b)
+                across = agent_a is not None and agent_b is not None and agent_a != agent_b
+                self.modes = ("agents", "hash", "semantic") if across else ("hash", "semantic")
+                self.agents = across and not self.semantic
+            result = compare(self.a, self.b, semantic=self.semantic, agents=self.agents)
             classifier = Classifier(self.a, self.b, result)
             behavioural = classifier.first_behavioural()
         except (BlackboxError, ValueError, MemoryError) as exc:
@@ -182,7 +191,8 @@ class DiffScreen(Screen[None]):
         result = self.comparison
         if result is None:
             return
-        mode = "semantic (type + payload)" if result.semantic else "hash"
+        mode = ("what each step did, across agents" if result.agents else
+                "semantic (type + payload)" if result.semantic else "hash")
         if result.first_divergence is None:
             where = Content.styled("no divergence", "bold $text-success")
         else:
@@ -282,7 +292,10 @@ class DiffScreen(Screen[None]):
         self.table.move_to(candidates[0] if forward else candidates[-1])
 
     def action_toggle_semantic(self) -> None:
-        self.semantic = not self.semantic
+        modes = self.modes or ("hash", "semantic")
+        current = "agents" if self.agents else "semantic" if self.semantic else "hash"
+        following = modes[(modes.index(current) + 1) % len(modes)]
+        self.agents, self.semantic = following == "agents", following == "semantic"
         self.query_one("#verdict", Static).update(Content.styled("comparing…", "$text-muted"))
         self._compare()
 
