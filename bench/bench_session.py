@@ -1,10 +1,10 @@
 """Record and replay overhead per model call through the real SDKs, against the same SDK without Blackbox.
 
-    python bench/bench_session.py [--calls 1000] [--repeat 3] [--provider anthropic openai] [--profile MODE]
+    python bench/bench_session.py [--calls 1000] [--repeat 3] [--provider anthropic openai gemini] [--profile MODE]
 
-Every variant drives the real `anthropic.Anthropic` / `openai.OpenAI` client over an `httpx2.Client` whose
-innermost transport is a do-nothing in-process transport answering every request with one canned JSON response
-(no network, no server), so the figures are the SDK's own cost and what Blackbox adds to it:
+Every variant drives the real `anthropic.Anthropic` / `openai.OpenAI` / google-genai `genai.Client` over an
+`httpx2.Client` whose innermost transport is a do-nothing in-process transport answering every request with one
+canned JSON response (no network, no server), so the figures are the SDK's own cost and what Blackbox adds to it:
 
 - baseline: the SDK over `httpx2.Client(transport=canned)`;
 - record: the SDK over `bb.http_client(transport=canned)` of `blackbox.session("record")`, with the crash
@@ -38,6 +38,7 @@ import httpx2
 
 import blackbox
 from tests.fakeapi import anthropic_message, chat_completion
+from tests.fakeapi_gemini import gemini_response
 
 SYSTEM = "You are a careful travel planner. Answer briefly and call tools when a fact is needed. " * 3
 USER = ("Plan a three-day trip to Lisbon in May for two people who like food, old trams and museums; "
@@ -45,7 +46,7 @@ USER = ("Plan a three-day trip to Lisbon in May for two people who like food, ol
 TOOL = {"name": "get_weather", "description": "Current weather for a city",
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
 ANSWER = "Day 1: Alfama and tram 28, lunch at a tasca. Day 2: Belém and the Gulbenkian. Day 3: LX Factory."
-BASE_URLS = {"anthropic": "http://bench.invalid", "openai": "http://bench.invalid/v1"}
+BASE_URLS = {"anthropic": "http://bench.invalid", "openai": "http://bench.invalid/v1", "gemini": "http://bench.invalid"}
 
 
 class Canned(httpx2.BaseTransport):
@@ -60,12 +61,13 @@ class Canned(httpx2.BaseTransport):
 
 
 def canned(provider: str) -> Canned:
-    body = anthropic_message(text=ANSWER) if provider == "anthropic" else chat_completion(content=ANSWER)
+    bodies = {"anthropic": anthropic_message, "gemini": gemini_response}
+    body = bodies[provider](text=ANSWER) if provider in bodies else chat_completion(content=ANSWER)
     return Canned(json.dumps(body).encode())
 
 
-def caller(provider: str, http: httpx2.Client) -> Callable[[], Any]:
-    """One model call of the real SDK over `http`."""
+def caller(provider: str, http: httpx2.Client, async_http: Any = None) -> Callable[[], Any]:
+    """One model call of the real SDK over `http` (`async_http`: google-genai's async client, never used here)."""
     if provider == "anthropic":
         import anthropic
 
@@ -74,6 +76,17 @@ def caller(provider: str, http: httpx2.Client) -> Callable[[], Any]:
         tools = [{"name": TOOL["name"], "description": TOOL["description"], "input_schema": TOOL["parameters"]}]
         return lambda: client.messages.create(model="claude-sonnet-4-6", max_tokens=512, system=SYSTEM,
                                               tools=tools, messages=[{"role": "user", "content": USER}])
+    if provider == "gemini":
+        from google import genai
+        from google.genai import types
+
+        gemini = genai.Client(api_key="bench-key-0000", http_options=types.HttpOptions(
+            base_url=BASE_URLS[provider], httpx_client=http,
+            httpx_async_client=async_http or httpx2.AsyncClient()))
+        config = types.GenerateContentConfig(system_instruction=SYSTEM, max_output_tokens=512, tools=[types.Tool(
+            function_declarations=[types.FunctionDeclaration(name=TOOL["name"], description=TOOL["description"],
+                                                             parameters_json_schema=TOOL["parameters"])])])
+        return lambda: gemini.models.generate_content(model="gemini-2.5-flash", contents=USER, config=config)
     import openai
 
     client = openai.OpenAI(api_key="bench-key-0000", base_url=BASE_URLS[provider], http_client=http,
@@ -115,7 +128,7 @@ def run_record(provider: str, n: int, out: Path, journal: bool, profile: cProfil
         bb._engine.recorder.discard_journal()  # no public switch: measure the recorder without its journal
     http = bb.http_client(transport=canned(provider))
     start = time.perf_counter() - t0
-    per_call = timed_calls(caller(provider, http), n, profile)
+    per_call = timed_calls(caller(provider, http, bb.async_http_client()), n, profile)
     t0 = time.perf_counter()
     bb.finish(result="done")
     return Timing(per_call, start, time.perf_counter() - t0)
@@ -126,7 +139,7 @@ def run_replay(provider: str, n: int, cassette: Path, profile: cProfile.Profile 
     bb = blackbox.session("replay", cassette=cassette)
     http = bb.http_client(transport=canned(provider))
     start = time.perf_counter() - t0
-    per_call = timed_calls(caller(provider, http), n, profile)
+    per_call = timed_calls(caller(provider, http, bb.async_http_client()), n, profile)
     t0 = time.perf_counter()
     bb.finish(result="done")
     return Timing(per_call, start, time.perf_counter() - t0)
@@ -178,7 +191,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--provider", nargs="+", choices=["anthropic", "openai"], default=["anthropic", "openai"])
+    parser.add_argument("--provider", nargs="+", choices=["anthropic", "openai", "gemini"],
+                        default=["anthropic", "openai", "gemini"])
     parser.add_argument("--profile", choices=["baseline", "record", "record-nojournal", "replay"])
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:

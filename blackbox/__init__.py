@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     )
     from blackbox.importers.chat_json import import_chat_json
     from blackbox.importers.claude_code import import_claude_code
+    from blackbox.importers.codex import import_codex
+    from blackbox.importers.gemini import import_gemini
     from blackbox.outcome import Outcome, outcome
     from blackbox.secrets import mask_secrets
     from blackbox.session import Session, session
@@ -40,6 +42,7 @@ _WHERE: dict[str, str] = {
     "CassetteError": "blackbox.errors", "ReplayDivergenceError": "blackbox.errors",
     "SessionError": "blackbox.errors", "is_blackbox_error": "blackbox.errors",
     "import_chat_json": "blackbox.importers.chat_json", "import_claude_code": "blackbox.importers.claude_code",
+    "import_codex": "blackbox.importers.codex", "import_gemini": "blackbox.importers.gemini",
     "Outcome": "blackbox.outcome", "outcome": "blackbox.outcome", "mask_secrets": "blackbox.secrets",
     "Session": "blackbox.session", "session": "blackbox.session",
     "VerifyReport": "blackbox.verify", "verify": "blackbox.verify",
@@ -61,6 +64,8 @@ __all__ = [
     "diff",
     "import_chat_json",
     "import_claude_code",
+    "import_codex",
+    "import_gemini",
     "is_blackbox_error",
     "load",
     "mask_secrets",

@@ -29,6 +29,7 @@ class ModelCall(msgspec.Struct):
     provider: Provider
     model_input: Any  # the neutral model_input payload (blackbox.payloads.ModelInput)
     started_at: int
+    stream: bool = False  # the request asked for an event stream (so its answer is one, whatever its header)
 
 
 class Reply(msgspec.Struct):

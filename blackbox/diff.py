@@ -2,7 +2,8 @@
 it did to the outcome.
 
 By default steps match when their hashes are equal (a fork and its parent); `semantic` matches type plus a
-JSON-equal payload (two separate recordings).
+JSON-equal payload (two separate recordings); `agents` matches what the step did, whichever coding agent took it
+(two imports of one task by different agents; `blackbox.agentview`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from blackbox.agentview import same_actions, same_step
 from blackbox.cassette import Cassette, ChainBreak, Step, hash_break, link_break, paused_gc
 from blackbox.firstdiff import join_path, json_equal, utf16_sorted
 from blackbox.lazy import LazyCassette, LazyStep, decode_payload
@@ -75,6 +77,11 @@ class DiffReport(msgspec.Struct):
     outcome_a: Outcome
     outcome_b: Outcome
     verdict: Verdict
+    agents: bool = False  # compared across agents (what each step did), not by payload
+
+    @property
+    def mode(self) -> str:
+        return "agents" if self.agents else "semantic" if self.semantic else "hash"
 
     def to_dict(self) -> dict[str, Any]:
         def side(step: Step | None) -> dict[str, Any] | None:
@@ -84,7 +91,7 @@ class DiffReport(msgspec.Struct):
                     "summary": summarize_step(step)}
 
         return {
-            "a": self.a_id, "b": self.b_id, "mode": "semantic" if self.semantic else "hash",
+            "a": self.a_id, "b": self.b_id, "mode": self.mode,
             "sharedPrefix": self.shared_prefix, "firstDivergence": self.first_divergence,
             "stepA": side(self.step_a), "stepB": side(self.step_b),
             "changedValue": None if self.changed_value is None else msgspec.structs.asdict(self.changed_value),
@@ -96,7 +103,9 @@ class DiffReport(msgspec.Struct):
         }
 
 
-def _same(a: Step, b: Step, semantic: bool) -> bool:
+def _same(a: Step, b: Step, semantic: bool, agents: bool = False) -> bool:
+    if agents:
+        return same_step(a.type, a.payload, b.type, b.payload)
     if semantic:
         return a.type == b.type and json_equal(a.payload, b.payload)
     return a.hash == b.hash
@@ -173,14 +182,26 @@ def compare_rows(len_a: int, len_b: int, same: Callable[[int], bool]) -> tuple[l
     return rows, first
 
 
-def diff(a: Cassette, b: Cassette, *, semantic: bool = False) -> DiffReport:
+def diff(a: Cassette, b: Cassette, *, semantic: bool = False, agents: bool = False) -> DiffReport:
     """Walk both step lists by index and report the first divergence and the outcome verdict."""
     sa, sb = a.steps, b.steps
-    rows, first = compare_rows(len(sa), len(sb), lambda i: _same(sa[i], sb[i], semantic))
+    rows, first = compare_rows(len(sa), len(sb), lambda i: _same(sa[i], sb[i], semantic, agents))
     step_a = sa[first] if first is not None and first < len(sa) else None
     step_b = sb[first] if first is not None and first < len(sb) else None
-    return _report(a.id, b.id, semantic, rows, first, (len(sa), len(sb)), (step_a, step_b),
-                   (outcome(a), outcome(b)))
+    report = _report(a.id, b.id, semantic, rows, first, (len(sa), len(sb)), (step_a, step_b),
+                     (outcome(a), outcome(b)))
+    if agents:
+        _across_agents(report, [s.payload for s in sa if s.type == "tool_call"],
+                       [s.payload for s in sb if s.type == "tool_call"])
+    return report
+
+
+def _across_agents(report: DiffReport, calls_a: list[Any], calls_b: list[Any]) -> None:
+    """Across agents the tool path is compared by action: other tool names for the same commands, reads and
+    edits are no change of path."""
+    report.agents = True
+    if report.verdict.kind == "path_changed" and same_actions(calls_a, calls_b):
+        report.verdict = Verdict("no_change", "no behavioural change: the same actions, through each agent's tools")
 
 
 def _report(a_id: str, b_id: str, semantic: bool, rows: list[Row], first: int | None, lengths: tuple[int, int],
@@ -222,7 +243,9 @@ def lazy_outcome(cassette: LazyCassette) -> Outcome:
     return terminal_outcome(payload, tools)
 
 
-def _lazy_same(a: LazyStep, b: LazyStep, semantic: bool) -> bool:
+def _lazy_same(a: LazyStep, b: LazyStep, semantic: bool, agents: bool = False) -> bool:
+    if agents:
+        return same_step(a.type, decode_payload(a.payload), b.type, decode_payload(b.payload))
     if not semantic:
         return a.hash == b.hash
     if a.type != b.type:
@@ -232,16 +255,20 @@ def _lazy_same(a: LazyStep, b: LazyStep, semantic: bool) -> bool:
     return json_equal(decode_payload(a.payload), decode_payload(b.payload))
 
 
-def diff_lazy(a: LazyCassette, b: LazyCassette, *, semantic: bool = False) -> DiffReport:
+def diff_lazy(a: LazyCassette, b: LazyCassette, *, semantic: bool = False, agents: bool = False) -> DiffReport:
     """`diff` of two lazily loaded cassettes (`lazy.load_lazy`): by hash, no payload is decoded except
     the two diverging steps, the tool names and the last steps; semantic decodes one pair at a time, only
     where the payloads' texts differ.  The report equals `diff` of the decoded cassettes."""
     sa, sb = a.steps, b.steps
-    rows, first = compare_rows(len(sa), len(sb), lambda i: _lazy_same(sa[i], sb[i], semantic))
+    rows, first = compare_rows(len(sa), len(sb), lambda i: _lazy_same(sa[i], sb[i], semantic, agents))
     step_a = sa[first].decoded() if first is not None and first < len(sa) else None
     step_b = sb[first].decoded() if first is not None and first < len(sb) else None
-    return _report(a.id, b.id, semantic, rows, first, (len(sa), len(sb)), (step_a, step_b),
-                   (lazy_outcome(a), lazy_outcome(b)))
+    report = _report(a.id, b.id, semantic, rows, first, (len(sa), len(sb)), (step_a, step_b),
+                     (lazy_outcome(a), lazy_outcome(b)))
+    if agents:
+        _across_agents(report, [decode_payload(s.payload) for s in sa if s.type == "tool_call"],
+                       [decode_payload(s.payload) for s in sb if s.type == "tool_call"])
+    return report
 
 
 _PLAIN = msgspec.json.Decoder()  # plain floats: the canonical writer prints them as JavaScript does

@@ -261,7 +261,7 @@ class RecordEngine(Recording):
 
     def model_call(self, provider: Provider, request: dict[str, Any], model_input: ModelInput) -> Reply | ModelCall:
         self._recorder().keys_known()  # the request's key headers are noted: the held journal can be written
-        return ModelCall(provider, model_input, now_ms())
+        return ModelCall(provider, model_input, now_ms(), provider.is_stream(request))
 
     def tool(self, name: str, tool_input: Any, at: int) -> ToolSlot | ToolClaim:
         return self._recorder().tool_started(name, tool_input, at)

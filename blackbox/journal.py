@@ -9,7 +9,10 @@ Format: JSON lines.  Line 1 is a header `{"blackboxJournal": 1, "id", "createdAt
   steps must wait for the earlier calls).  `turn` is the index of the `model_output` step whose turn it
   belongs to (null before any), `order` its place in the turn (`[0, position in the model's calls]`, or
   `[1, n]` for the n-th run the model did not ask for).  `journal_steps` puts such entries in the model's
-  order after the chained steps; an entry whose call was chained later is already there and is ignored.
+  order after the chained steps; an entry whose call was chained later is already there and is ignored;
+- a tool start `{"blackboxToolStart": 1, "turn", "order", "toolCall", "callAt"}`: a wrapped tool began (so a
+  follower can show it running).  It records nothing the cassette keeps: `journal_steps` skips it, and a
+  tool killed before it returned is lost, as without the line.
 
 A torn last line (the process died mid-write) ends the readable part.
 
@@ -41,7 +44,7 @@ from blackbox.cassette import Step, StepChain
 from blackbox.errors import SessionError
 from blackbox.secrets import KeySearch
 
-__all__ = ["JOURNAL_SUFFIX", "Journal", "ToolEntry", "journal_locked", "journal_path", "journal_steps"]
+__all__ = ["JOURNAL_SUFFIX", "Journal", "ToolEntry", "ToolStart", "journal_locked", "journal_path", "journal_steps"]
 
 JOURNAL_SUFFIX = ".blackbox-journal"
 # What a folder that cannot hold the journal says: the cassette could not be written there either.
@@ -80,6 +83,16 @@ class ToolEntry(msgspec.Struct):
     toolResult: dict[str, Any]
     resultAt: int
     blackboxTool: int = 1
+
+
+class ToolStart(msgspec.Struct):
+    """A wrapped tool that began (see the module docstring): shown by `tui --follow`, skipped by recovery."""
+
+    turn: int | None
+    order: tuple[int, int]
+    toolCall: dict[str, Any]
+    callAt: int
+    blackboxToolStart: int = 1
 
 
 class Journal:
@@ -220,6 +233,8 @@ def journal_steps(lines: Iterable[bytes], trace_id: str) -> list[Step]:
             continue
         try:
             value = decode_json(line)
+            if isinstance(value, dict) and value.get("blackboxToolStart") == 1:
+                continue  # a tool began: nothing to recover until it returns
             if isinstance(value, dict) and value.get("blackboxTool") == 1:
                 entries.append(msgspec.convert(value, ToolEntry))
             else:

@@ -94,6 +94,8 @@ class FinalAnswer(TypedDict):
     type: Literal["final_answer"]
     text: str
     stop: NotRequired[Literal["length", "refusal"]]
+    thoughts: NotRequired[list[dict[str, Any]]]  # Gemini: thought parts, kept for a later turn's history
+    signatures: NotRequired[dict[str, str]]  # Gemini: thoughtSignature by where it was ("text" or a call-N)
 
 
 class ToolCalls(TypedDict):
@@ -101,6 +103,8 @@ class ToolCalls(TypedDict):
     calls: list[ToolCall]
     text: NotRequired[str]
     stop: NotRequired[Literal["length"]]
+    thoughts: NotRequired[list[dict[str, Any]]]
+    signatures: NotRequired[dict[str, str]]
 
 
 class SingleToolCall(TypedDict):

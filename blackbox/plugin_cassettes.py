@@ -9,6 +9,7 @@ cassette only when the test passed, and the nearest recorded request when a repl
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import itertools
 import os
@@ -27,13 +28,14 @@ from blackbox.errors import BlackboxError, CassetteError, ReplayDivergenceError
 from blackbox.expectations import Expectations, check_expectations
 from blackbox.inert import inert
 from blackbox.outcome import Outcome
+from blackbox.sdk_clients import genai_http_options
 from blackbox.secrets import KEY_VARIABLES, PLACEHOLDER_KEYS
 from blackbox.session import RunSummary
 from blackbox.settings import SESSION_VARIABLES
 from blackbox.transport import http_module
 
 __all__ = ["MATCHES", "RECORD_MODES", "CassetteOwner", "CassetteRun", "default_cassette", "fail", "record_command",
-           "safe_name"]
+           "safe_name", "shown_path"]
 
 RECORD_MODES = ("none", "new", "all")
 MATCHES = ("strict", "sequence")
@@ -65,6 +67,8 @@ class CassetteOwner(Protocol):
     def placeholders(self) -> None: ...
 
     def recording_started(self) -> None: ...
+
+    def replay_started(self) -> None: ...
 
 
 # -- paths and commands --------------------------------------------------------------------------------------
@@ -100,6 +104,11 @@ def _relative(path: Path, to: Path) -> str:
         return str(path)
 
 
+def shown_path(item: pytest.Item, path: Path) -> str:
+    """A path as the user sees it: relative to where pytest was started."""
+    return _relative(path, item.config.invocation_params.dir)
+
+
 def record_command(item: pytest.Item, mode: str = "new") -> str:
     """The command that records this test's cassettes, to run from where pytest was started."""
     invoked = item.config.invocation_params.dir
@@ -129,14 +138,15 @@ class CassetteRun:
         self.summary: RunSummary | None = None
         self.error: BaseException | None = None
         self.fate: str | None = None  # the summary's word for what happened to this cassette
+        self.why = ""  # the test's outcome, when a recording was not written
         self._temp: Path | None = None
         self._last_request: bytes | None = None
 
     # -- starting ----------------------------------------------------------------------------------
 
-    @property
+    @functools.cached_property
     def shown(self) -> str:
-        return _relative(self.path, self.test.item.config.invocation_params.dir)
+        return shown_path(self.test.item, self.path)
 
     def start(self) -> bb_api.Session:
         if self.session is not None:
@@ -157,6 +167,7 @@ class CassetteRun:
             with _clean_blackbox_env():
                 self.session = bb_api.session(mode="replay", cassette=self.path, match=self._match())  # type: ignore[arg-type]
             self.mode = "replay"
+            self.test.replay_started()
         else:
             self.fate = "missing"
             self.test.fail_missing(self)
@@ -204,6 +215,10 @@ class CassetteRun:
         """`Session.async_http_client()`: for `AsyncAnthropic` / `AsyncOpenAI`."""
         session = self.start()
         return session.async_http_client(flavor, **self._hooked(kwargs, asynchronous=True, flavor=flavor))
+
+    def genai_http_options(self, flavor: str | None = None, **kwargs: Any) -> Any:
+        """`Session.genai_http_options()`: google-genai's `HttpOptions` with both clients this cassette's."""
+        return genai_http_options(self, flavor, **kwargs)
 
     def tools(self, mapping: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
         """Wrap tools (keys are the model's tool names): replayed from the cassette, never run in replay."""
@@ -307,8 +322,10 @@ class CassetteRun:
                 self.error = exc
         return self.error if isinstance(self.error, BlackboxError) else None
 
-    def settle(self, passed: bool) -> None:
-        """After the test: move a recording into place if the test passed; otherwise drop it."""
+    def settle(self, outcome: str) -> None:
+        """After the test (`outcome`: passed, failed, skipped, xfailed, xpassed or error): move a recording into
+        place if the test passed; otherwise drop it, and say why."""
+        passed = outcome == "passed"
         if self.session is not None and self.summary is None and self.error is None:
             with contextlib.suppress(BlackboxError):  # a test that never reached its call phase
                 self.summary = self.session.finish(error="the test ended before the run finished")
@@ -321,7 +338,7 @@ class CassetteRun:
                 os.replace(self._temp, self.path)
                 self.fate = "recorded"
             else:
-                self.fate = "kept-old" if self.path.exists() else "not-written"
+                self.fate, self.why = ("kept-old" if self.path.exists() else "not-written"), outcome
             for leftover in self._temp.parent.glob(self._temp.name + "*"):
                 with contextlib.suppress(OSError):
                     leftover.unlink()

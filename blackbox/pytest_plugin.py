@@ -14,21 +14,23 @@ Safe by default, because the failures users of recording libraries know best are
 - a recording is made into a temporary file and moved over the cassette only when the test passed, so a
   failing test never replaces a good cassette;
 - a cassette is verified (hash chain, neutrality) before it is replayed;
-- while a test replays, any request that does not go through Blackbox's client fails the test, naming the URL
-  (loopback too; `allow_hosts` / `blackbox_allow_hosts` names the exceptions) - see `blackbox.netguard`;
+- while a test replays (its setup, call and teardown: every function-scoped fixture), any request that does not
+  go through Blackbox's client fails the test, naming the URL (loopback too; `allow_hosts` /
+  `blackbox_allow_hosts` names the exceptions) - see `blackbox.netguard`; a child pytest run honours it;
 - a divergence fails the test with the replay report (step, path, recorded, actual, hint), not a traceback
   through the SDK.
 
 This module holds the hooks, options, fixture and marker; one cassette's life (its path, verify, replay or
-record, the move into place, the nearest recorded request on a divergence) is `blackbox.plugin_cassettes`.
+record, the move into place, the nearest recorded request on a divergence) is `blackbox.plugin_cassettes`;
+the run summary is `blackbox.plugin_summary`.
 Only the public session API is used (`blackbox.session`, `http_client()`, `tools`, `finish()`,
 `blackbox.verify`, `blackbox.outcome`).
 """
 
 from __future__ import annotations
 
+import functools
 import os
-from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -36,8 +38,8 @@ from typing import Any, NoReturn
 import pytest
 
 from blackbox.errors import BlackboxError, ReplayDivergenceError, is_blackbox_error
-from blackbox.inert import inert, inert_lines
-from blackbox.netguard import NetGuard, parse_hosts
+from blackbox.inert import inert_lines
+from blackbox.netguard import NetGuard, guard_from_environment, parse_hosts
 from blackbox.outcome import Outcome
 from blackbox.plugin_cassettes import (
     MATCHES,
@@ -47,7 +49,9 @@ from blackbox.plugin_cassettes import (
     fail,
     record_command,
     safe_name,
+    shown_path,
 )
+from blackbox.plugin_summary import CassetteTally
 from blackbox.secrets import KEY_VARIABLES, PLACEHOLDER_KEYS
 
 __all__ = ["BlackboxFixture", "CassetteRun"]
@@ -65,14 +69,16 @@ class _State:
         self.record_source = record_source
         option = config.getoption("blackbox_match")
         self.match: str | None = option if isinstance(option, str) else None
-        self.allow = parse_hosts(config.getini("blackbox_allow_hosts"))
-        self.events: Counter[str] = Counter()
-        self.notes: list[str] = []
+        try:
+            self.allow = parse_hosts(config.getini("blackbox_allow_hosts"))
+        except ValueError as exc:
+            raise pytest.UsageError(f"blackbox_allow_hosts: {exc}") from None
 
 
 _STATE = pytest.StashKey[_State]()
 _RUN = pytest.StashKey["_TestRun"]()
-_CALL_PASSED = pytest.StashKey[bool]()
+_OUTCOME = pytest.StashKey[str]()  # passed | failed | skipped | xfailed | xpassed | error (setup)
+_PROCESS_GUARD = pytest.StashKey[NetGuard]()
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -124,8 +130,17 @@ def pytest_configure(config: pytest.Config) -> None:
         "blackbox(path=None, *, match=None, allow_hosts=()): the test's cassette (relative to the test file) and "
         "how it replays; see the blackbox fixture")
     record, source = _record_mode(config)
-    state = config.stash[_STATE] = _State(config, record, source)
-    config.pluginmanager.register(_Tally(state), "blackbox-tally")
+    config.stash[_STATE] = _State(config, record, source)
+    config.pluginmanager.register(CassetteTally(), "blackbox-tally")
+    guard = guard_from_environment(fail)  # this pytest was started by a replayed test: no network at all
+    if guard is not None:
+        config.stash[_PROCESS_GUARD] = guard
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    guard = config.stash.get(_PROCESS_GUARD, None)
+    if guard is not None:
+        guard.uninstall()
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -154,16 +169,22 @@ class _TestRun:
         if self.match is not None and self.match not in MATCHES:
             fail(f"[blackbox] @pytest.mark.blackbox(match={self.match!r}): use strict or sequence")
         allow = kwargs.pop("allow_hosts", ())
-        if isinstance(allow, str):
-            allow = [allow]
         if kwargs or len(args) > 1:
             fail("[blackbox] @pytest.mark.blackbox takes one cassette path and match=, allow_hosts=; use "
                   "blackbox.session(name) in the test for more cassettes")
         self.default_path = self._resolve(path) if path is not None else default_cassette(item)
         self.cassettes: dict[Path, CassetteRun] = {}
         self._default: CassetteRun | None = None
-        self.guard = NetGuard(state.allow | parse_hosts(allow), fail, "this test replays its cassettes")
+        self.guard = NetGuard(state.allow | _hosts(allow, "@pytest.mark.blackbox(allow_hosts=...)"), fail,
+                              self.explain, started_by=self.started_by)
+        # Up from the start of the test's setup, unless its default cassette is about to be recorded.
+        self.guard.enabled = not (state.record == "all" or (state.record == "new" and not self.default_path.exists()))
         self._env_saved: dict[str, str | None] = {}
+
+    def allow_more(self, hosts: Any) -> None:
+        """The hosts the `blackbox_allow_hosts` fixture returns (a conftest's, for a server with its port)."""
+        if hosts:
+            self.guard.allow = self.guard.allow | _hosts(hosts, "the blackbox_allow_hosts fixture")
 
     def _resolve(self, path: str | os.PathLike[str]) -> Path:
         given = Path(path)
@@ -211,6 +232,36 @@ class _TestRun:
         """A recording goes to the real API: from here on the test may use the network."""
         self.guard.enabled = False
 
+    def replay_started(self) -> None:
+        """A cassette replays: no network, unless another cassette of this test records."""
+        if not any(run.mode == "record" for run in self.cassettes.values()):
+            self.guard.enabled = True
+
+    def _replaying(self) -> str:
+        shown = [run.shown for run in self.cassettes.values() if run.mode == "replay"]
+        if not shown:
+            shown = [self.default_shown]
+        return ", ".join(shown)
+
+    @functools.cached_property
+    def default_shown(self) -> str:
+        return shown_path(self.item, self.default_path)
+
+    def started_by(self) -> str:
+        return f"{self.item.nodeid} replays {self._replaying()}"
+
+    def explain(self) -> str:
+        """Why a refused request may not go out (the lines after the refusal's first)."""
+        why = f"this test replays {self._replaying()}"
+        if self.state.record == "new":
+            why += (" (it exists, so --blackbox-record replays it; --blackbox-record=all re-records every "
+                    "cassette)")
+        return (f"{why}, so every model call must go through the session's client "
+                "(http_client=blackbox.http_client(), or async_http_client() for an async SDK client) and nothing "
+                "else may use the network, in the test or its fixtures.\n"
+                "  If the test runs its own server, allow it: @pytest.mark.blackbox(allow_hosts=[\"127.0.0.1\"]), "
+                "the ini setting blackbox_allow_hosts, or a blackbox_allow_hosts fixture.")
+
     # -- failures ----------------------------------------------------------------------------------
 
     def fail_missing(self, run: CassetteRun) -> NoReturn:
@@ -257,6 +308,13 @@ class _TestRun:
         if test_error is not None and is_blackbox_error(test_error):
             own = test_error if isinstance(test_error, BlackboxError) else None
             fail(self.report(own, None) if own is not None else "[blackbox] " + _blackbox_message(test_error))
+
+
+def _hosts(values: Any, where: str) -> frozenset[tuple[str, int | None]]:
+    try:
+        return parse_hosts([values] if isinstance(values, str) else values)
+    except (TypeError, ValueError) as exc:
+        fail(f"[blackbox] {where}: {exc}")
 
 
 def _blackbox_message(exc: BaseException) -> str:
@@ -312,6 +370,9 @@ class BlackboxFixture:
     def async_http_client(self, flavor: str | None = None, **kwargs: Any) -> Any:
         return self.default.async_http_client(flavor, **kwargs)
 
+    def genai_http_options(self, flavor: str | None = None, **kwargs: Any) -> Any:
+        return self.default.genai_http_options(flavor, **kwargs)
+
     def tools(self, mapping: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
         return self.default.tools(mapping)
 
@@ -333,28 +394,55 @@ class BlackboxFixture:
         return f"<blackbox fixture {self._test.default_path}>"
 
 
+def _test_run(item: pytest.Item) -> _TestRun:
+    test = item.stash.get(_RUN, None)
+    if test is None:
+        test = item.stash[_RUN] = _TestRun(item, item.config.stash[_STATE])
+    return test
+
+
+@pytest.fixture
+def blackbox_allow_hosts() -> Sequence[str]:
+    """Hosts a replayed test may reach besides the marker's and the ini's; override it in a conftest to allow
+    a server a fixture starts (`return [f"127.0.0.1:{server.port}"]`)."""
+    return ()
+
+
+@pytest.fixture(autouse=True)
+def _blackbox_network_guard(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The network guard of a test that uses `blackbox`, up through every function-scoped fixture's setup and
+    teardown (autouse: set up before them, torn down after).  Fixtures of a wider scope are shared with tests
+    that do not replay and set up by whichever test comes first, so they stay outside it."""
+    item = request.node
+    if not isinstance(item, pytest.Item) or "blackbox" not in request.fixturenames:
+        yield
+        return
+    test = _test_run(item)
+    test.allow_more(request.getfixturevalue("blackbox_allow_hosts"))
+    with test.guard.active():
+        yield
+
+
 @pytest.fixture(name="blackbox")
 def blackbox_fixture(request: pytest.FixtureRequest) -> Iterator[BlackboxFixture]:
     """Replay (or, with --blackbox-record, record) the test's cassettes; see the plugin's docs."""
     item = request.node
     assert isinstance(item, pytest.Item)
-    test = _TestRun(item, item.config.stash[_STATE])
-    item.stash[_RUN] = test
+    test = _test_run(item)
     if test.state.record != "all":
         test.placeholders()
     try:
-        yield BlackboxFixture(test)
+        with test.guard.active():  # already up, unless the test asked for the fixture by getfixturevalue
+            yield BlackboxFixture(test)
     finally:
-        passed = item.stash.get(_CALL_PASSED, False)
+        outcome = item.stash.get(_OUTCOME, "error")
         try:
             for run in test.cassettes.values():
-                run.settle(passed)
+                run.settle(outcome)
         finally:
             test.restore_env()
             for run in test.cassettes.values():
-                item.user_properties.append(("blackbox", f"{run.fate or 'unused'}|{run.shown}"))
-            if test.guard.violations:
-                item.user_properties.append(("blackbox", f"bypass|{item.nodeid}"))
+                item.user_properties.append(("blackbox", f"{run.fate or 'unused'}|{run.why}|{run.shown}"))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -367,11 +455,10 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     if test is None:
         return (yield)
     error: BaseException | None = None
-    with test.guard.active():  # on until a recording starts (maybe already, in a fixture that built a client)
-        try:
-            result = yield
-        except (Exception, pytest.fail.Exception) as exc:  # not KeyboardInterrupt, SystemExit, skip or exit
-            error = exc
+    try:  # the guard is up (the autouse fixture's) until a recording starts
+        result = yield
+    except (Exception, pytest.fail.Exception) as exc:  # not KeyboardInterrupt, SystemExit, skip or exit
+        error = exc
     # Out of the except block, so a Blackbox failure does not show the SDK's error as its context.
     test.ended(error)
     if error is not None:
@@ -380,57 +467,30 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    """After every fixture is torn down: a request refused and swallowed there fails the teardown."""
+    test = item.stash.get(_RUN, None)
+    before = len(test.guard.violations) if test is not None else 0
+    try:
+        result = yield
+    finally:
+        if test is not None and test.guard.violations:
+            item.user_properties.append(("blackbox", f"bypass||{item.nodeid}"))
+    if test is not None and (late := test.guard.violations[before:]):
+        fail(f"[blackbox] the test's teardown made requests around Blackbox (caught and swallowed): "
+             f"{'; '.join(late)}")
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
-    if call.when == "call" and item.stash.get(_RUN, None) is not None:
-        item.stash[_CALL_PASSED] = bool(report.passed and not hasattr(report, "wasxfail"))
+    if item.stash.get(_RUN, None) is not None and (call.when == "call" or not report.passed):
+        item.stash[_OUTCOME] = _outcome(report) if call.when == "call" or report.skipped else "error"
     return report
 
 
-class _Tally:
-    """Counts what happened to each cassette, from the teardown reports (on the xdist controller too: it sees
-    the workers' reports, which carry the counts as user properties)."""
-
-    def __init__(self, state: _State) -> None:
-        self.state = state
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when != "teardown":
-            return
-        for key, value in report.user_properties:
-            if key != "blackbox" or not isinstance(value, str):
-                continue
-            fate, _, where = value.partition("|")
-            self.state.events[fate] += 1
-            if fate in _NOTE_WORDS:
-                self.state.notes.append(f"{fate}|{where}")
-
-
-_NOTE_WORDS = {
-    "missing": "missing (record with --blackbox-record)",
-    "kept-old": "not re-recorded: the test failed, the old cassette is kept",
-    "not-written": "not recorded: the test failed",
-    "diverged": "diverged",
-    "broken": "does not verify",
-    "bypass": "made a request around Blackbox",
-}
-
-
-def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    state = config.stash.get(_STATE, None)
-    if state is None or not state.events:
-        return
-    e = state.events
-    parts = [f"{e['replayed'] + e['replayed-failed'] + e['diverged']} replayed", f"{e['recorded']} recorded",
-             f"{e['missing']} missing", f"{e['diverged']} diverged"]
-    for word, label in (("broken", "broken"), ("kept-old", "not re-recorded"), ("not-written", "not recorded"),
-                        ("bypass", "bypassed Blackbox")):
-        if e[word]:
-            parts.append(f"{e[word]} {label}")
-    terminalreporter.section("blackbox", sep="-", bold=False)
-    terminalreporter.write_line("cassettes: " + ", ".join(parts))
-    for note in state.notes[:20]:
-        fate, _, where = note.partition("|")
-        terminalreporter.write_line(f"  {inert(where)}: {_NOTE_WORDS.get(fate, fate)}")
-    if len(state.notes) > 20:
-        terminalreporter.write_line(f"  ... and {len(state.notes) - 20} more")
+def _outcome(report: pytest.TestReport) -> str:
+    if hasattr(report, "wasxfail"):
+        return "xpassed" if report.passed else "xfailed"
+    return str(report.outcome)

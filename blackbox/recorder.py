@@ -27,7 +27,7 @@ from blackbox.cassette import SCHEMA_VERSION, Cassette, Step, StepChain, chain_b
 from blackbox.errors import CassetteError, SessionError
 from blackbox.firstdiff import json_equal
 from blackbox.inert import inert
-from blackbox.journal import JOURNAL_SUFFIX, Journal, ToolEntry, journal_locked, journal_path, journal_steps
+from blackbox.journal import JOURNAL_SUFFIX, Journal, ToolEntry, ToolStart, journal_locked, journal_path, journal_steps
 from blackbox.payloads import Metadata, ModelInput, ModelOutput, ToolCall
 from blackbox.providers.neutral import CallIds, calls_of
 from blackbox.secrets import KeySearch, Secrets
@@ -57,6 +57,10 @@ class ToolSlot(msgspec.Struct):
     outcome: dict[str, Any] | None = None  # {"result": …} or {"error": "…"}
     finished_at: int = 0
     written: bool = False
+    # Fields a tool source adds beside the neutral ones (an MCP call's server, method and wire result; see
+    # docs/format.md): hashed with the step, ignored by the original's readers.
+    call_extra: dict[str, Any] | None = None
+    result_extra: dict[str, Any] | None = None
 
 
 class Recorder:
@@ -182,6 +186,9 @@ class Recorder:
             self._unasked += 1
         self._ids.note_name(slot.call_id, name)
         self._slots.append(slot)
+        if self._journal is not None:  # so `tui --follow` shows it running; recovery skips the line
+            self.keys_known()
+            self._journal.append([_LINE.encode(ToolStart(self._turn, slot.order, dict(self._call_payload(slot)), at))])
         return slot
 
     def tool_finished(self, slot: ToolSlot, outcome: dict[str, Any], at: int) -> None:
@@ -233,11 +240,12 @@ class Recorder:
 
     @staticmethod
     def _call_payload(slot: ToolSlot) -> ToolCall:
-        return {"toolCallId": slot.call_id, "toolName": slot.name, "toolInput": slot.tool_input}
+        payload: ToolCall = {"toolCallId": slot.call_id, "toolName": slot.name, "toolInput": slot.tool_input}
+        return {**payload, **slot.call_extra} if slot.call_extra else payload  # type: ignore[typeddict-item]
 
     @staticmethod
     def _result_payload(slot: ToolSlot) -> dict[str, Any]:
-        return {"toolCallId": slot.call_id, "toolName": slot.name, **(slot.outcome or {})}
+        return {"toolCallId": slot.call_id, "toolName": slot.name, **(slot.outcome or {}), **(slot.result_extra or {})}
 
     def terminal(self, payload: Metadata, at: int) -> None:
         """The run's terminal metadata step, after every tool step of the last turn."""

@@ -1,27 +1,20 @@
-"""The user's object: one recorded, replayed or forked conversation of an agent.
+"""The user's object: one recorded, replayed or forked conversation of an agent (`bb = blackbox.session()`,
+an SDK client on `bb.http_client()`, `bb.tools({...})`, `bb.finish()`).
 
-    bb = blackbox.session()                                   # mode etc. from BLACKBOX_* or arguments
-    client = anthropic.Anthropic(http_client=bb.http_client())
-    tools = bb.tools({"get_weather": get_weather})
-    ...
-    bb.finish()
-
-SDK → `transport` → `Session.open_call` → `providers.route(request)` normalizes the request → the mode's engine
-(`engines`, `forking`) records it or answers it from the cassette; a recorded stream is teed (`tee`).  Wrapped
-tools go to the same engine.  The session keeps what every mode shares: the lock, the fatal error, calls in
-flight, keys seen, `finish()`, process exit, the report.  A Blackbox error inside an SDK call becomes the fatal
-error: that request and every later one get an HTTP 400 in the provider's error shape (not retried) starting
-`[blackbox]`; `finish()` re-raises it.
-"""
+SDK → `transport` → `Session.open_call` → `providers.route(request)` normalizes the request → the mode's
+engine (`engines`, `forking`) records it or answers it from the cassette; a recorded stream is teed (`tee`)
+and settled when the agent goes on.  Wrapped tools go to the same engine.  The session keeps what every mode
+shares: the lock, the fatal error, calls in flight, keys seen, `finish()`, process exit, the report.  A
+Blackbox error inside an SDK call becomes the fatal error: that request and every later one get an HTTP 400
+in the provider's error shape (not retried) starting `[blackbox]`; `finish()` re-raises it."""
 
 from __future__ import annotations
 
 import os
 import threading
 from collections.abc import Callable
+from importlib import import_module
 from typing import Any, TypeVar
-
-import msgspec
 
 from blackbox import process_exit
 from blackbox.calls import Forward, ModelCall, Reply, Request, StreamSink
@@ -35,9 +28,10 @@ from blackbox.providers.stream import StreamResult
 from blackbox.recorder import ToolSlot
 from blackbox.replayer import ToolClaim
 from blackbox.report import SessionReport, write_report
+from blackbox.sdk_clients import genai_http_options, guard_genai
 from blackbox.secrets import Secrets
 from blackbox.settings import UNSET, Continue, Match, Mode, Pace, Settings, default_trace_id, resolve_settings
-from blackbox.tee import OpenStreams
+from blackbox.tee import OpenStreams, not_recorded
 from blackbox.transport import make_client
 from blackbox.wrapping import RESULT_ADVICE, json_input, json_result, wrap_tool
 
@@ -87,11 +81,17 @@ class Session:
 
     def http_client(self, flavor: str | None = None, **kwargs: Any) -> Any:
         """An `httpx2.Client` (flavor="httpx": an `httpx.Client`) through this session; `transport=` is wrapped."""
+        guard_genai()
         return make_client(self, flavor, asynchronous=False, **kwargs)
 
     def async_http_client(self, flavor: str | None = None, **kwargs: Any) -> Any:
         """The async counterpart of `http_client()`, for `AsyncAnthropic` / `AsyncOpenAI`."""
+        guard_genai()
         return make_client(self, flavor, asynchronous=True, **kwargs)
+
+    def genai_http_options(self, flavor: str | None = None, **kwargs: Any) -> Any:
+        """google-genai's `HttpOptions` with both its clients Blackbox's (`kwargs`: other HttpOptions fields)."""
+        return genai_http_options(self, flavor, **kwargs)
 
     def open_call(self, request: Request) -> Reply | Forward:
         """Decide what happens to one HTTP request: forward it (maybe recording) or answer it here."""
@@ -122,6 +122,7 @@ class Session:
         return decision
 
     def _check_quiet(self, when: str) -> None:
+        self._streams.settle()  # a stream whose final event came is over once the agent goes on
         if self._model_calls:
             raise SessionError("overlapping model calls in one session are not supported (a stream counts until "
                                "it is read to its end or closed); one session records one conversation, so "
@@ -132,13 +133,17 @@ class Session:
                                "the turn's tool calls before calling the model again")
 
     def close_call(self, call: ModelCall, status: int, content_type: str, body: bytes) -> Reply | None:
-        """A forwarded model call came back: record a 2xx JSON answer; None = hand the response over as is."""
+        """Record a 2xx JSON answer (whatever its header); None = hand the response over as is."""
         with self._lock:
             self._model_calls -= 1
-            if not 200 <= status < 300 or "json" not in content_type.lower():
+            if not 200 <= status < 300:
                 self._auth_status = status if status in (401, 403) else self._auth_status
                 return None
-            failed = self._returned(call, body)
+            try:
+                failed = self._returned(call, decode_json(body))
+            except ValueError:  # the SDK's to refuse: not recorded, with a warning
+                not_recorded(f"a {status} answer whose body is not JSON ({content_type or 'no content-type'})")
+                return None
             return None if failed is None else self._error_reply(call.provider, failed, fatal=True)
 
     def stream_call(self, call: ModelCall, content_encoding: str | None) -> StreamSink:
@@ -152,16 +157,15 @@ class Session:
             if result.complete and result.body is not None:
                 self._fatal = self._fatal or self._returned(call, result.body)
 
-    def _returned(self, call: ModelCall, body: bytes | dict[str, Any]) -> BlackboxError | None:
+    def _returned(self, call: ModelCall, response: Any) -> BlackboxError | None:
         """Record a 2xx response body; the Blackbox error it raised, if any."""
         try:
             self._check_quiet("returns")
-            response = decode_json(body) if isinstance(body, bytes) else body
             self._engine.model_returned(call, call.provider.normalize_response(response, self._ids))
-        except (msgspec.DecodeError, ValueError):
-            return unsupported("a model response whose body is not JSON", "check the API endpoint")
         except BlackboxError as exc:
             return exc
+        except Exception as exc:  # a body of the wrong shape (`content: 7`): refused, never raised into the SDK
+            return unsupported(f"a model response of this shape ({type(exc).__name__})", "check the API endpoint")
         return None
 
     def abort_call(self, call: ModelCall) -> None:
@@ -196,6 +200,7 @@ class Session:
                                    "finished; start a new blackbox.session() for another run")
             if self._fatal is not None:
                 raise self._fatal
+            self._streams.settle()
             try:
                 ticket = self._engine.tool(name, tool_input, now_ms())
             except ReplayDivergenceError as exc:
@@ -218,6 +223,10 @@ class Session:
                 raise SessionError(f"[blackbox] {problem}; {RESULT_ADVICE}")
             return result
 
+    def mcp(self, server: Any, name: str | None = None) -> Any:
+        """An MCP transport, Agents SDK server or pydantic-ai toolset under this session (`blackbox.mcp`)."""
+        return import_module("blackbox.mcp").attach(self, server, name)
+
     def __enter__(self) -> Session:
         return self
 
@@ -226,11 +235,7 @@ class Session:
             self.finish(error=exc)
 
     def finish(self, result: Any = None, error: BaseException | str | None = None) -> RunSummary:
-        """End the run: write the cassette (record) or check the end of the run (replay).
-
-        Twice returns the same summary or raises the same error; refused while model calls or wrapped
-        tools are still running.
-        """
+        """End the run: write the cassette or check the replay's end (twice: the same answer; refused mid-call)."""
         with self._lock:
             if isinstance(self._done, RunSummary):
                 return self._done
@@ -249,6 +254,7 @@ class Session:
         with self._lock:
             if self._done is not None or self._closing:
                 return  # finished, or a signal arrived while finish() was writing
+            self._streams.settle()
             self._end(result=None, error=None, exit_code=exit_code, finished=False)
 
     def _end(self, *, result: Any, error: BaseException | str | None, exit_code: int | None,

@@ -18,6 +18,8 @@ from blackbox.canonical import CanonicalError, canonical_text, decode_json, json
 from blackbox.errors import UsageError
 
 __all__ = [
+    "ENV_ALLOW_HOSTS",
+    "ENV_NO_NETWORK",
     "ENV_PREFIX",
     "MODES",
     "SESSION_VARIABLES",
@@ -54,6 +56,9 @@ ENV_SCRIPT = "BLACKBOX_SCRIPT"
 ENV_MATCH = "BLACKBOX_MATCH"
 ENV_PACE = "BLACKBOX_PACE"
 ENV_REPORT = "BLACKBOX_REPORT"  # where the session writes its report for the launcher
+# Set by the pytest plugin's network guard for the child processes of a replayed test (`blackbox.netguard`).
+ENV_NO_NETWORK = "BLACKBOX_NO_NETWORK"  # what started the process ("tests/x.py::test_y replays ...")
+ENV_ALLOW_HOSTS = "BLACKBOX_ALLOW_HOSTS"  # the hosts that test allows, as `parse_hosts` reads them
 # Every variable a session reads (what `blackbox record|replay|fork -- cmd` sets for the agent).
 SESSION_VARIABLES = (ENV_MODE, ENV_OUT, ENV_CASSETTE, ENV_TRACE_ID, ENV_FORK_AT, ENV_FORK_SET, ENV_CONTINUE,
                      ENV_SCRIPT, ENV_MATCH, ENV_PACE, ENV_REPORT)

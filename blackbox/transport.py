@@ -43,9 +43,11 @@ def _reply(http: ModuleType, request: Any, reply: Reply) -> Any:
     return http.Response(reply.status, headers=headers, content=reply.body, request=request)
 
 
-def _is_stream(response: Any) -> bool:
-    """A 2xx event stream: teed as it passes instead of read whole."""
-    return 200 <= response.status_code < 300 and SSE in response.headers.get("content-type", "").lower()
+def _is_stream(response: Any, call: ModelCall) -> bool:
+    """A 2xx event stream, teed as it passes instead of read whole: the request asked for one (the SDK then
+    reads the body as events whatever its header says: none, or `application/json`), or the header says so."""
+    header = response.headers.get("content-type", "").lower()
+    return 200 <= response.status_code < 300 and (call.stream or SSE in header)
 
 
 class _Tee:
@@ -196,7 +198,7 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
             started = time.perf_counter()
             try:
                 response = self.inner.handle_request(request)
-                if _is_stream(response):
+                if _is_stream(response, call):
                     sink = self.session.stream_call(call, response.headers.get("content-encoding"))
                     response.stream = stream_classes(http)[0](response.stream, sink)
                     return response
@@ -229,7 +231,7 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
             started = time.perf_counter()
             try:
                 response = await self.inner.handle_async_request(request)
-                if _is_stream(response):
+                if _is_stream(response, call):
                     sink = self.session.stream_call(call, response.headers.get("content-encoding"))
                     response.stream = stream_classes(http)[1](response.stream, sink)
                     return response

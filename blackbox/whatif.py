@@ -28,6 +28,7 @@ from blackbox.canonical import canonical_bytes
 from blackbox.cassette import Cassette, Step, StepChain
 from blackbox.errors import BlackboxError, UsageError
 from blackbox.fork import check_fork_point, fork_chain
+from blackbox.importers.registry import imported_provider
 from blackbox.outcome import turn_end, turn_start
 from blackbox.providers import PROVIDERS, Provider, by_name, for_model
 from blackbox.providers.neutral import CallIds, calls_of
@@ -179,10 +180,14 @@ def recorded_model(parent: Cassette) -> str | None:
 def choose_provider(parent: Cassette, provider: str | None, model_name: str | None = None) -> Provider:
     """`provider` if given, else the one the model named (or the recorded `model`) belongs to; a clear error
     when neither says.  A cassette does not say which API recorded it, so a GPT model means Chat Completions
-    unless `provider` says `responses`."""
+    unless `provider` says `responses`, or the run is an import of an agent whose API the importer names
+    (`Importer.provider`: Codex CLI → Responses)."""
     if provider:
         return _named(provider)
     model = model_name or recorded_model(parent)
+    imported = by_name(imported_provider(parent.steps) or "")
+    if imported is not None and model is not None:
+        return imported  # an imported agent's own API (Codex: Responses), the model its session named
     guessed = for_model(model)
     if guessed is None:
         raise UsageError(f"cannot tell the provider from the model ({model or 'none recorded'}); choose one "

@@ -24,9 +24,8 @@ from blackbox.cassette import Cassette, chain_break, loads
 from blackbox.cli import main
 from blackbox.diff import diff
 from blackbox.errors import CassetteError
-from blackbox.importers.chat_json import import_chat_json
-from blackbox.importers.claude_code import import_claude_code
-from blackbox.importers.common import TranscriptError, check_writable
+from blackbox.importers.common import Importer, TranscriptError, check_writable
+from blackbox.importers.registry import IMPORTERS
 from blackbox.indexing import Indexer, Unusual
 from blackbox.lazy import loads_lazy
 from blackbox.outcome import outcome, step_label, summarize_step
@@ -174,19 +173,22 @@ def canonical_target(data: bytes) -> None:
     assert again == text, "canonical JSON is not a fixed point"
 
 
-def _import_target(importer: Callable[[Path, str], Cassette], name: str) -> Callable[[bytes], None]:
+def _import_target(importer: Importer) -> Callable[[bytes], None]:
     """An importer over a transcript file: a cassette that can be written, or its one-line refusal."""
+    name = importer.patterns[0].replace("*", "fuzz")
+
     @_with_scratch
     def target(data: bytes) -> None:
         try:
-            check_writable(importer(_file(data, name), "fuzz"), env={})
-        except TranscriptError:
+            check_writable(importer.import_file(_file(data, name), "fuzz"), env={})
+        except TranscriptError as exc:
+            assert "\n" not in str(exc), "a refusal is one line"
             return
     return target
 
 
-claude_code_target = _import_target(import_claude_code, "session.jsonl")
-chat_json_target = _import_target(import_chat_json, "chat.json")
+#: One target per importer of the registry, named as `--from` names it (`claude-code` → `claude_code`).
+IMPORT_TARGETS = {name.replace("-", "_"): _import_target(importer) for name, importer in IMPORTERS.items()}
 
 
 @_with_scratch
@@ -236,8 +238,7 @@ TARGETS: dict[str, Callable[[bytes], None]] = {
     "verify": verify_target,
     "diff": diff_target,
     "canonical": canonical_target,
-    "claude_code": claude_code_target,
-    "chat_json": chat_json_target,
+    **IMPORT_TARGETS,
     "recover": recover_target,
     "cli": cli_target,
 }
@@ -266,9 +267,14 @@ def seeds(target: str) -> list[bytes]:
         out = [json.loads(line)["input"].encode("utf-8", "surrogatepass") for line in lines[::16]]
         out += [p.read_bytes() for p in traces[:2]]
     elif target == "claude_code":
-        out = [(FIXTURES / "import/claude-code-session.jsonl").read_bytes()]
+        out = [(FIXTURES / name).read_bytes() for name in ("import/claude-code-session.jsonl",
+                                                          "import/claude-code-tax.jsonl")]
     elif target == "chat_json":
         out = [(FIXTURES / "external/chat-tool-use.foreign.json").read_bytes()]
+    elif target == "codex":
+        out = [(FIXTURES / "import" / name).read_bytes() for name in ("codex-tax.jsonl", "codex-long-compacted.jsonl")]
+    elif target == "gemini":
+        out = [(FIXTURES / "import/gemini-tax-rewind.jsonl").read_bytes()]
     elif target == "recover":
         out = [_journal_of(p) for p in traces]
     elif target == "cli":

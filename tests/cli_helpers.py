@@ -3,6 +3,10 @@ as a user runs it, so every test that checks an exit code or a message checks th
 
 from __future__ import annotations
 
+import os
+import pty
+import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,3 +34,24 @@ def invoke(app: Any, args: Sequence[object], env: Mapping[str, str] | None = Non
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise AssertionError(f"blackbox {' '.join(map(str, args))} crashed") from result.exception
     return result
+
+
+def on_terminal(args: Sequence[object], env: Mapping[str, str]) -> tuple[int, bytes, bytes]:
+    """Run `python -m blackbox ARGS...` with stderr on a pseudo-terminal (where progress bars show); return
+    (exit code, stdout, everything the terminal received)."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "blackbox", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=slave, env=dict(env))
+    stdout, _ = proc.communicate(timeout=120)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    return proc.returncode, stdout, seen

@@ -46,6 +46,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from tests import fakeapi_gemini as gemini
+
 __all__ = [
     "SAMPLES",
     "FakeAPI",
@@ -69,6 +71,7 @@ __all__ = [
 # The SDK samples (request bodies the real SDKs sent, responses they accepted), kept in the repository.
 SAMPLES = Path(__file__).parent / "sdk_samples"
 MAX_BODY = 16 * 1024 * 1024
+HOLD_LIMIT = 120.0  # a held stream goes on after this long even if the test never released it (no hang)
 
 Brain = Callable[[Any], "Reply | dict[str, Any]"]
 
@@ -83,12 +86,13 @@ class Reply:
 
     status: int = 200
     body: bytes = b""
-    content_type: str = "application/json"
+    content_type: str | None = "application/json"  # None: no content-type header at all
     headers: list[tuple[str, str]] = field(default_factory=list)
     chunks: list[bytes] | None = None
     encoding: str | None = None  # "gzip" or "br": the body is sent content-encoded
     delay: float = 0.0  # seconds to wait before answering (or between SSE chunks)
     drop: bool = False  # after the chunks, close the connection without ending the body (a broken stream)
+    hold: threading.Event | None = None  # after the first chunk, send the rest only once this is set
 
 
 def json_reply(
@@ -155,7 +159,9 @@ def _provider_of_body(body: Any) -> str:
             return "openai"
         if body.get("object") == "response":
             return "responses"
-    raise ValueError("stream_reply: not a Messages, chat.completion or Responses body")
+        if "candidates" in body:
+            return "gemini"
+    raise ValueError("stream_reply: not a Messages, chat.completion, Responses or Gemini body")
 
 
 def _anthropic_events(body: dict[str, Any], *, pings: bool) -> list[Event]:
@@ -310,6 +316,8 @@ def stream_events(body: dict[str, Any], *, include_usage: bool = False, pings: b
         return _anthropic_events(body, pings=pings)
     if provider == "openai":
         return _chat_events(body, include_usage=include_usage)
+    if provider == "gemini":
+        return [(None, frame) for frame in gemini.gemini_frames(body)]
     return _responses_events(body)
 
 
@@ -326,13 +334,70 @@ _STREAM_ERRORS = {
         "error",
         {"type": "error", "code": "server_error", "message": "The server had an error", "param": None},
     ),
+    "gemini": (None, gemini.gemini_error(500, "The server had an error")),
 }
 _UNKNOWN_EVENTS = {
     "anthropic": ("content_block_future", {"type": "content_block_future", "index": 0}),
     # chat streams have no event names: an unknown field in a chunk is what a newer API adds
     "openai": None,
     "responses": ("response.future_event", {"type": "response.future_event"}),
+    "gemini": None,  # frames have no names either: a part of a kind no SDK knows yet
 }
+
+
+# Events after the terminal one (hostile: no API sends them, every SDK but OpenAI's chat reads them on).
+_AFTER_END = {
+    "anthropic": [
+        ("content_block_delta",
+         {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": " AFTER-STOP"}}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "max_tokens", "stop_sequence": None},
+                           "usage": {"output_tokens": 99}}),
+        ("message_stop", {"type": "message_stop"}),
+    ],
+    "openai": [(None, {"id": "chatcmpl-late", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                       "choices": [{"index": 0, "delta": {"content": " AFTER-DONE"}, "finish_reason": None}]})],
+    "responses": [
+        ("response.output_text.delta", {"type": "response.output_text.delta", "item_id": "msg_late",
+                                        "output_index": 0, "content_index": 0, "delta": " AFTER-STOP",
+                                        "logprobs": []}),
+    ],
+}
+
+
+def _confused(provider: str, events: list[Event], kind: str) -> list[Event]:
+    """One event of the stream with a value of the wrong type: `index` a list, a text delta a number, or the
+    content a number."""
+    events = copy.deepcopy(events)
+    for position, (name, data) in enumerate(events):
+        if not isinstance(data, dict):
+            continue
+        if provider == "anthropic" and name == "content_block_delta":
+            if kind == "index":
+                data["index"] = [0]
+            elif kind == "text":
+                data["delta"] = {"type": "text_delta", "text": 7}
+            else:
+                start = ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": 7})
+                return [*events[:position], start, *events[position:]]
+            return events
+        if provider == "openai" and data.get("choices"):
+            delta = data["choices"][0]["delta"]
+            if kind == "index":
+                data["choices"][0]["index"] = [0]
+            elif kind == "text":
+                delta["content"] = 7
+            else:
+                data["choices"] = 7
+            return events
+        if provider == "responses" and name == "response.output_text.delta":
+            if kind == "index":
+                data["output_index"] = [0]
+            elif kind == "text":
+                data["delta"] = 7
+            else:
+                events[position - 1][1]["part"] = 7  # the content_part.added before it
+            return events
+    raise ValueError(f"no event to confuse in this {provider} stream")
 
 
 def stream_reply(
@@ -345,6 +410,10 @@ def stream_reply(
     cut_after: int | None = None,
     drop: bool = False,
     delay: float = 0.0,
+    after_end: bool = False,
+    confused: str | None = None,
+    content_type: str | None = "text/event-stream",
+    hold: threading.Event | None = None,
 ) -> Reply:
     """`body` (a Messages, chat.completion or Responses body) as the provider's event stream, with faults.
 
@@ -352,31 +421,46 @@ def stream_reply(
     note the anthropic SDK rejects unknown events only under `_strict_response_validation`);
     `error_after=N` sends N events then the provider's mid-stream error event and stops; `cut_after=N` sends N
     events and half of the next one, then ends the body (or, with `drop`, closes the connection without
-    ending it); `delay` waits before each event.
+    ending it); `delay` waits before each event.  Hostile: `after_end` sends events after the terminal one
+    (Anthropic: a text delta " AFTER-STOP", a `message_delta` with `max_tokens`, `message_stop` again);
+    `confused` ("index", "text" or "content") gives one event a value of the wrong type; `content_type` is the
+    header sent (None: none); `hold` waits after the first event until the test sets it.
     """
     provider = _provider_of_body(body)
     events = stream_events(body, include_usage=include_usage, pings=pings)
+    if after_end:
+        events += copy.deepcopy(_AFTER_END[provider])
+    if confused is not None:
+        events = _confused(provider, events, confused)
     if unknown_event:
         unknown = _UNKNOWN_EVENTS[provider]
         if unknown is None:
             name, first = events[0]
             first = copy.deepcopy(first)
-            first["choices"][0]["delta"]["future_field"] = {"x": 1}
+            if provider == "gemini":
+                first["candidates"][0]["content"]["parts"].append({"futurePart": {"x": 1}})
+            else:
+                first["choices"][0]["delta"]["future_field"] = {"x": 1}
             events[0] = (name, first)
         else:
             events.insert(1, unknown)
     tail: list[bytes] = []
+    write = _gemini_bytes if provider == "gemini" else _event_bytes
     if error_after is not None:
         name, data = _STREAM_ERRORS[provider]
         if provider == "responses":
             data = {**data, "sequence_number": error_after}
         events = [*events[:error_after], (name, data)]
     elif cut_after is not None:
-        following = _event_bytes(events[cut_after]) if cut_after < len(events) else b""
+        following = write(events[cut_after]) if cut_after < len(events) else b""
         tail = [following[: len(following) // 2]] if following else []
         events = events[:cut_after]
-    chunks = [_event_bytes(event) for event in events] + tail
-    return Reply(content_type="text/event-stream", chunks=chunks, delay=delay, drop=drop)
+    chunks = [write(event) for event in events] + tail
+    return Reply(content_type=content_type, chunks=chunks, delay=delay, drop=drop, hold=hold)
+
+
+def _gemini_bytes(event: Event) -> bytes:
+    return gemini.frame_bytes(event[1])
 
 
 def _event_bytes(event: Event) -> bytes:
@@ -422,6 +506,8 @@ def error_reply(
         code = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(status)
         body = {"error": {"message": text, "type": kind, "param": None, "code": code}}
         headers = [("x-request-id", new_id("req_"))]
+    elif provider == "gemini":
+        body, headers = gemini.gemini_error(status, message), []
     else:
         raise ValueError(f"unknown provider {provider!r}")
     if retry_after_ms is not None:
@@ -632,6 +718,8 @@ def response_object(
 
 def provider_of(path: str) -> str | None:
     """Which API a request path belongs to (the same rule as the session's, docs/format.md, "Recording")."""
+    if gemini.is_gemini(path):
+        return "gemini"
     if path.split("?", 1)[0].rstrip("/").endswith("/v1/messages"):
         return "anthropic"
     if path.split("?", 1)[0].rstrip("/").endswith("/chat/completions"):
@@ -871,7 +959,8 @@ class FakeAPI:
     def _answer(self, request: ReceivedRequest) -> Reply:
         reply = self._pick(request)
         body = request.body
-        if isinstance(body, dict) and body.get("stream") and reply.chunks is None and reply.status == 200:
+        streamed = isinstance(body, dict) and (body.get("stream") or gemini.is_gemini_stream(request.path))
+        if streamed and reply.chunks is None and reply.status == 200:
             return self._as_stream(reply, body)
         return reply
 
@@ -1008,16 +1097,19 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.delay and not reply.chunks:
             time.sleep(reply.delay)
         self.send_response(reply.status)
-        self.send_header("content-type", reply.content_type)
+        if reply.content_type is not None:
+            self.send_header("content-type", reply.content_type)
         for key, value in reply.headers:
             self.send_header(key, value)
         if reply.chunks is not None and reply.encoding is None:
             self.send_header("transfer-encoding", "chunked")
             self.send_header("cache-control", "no-cache")
             self.end_headers()
-            for chunk in reply.chunks:
+            for position, chunk in enumerate(reply.chunks):
                 if reply.delay:
                     time.sleep(reply.delay)
+                if position == 1 and reply.hold is not None:
+                    reply.hold.wait(HOLD_LIMIT)
                 self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
                 self.wfile.flush()
             if reply.drop:  # the server goes away mid-body: no terminating chunk, the connection closes

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ from typer.testing import CliRunner
 
 from blackbox.cassette import load
 from blackbox.cli import app
+from tests.cli_helpers import on_terminal
 from tests.conftest import FIXTURES
 from tests.test_import_claude_code import assistant, result, text, use, user, write
 
@@ -203,26 +203,10 @@ def test_subprocess_bad_input_prints_one_line_and_no_traceback(tmp_path: Path) -
 
 
 def test_a_terminal_gets_a_progress_bar_by_bytes_read(tmp_path: Path) -> None:
-    master, slave = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "CI", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "blackbox", "import", "--from", "claude-code", "--in", str(CLAUDE_FIXTURE),
-         "--out", str(tmp_path / "o.json")],
-        stdout=subprocess.PIPE, stderr=slave, env=env,
-    )
-    proc.communicate(timeout=60)
-    os.close(slave)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        seen += chunk
-    os.close(master)
-    assert proc.returncode == 0
+    code, _, seen = on_terminal(["import", "--from", "claude-code", "--in", CLAUDE_FIXTURE, "--out",
+                                 tmp_path / "o.json"], env)
+    assert code == 0
     size = CLAUDE_FIXTURE.stat().st_size
     assert b"reading claude-code-session.jsonl" in seen
     assert b"verifying and writing o.json" in seen

@@ -142,7 +142,10 @@ def test_import_json_written_refused_and_folder(tmp_path: Path) -> None:
     (folder / "s2.jsonl").write_text("not json\n")
     doc, _ = run_json("import", "import", "--from", "claude-code", "--in", folder, "--out", tmp_path / "out",
                       "--json", code=1)
-    assert (doc["imported"], doc["failed"]) == (1, 1) and doc["sessions"][0]["steps"] == 9
+    by_file = {entry["file"]: entry for entry in doc["sessions"]}  # newest first: s2, then s1
+    assert (doc["imported"], doc["failed"]) == (1, 1) and by_file["s1.jsonl"]["steps"] == 9
+    doc, _ = run_json("import", "import", "--from", "claude-code", "--in", folder, "--json")  # no --out: a list
+    assert doc["listed"] == 2 and {entry["file"] for entry in doc["sessions"]} == {"s1.jsonl", "s2.jsonl"}
 
 
 @pytest.mark.parametrize("ok", [True, False])

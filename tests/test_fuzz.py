@@ -19,8 +19,8 @@ from fuzz.targets import TARGETS, seeds
 ROOT = Path(__file__).resolve().parent.parent
 
 # Inputs per target in the short pass; the CLI target starts a whole command per input.
-MUTANTS = {"cli": 60, "claude_code": 250, "chat_json": 250, "recover": 250}
-ATHERIS_RUNS = {"cli": 100, "claude_code": 1500, "chat_json": 1500, "recover": 1500}
+MUTANTS = {"cli": 60, "claude_code": 250, "chat_json": 250, "codex": 250, "gemini": 250, "recover": 250}
+ATHERIS_RUNS = {"cli": 100, "claude_code": 1500, "chat_json": 1500, "codex": 1500, "gemini": 1500, "recover": 1500}
 
 pytestmark = pytest.mark.fuzz
 

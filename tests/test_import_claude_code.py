@@ -478,3 +478,25 @@ def test_lone_surrogates_in_a_line_still_import(tmp_path: Path) -> None:
     cassette = import_claude_code(path)
     assert cassette.steps[0].payload["messages"][0]["content"] == "bad \ud800 char"
     assert chain_break(cassette) is None
+
+
+@pytest.mark.parametrize("where", ["input", "result"])
+def test_a_number_too_large_for_json_is_one_line_naming_its_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str) -> None:
+    """JSON.parse reads -1e400 as -Infinity, which no cassette can hold: one line, no traceback, nothing written."""
+    from tests.cli_helpers import run_cli
+
+    tool_input = '{"city": "Paris", "limit": -1e400}' if where == "input" else '{"city": "Paris"}'
+    content = '{"temp": -1e400}' if where == "result" else "sunny"
+    lines = [json.dumps(user("weather?")),
+             f'{{"type": "assistant", "timestamp": "{at(1)}", "message": {{"id": "m1", "role": "assistant", '
+             f'"content": [{{"type": "tool_use", "id": "t1", "name": "get_weather", "input": {tool_input}}}]}}}}',
+             json.dumps(result("t1", content, 2)),
+             json.dumps(assistant("m2", [text("done")], 3))]
+    path = write(tmp_path, lines)
+    line = 2 if where == "input" else 3
+    assert error_of(tmp_path, lines).startswith(f"line {line}: a number JSON cannot write")
+    code, out, err = run_cli(capsys, "import", "--from", "claude-code", "--in", path, "--out", tmp_path / "o.json")
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1 and f"line {line}: a number JSON cannot write" in err
+    assert not (tmp_path / "o.json").exists()

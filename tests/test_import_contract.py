@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent / "blackbox"
 
 READERS = {"canonical", "cassette", "lazy", "indexing", "writing", "verify", "diff", "firstdiff", "outcome", "inert",
-           "expectations"}
+           "expectations", "agentview"}
 LIVE_WING = {"session", "transport", "calls", "recorder", "replayer", "forking", "engines", "launcher", "providers",
              "wrapping", "report", "tee", "journal"}
 PROVIDER_MAY_IMPORT = {"providers", "payloads", "errors", "canonical", "apis", "wire"}

@@ -24,8 +24,10 @@ OUTPUT = {"type": "tool_calls", "calls": [
 INPUT = {"messages": [{"role": "user", "content": "Weather?"}], "tools": []}
 
 
-def lines(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+def lines(path: Path, *, starts: bool = False) -> list[dict]:
+    """The journal's lines (without the tool-start lines, which recovery skips, unless `starts`)."""
+    values = [json.loads(line) for line in path.read_text().splitlines()]
+    return [value for value in values if starts or "blackboxToolStart" not in value]
 
 
 def recorder(tmp_path: Path, secrets: tuple[str, ...] = ()) -> Recorder:
@@ -46,6 +48,10 @@ def test_steps_are_journaled_in_call_order_and_the_journal_goes_on_a_clean_write
     assert [(s.type, s.payload.get("toolCallId")) for s in recover(journal).steps[2:]] == [
         ("tool_call", "call-1"), ("tool_result", "call-1")]
     assert verify(recover(journal)).ok
+    # each tool's start is journaled as it begins (for `tui --follow`); recovery skips those lines
+    started = [line for line in lines(journal, starts=True) if "blackboxToolStart" in line]
+    assert [(line["toolCall"]["toolCallId"], line["order"], line["turn"], line["callAt"]) for line in started] == [
+        ("call-1", [0, 1], 1, 1003), ("call-0", [0, 0], 1, 1004)]
     rec.tool_finished(paris, {"result": "18C"}, 1006)
     journaled = lines(journal)
     assert journaled[0] == {"blackboxJournal": 1, "id": "run", "createdAt": 1000, "out": str(tmp_path / "run.json")}
@@ -55,6 +61,20 @@ def test_steps_are_journaled_in_call_order_and_the_journal_goes_on_a_clean_write
     rec.terminal({"event": "run_completed", "status": "success", "result": "ok"}, 1007)
     rec.write()
     assert not journal.exists() and (tmp_path / "run.json").exists()
+
+
+def test_a_tool_still_running_is_journaled_as_started_and_recovered_as_before(tmp_path: Path) -> None:
+    """A tool start line shows a follower the tool running; a kill while it runs recovers what it did before
+    the line existed: the model call, not the call that never returned."""
+    rec = recorder(tmp_path)
+    journal = journal_path(tmp_path / "run.json")
+    rec.model_step(INPUT, 1001, OUTPUT, 1002)
+    rec.tool_started("get_weather", {"city": "Paris"}, 1003)
+    last = lines(journal, starts=True)[-1]
+    assert last == {"turn": 1, "order": [0, 0], "callAt": 1003, "blackboxToolStart": 1,
+                    "toolCall": {"toolCallId": "call-0", "toolName": "get_weather", "toolInput": {"city": "Paris"}}}
+    recovered = recover(journal)
+    assert [s.type for s in recovered.steps] == ["model_input", "model_output"] and verify(recovered).ok
 
 
 def test_recover_drops_a_torn_last_line_and_cuts_a_broken_chain(tmp_path: Path) -> None:

@@ -104,6 +104,8 @@ class BlackboxApp(App[None]):
     def on_unmount(self) -> None:
         for run in [*self.runs, *self._reading]:
             run.close()
+        if self.follow is not None:
+            self.follow.close()
 
     # -- routing -------------------------------------------------------------------------------------------
 

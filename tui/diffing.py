@@ -14,7 +14,8 @@ from .run import Run
 if TYPE_CHECKING:
     from blackbox.diff import FieldChange
 
-__all__ = ["KIND_TEXT", "Classifier", "Comparison", "classify", "compare", "field_changes", "word_changes"]
+__all__ = ["KIND_TEXT", "Classifier", "Comparison", "agents_of", "classify", "compare", "field_changes",
+           "word_changes"]
 
 class Comparison(msgspec.Struct, frozen=True):
     """What the diff screen shows: one kind per step index, where the runs part, and the outcome verdict."""
@@ -23,27 +24,35 @@ class Comparison(msgspec.Struct, frozen=True):
     first_divergence: int | None
     verdict: str
     semantic: bool
+    agents: bool = False  # compared by what each step did, across coding agents
 
     @property
     def differing(self) -> list[int]:
         return [i for i, kind in enumerate(self.rows) if kind != "same"]
 
 
-def compare(a: Run, b: Run, *, semantic: bool) -> Comparison:
-    """blackbox's diff (hash or semantic), keeping what the screen needs.
+def compare(a: Run, b: Run, *, semantic: bool, agents: bool = False) -> Comparison:
+    """blackbox's diff (hash, semantic or across agents), keeping what the screen needs.
 
     By hash, rows come from the stored hashes without decoding a payload, and the verdict from each run's
-    outcome; a semantic comparison needs every payload, so it runs the full diff."""
+    outcome; the other comparisons need every payload, so they run the full diff."""
     from blackbox.diff import compare_rows, diff, verdict_of
 
-    if semantic:
-        report = diff(a.decoded(), b.decoded(), semantic=True)
+    if semantic or agents:
+        report = diff(a.decoded(), b.decoded(), semantic=semantic and not agents, agents=agents)
         return Comparison(rows=tuple(report.rows), first_divergence=report.first_divergence,
-                          verdict=report.verdict.text, semantic=True)
+                          verdict=report.verdict.text, semantic=report.semantic, agents=agents)
     la, lb = a.steps.lazy, b.steps.lazy
     rows, first = compare_rows(len(la), len(lb), lambda i: la[i].hash == lb[i].hash)
     return Comparison(rows=tuple(rows), first_divergence=first, verdict=verdict_of(a.outcome, b.outcome).text,
                       semantic=False)
+
+
+def agents_of(a: Run, b: Run) -> tuple[str | None, str | None]:
+    """The coding agent each run was imported from (None for a recording), read from its first steps."""
+    from blackbox.agentview import agent_of
+
+    return agent_of(a.steps[:1]) if len(a) else None, agent_of(b.steps[:1]) if len(b) else None
 
 
 def field_changes(a: Run, b: Run, index: int, limit: int | None = None) -> list[FieldChange]:

@@ -29,6 +29,8 @@ from blackbox.lazy import LazyCassette, LazyStep, decode_payload, load_lazy
 from blackbox.outcome import Outcome, summarize_step, terminal_outcome, tool_sequence
 from blackbox.writing import pretty_json
 
+from .mcp_view import mcp_origin, with_origin
+
 __all__ = ["PROGRESSIVE_FROM", "Run", "format_time", "pretty_json", "tool_name"]
 
 PROGRESSIVE_FROM = 32 << 20  # bytes: a file this large opens with its first steps, the rest read meanwhile
@@ -379,8 +381,21 @@ class Run:
         """The step's one-line summary, inert: a tool's output may hold escape sequences."""
         cached = self._summaries[index]
         if cached is None:
-            cached = self._summaries[index] = inert(summarize_step(self.steps[index]))
+            step = self.steps[index]
+            cached = self._summaries[index] = inert(with_origin(summarize_step(step), self.origin(index, step)))
         return cached
+
+    def origin(self, index: int, step: Step) -> tuple[str, str] | None:
+        """The MCP server of a tool step; a result's is its call's, the step before it."""
+        if step.type not in ("tool_call", "tool_result"):
+            return None
+        origin = mcp_origin(step.payload)
+        if origin is None and step.type == "tool_result" and index > 0:
+            call = self.steps[index - 1]
+            same = isinstance(call.payload, dict) and isinstance(step.payload, dict) and \
+                call.payload.get("toolCallId") == step.payload.get("toolCallId")
+            origin = mcp_origin(call.payload) if same else None
+        return origin
 
     @property
     def outcome(self) -> Outcome:

@@ -127,6 +127,9 @@ def diff_command(
     exit_code: Annotated[bool, typer.Option(
         "--exit-code", help="Exit 1 when the runs diverge (as git diff --exit-code), so a CI job fails on it.")]
     = False,
+    across_agents: Annotated[bool, typer.Option(
+        "--across-agents", help="Match steps by what they did, whichever coding agent took them (two imports of "
+        "one task, e.g. Claude Code and Codex; docs/format.md, \"Diff across agents\").")] = False,
     json_out: JsonOption = False,
     fmt: FormatOption = None,
 ) -> None:
@@ -138,11 +141,14 @@ def diff_command(
     [bold]Examples[/]
       blackbox diff traces/parent.json traces/fork.json
       blackbox diff before.json after.json --semantic
+      blackbox diff claude.json codex.json --across-agents
       blackbox diff a.json b.json --json
       blackbox diff a.json b.json --format markdown
       blackbox diff golden.json new.json --exit-code   (fails the job when they diverge)
     """
-    raise typer.Exit(reports.run_diff(a, b, semantic, _format(json_out, fmt), exit_code))
+    if semantic and across_agents:
+        fail("choose one comparison: --semantic (equal payloads) or --across-agents (the same actions)", EXIT_USAGE)
+    raise typer.Exit(reports.run_diff(a, b, semantic, _format(json_out, fmt), exit_code, across_agents))
 
 
 @app.command("inspect", rich_help_panel="Cassettes")

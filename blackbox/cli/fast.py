@@ -50,7 +50,7 @@ COMMANDS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("inspect", "Show a cassette: id, parent, created, outcome and one row per step; or one step in full."),
         ("list", "List the cassettes in a folder: id, steps, status, created, parent; invalid files with a "
                  "reason."),
-        ("import", "Import a transcript written by another tool as a cassette."),
+        ("import", "Import a transcript written by another tool (a coding agent's session) as a cassette."),
     )),
     ("Explore", (
         ("tui", "Browse a cassette, diff two, and fork a run at a tool result — in the terminal."),

@@ -160,8 +160,11 @@ def _side(name: str, report: DiffReport, a: bool) -> str:
     return f"  {name}: #{step.index} {step.type}  {_short(step.hash)}  {shown(summarize_step(step))}"
 
 
+_MODES = {"hash": "hash", "semantic": "payload", "agents": "what each step did (across agents)"}
+
+
 def diff_text(report: DiffReport, lengths: tuple[int, int], on: bool = False) -> str:
-    mode = "payload" if report.semantic else "hash"
+    mode = _MODES[report.mode]
     lines = [f"{paint('A', 'bold', on)} {shown(report.a_id)} ({lengths[0]} steps)   {paint('B', 'bold', on)} "
              f"{shown(report.b_id)} ({lengths[1]} steps)   compared by {mode}",
              f"shared prefix: {report.shared_prefix} step(s)"]
@@ -265,7 +268,7 @@ def assert_markdown(path: str, report: VerifyReport, results: Sequence[Expectati
 def diff_markdown(report: DiffReport, lengths: tuple[int, int]) -> str:
     first = report.first_divergence
     head = "no divergence" if first is None else f"first divergence at step {first}"
-    mode = "payload" if report.semantic else "hash"
+    mode = _MODES[report.mode]
     lines = [f"### blackbox diff: {head} — {md(report.verdict.text)}", "",
              f"**A** {md_code(report.a_id)} ({lengths[0]} steps) · **B** {md_code(report.b_id)} ({lengths[1]} steps) · "
              f"compared by {mode} · shared prefix {report.shared_prefix} step(s)"]
@@ -412,7 +415,7 @@ def _lazy(path: Path, check_utf8: bool) -> LazyCassette:
         raise _Refused(shown(str(exc))) from None
 
 
-def _diffed(a: Path, b: Path, semantic: bool) -> tuple[DiffReport, tuple[int, int]]:
+def _diffed(a: Path, b: Path, semantic: bool, agents: bool = False) -> tuple[DiffReport, tuple[int, int]]:
     """Load both lazily, check both chains together, compare; `_Refused` when either cannot be compared."""
     ca, cb = _lazy(a, False), _lazy(b, False)  # the chain check decodes every payload: it checks the UTF-8
     try:
@@ -426,16 +429,17 @@ def _diffed(a: Path, b: Path, semantic: bool) -> tuple[DiffReport, tuple[int, in
             raise _Refused(f"{shown(str(path))}: hash chain broken at step {broken.index}: {broken.reason}; "
                            "run blackbox verify on it")
     with nesting_headroom():  # the field changes walk the diverging payloads, which may be deeply nested
-        return diff_lazy(ca, cb, semantic=semantic), (len(ca.steps), len(cb.steps))
+        return diff_lazy(ca, cb, semantic=semantic, agents=agents), (len(ca.steps), len(cb.steps))
 
 
-def run_diff(a: Path, b: Path, semantic: bool, fmt: Format, exit_code: bool = False) -> int:
+def run_diff(a: Path, b: Path, semantic: bool, fmt: Format, exit_code: bool = False,
+             agents: bool = False) -> int:
     """`blackbox diff`: exit 0 whether or not the runs diverge, unless `exit_code` (`--exit-code`, as in
     `git diff`): then 1 when they diverge, i.e. differ at some step (by hash, or by payload with `semantic`;
     one a strict prefix of the other counts) — an outcome that changed always comes with a divergence.  2 when
     either cannot be compared: no such file, not a cassette, or a broken chain (one error line, no report)."""
     try:
-        report, lengths = _diffed(a, b, semantic)
+        report, lengths = _diffed(a, b, semantic, agents)
     except _Refused as exc:
         error_line(str(exc), EXIT_USAGE)
         return EXIT_USAGE

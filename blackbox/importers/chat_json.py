@@ -17,9 +17,17 @@ import msgspec
 
 from blackbox.canonical import decode_json
 from blackbox.cassette import Cassette, StepChain
-from blackbox.importers.common import DEFAULT_TRACE_ID, TranscriptError, json_or_text, json_position
+from blackbox.importers.common import (
+    DEFAULT_TRACE_ID,
+    Importer,
+    Reading,
+    TranscriptError,
+    json_numbers,
+    json_or_text,
+    json_position,
+)
 
-__all__ = ["import_chat_json", "import_chat_json_value"]
+__all__ = ["ChatJson", "import_chat_json", "import_chat_json_value"]
 
 
 def _is_int(value: Any) -> TypeGuard[int]:
@@ -149,3 +157,14 @@ def import_chat_json(path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE
     except (msgspec.DecodeError, ValueError, RecursionError) as exc:
         raise TranscriptError(f"not JSON: invalid at {json_position(data, exc)}") from None
     return import_chat_json_value(document, trace_id)
+
+
+class ChatJson(Importer):
+    name = "chat-json"
+    description = "{tools?, messages} with one OpenAI-style tool call per assistant message"
+    patterns = ("*.json",)
+
+    def import_file(self, path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID,
+                    progress: Reading = None) -> Cassette:
+        with json_numbers():
+            return import_chat_json(path, trace_id)

@@ -11,21 +11,28 @@ pass, because every `model_input` carries the full list of tools observed in the
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from blackbox.canonical import JSFloat, decode_json, js_stringify
-from blackbox.cassette import Cassette, StepChain
-from blackbox.importers.common import DEFAULT_TRACE_ID, TranscriptError, iso_ms, json_or_text
+from blackbox.canonical import JSFloat, js_stringify
+from blackbox.importers.common import (
+    Reading,
+    TranscriptError,
+    as_progress,
+    block_text,
+    decode_field,
+    decode_line,
+    iso_ms,
+    json_or_text,
+    jsonl_lines,
+)
+from blackbox.importers.steps import AgentImporter, Human, Result, Transcript, Turn
 
-__all__ = ["OBSERVED_TOOL_DESCRIPTION", "import_claude_code", "read_session"]
+__all__ = ["OBSERVED_TOOL_DESCRIPTION", "ClaudeCode", "import_claude_code", "read_session"]
 
 OBSERVED_TOOL_DESCRIPTION = "Observed in Claude Code transcript; original definition unavailable."
-
-Progress = Callable[[int], None]
 
 
 class _Line(msgspec.Struct):
@@ -47,44 +54,12 @@ _LINE_DECODER = msgspec.json.Decoder(_Line)
 _MESSAGE_DECODER = msgspec.json.Decoder(_Message, float_hook=JSFloat)
 
 
-class _Use(msgspec.Struct):
-    provider_id: str
-    name: str
-    input: Any
-
-
-class _Result(msgspec.Struct):
-    value: Any
-    is_error: bool
-    timestamp: int
-    line: int
-
-
-class _Turn(msgspec.Struct):
-    """One model turn: every assistant line with the same `message.id`, in file order."""
-
-    timestamp: int
-    line: int
-    texts: list[str]
-    uses: list[_Use]
-
-
-class _Human(msgspec.Struct):
-    text: str
-
-
-class _Session:
+class _Session(Transcript):
     """What one chain of lines (the main one, or a subagent's sidechain) contributes to the cassette."""
 
     def __init__(self) -> None:
-        self.items: list[_Turn | _Human] = []
-        self.turns: dict[Any, _Turn] = {}
-        self.uses: dict[str, int] = {}  # tool_use id → line
-        self.results: dict[str, _Result] = {}
-        self.created_at: int | None = None
-        self.last_assistant_line = 0
-        self.last_user_line = 0
-        self.last_user_time = 0
+        super().__init__(OBSERVED_TOOL_DESCRIPTION)
+        self.turns: dict[Any, Turn] = {}
 
     def feed(self, number: int, line: _Line, message: _Message) -> None:
         timestamp = iso_ms(line.timestamp)
@@ -103,7 +78,7 @@ class _Session:
         key = message.id if isinstance(message.id, str) and message.id else ("line", number)
         turn = self.turns.get(key)
         if turn is None:
-            turn = _Turn(timestamp, number, [], [])
+            turn = Turn(timestamp, number, [], [])
             self.turns[key] = turn
             self.items.append(turn)
         content = message.content
@@ -120,20 +95,8 @@ class _Session:
                 if isinstance(text, str) and text:
                     turn.texts.append(text)
             elif kind == "tool_use":
-                turn.uses.append(self._use(number, position, block))
-
-    def _use(self, number: int, position: int, block: dict[str, Any]) -> _Use:
-        where = f"line {number}: content[{position}]"
-        provider_id, name = block.get("id"), block.get("name")
-        if not isinstance(provider_id, str) or not provider_id:
-            raise TranscriptError(f"{where}: a tool_use needs a non-empty string `id`")
-        if not isinstance(name, str) or not name:
-            raise TranscriptError(f"{where}: a tool_use needs a non-empty string `name`")
-        if provider_id in self.uses:
-            raise TranscriptError(f"{where}: duplicate tool_use id (first used on line {self.uses[provider_id]})")
-        self.uses[provider_id] = number
-        tool_input = block.get("input")
-        return _Use(provider_id, name, {} if tool_input is None else tool_input)
+                turn.uses.append(self.use(f"line {number}: content[{position}]", number, block.get("id"),
+                                          block.get("name"), block.get("input")))
 
     def _user(self, number: int, timestamp: int, content: Any) -> None:
         if isinstance(content, str):
@@ -144,23 +107,20 @@ class _Session:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     self._result(number, position, timestamp, block)
                 else:
-                    texts.append(_block_text(block))
+                    texts.append(block_text(block))
         elif content is None:
             texts = []
         else:
             raise TranscriptError(f"line {number}: `message.content` must be a string or a list of blocks")
         text = "\n".join(texts)
         if text:
-            self.items.append(_Human(text))
+            self.items.append(Human(text))
 
     def _result(self, number: int, position: int, timestamp: int, block: dict[str, Any]) -> None:
         where = f"line {number}: content[{position}]"
         provider_id = block.get("tool_use_id")
         if not isinstance(provider_id, str) or not provider_id:
             raise TranscriptError(f"{where}: a tool_result needs a non-empty string `tool_use_id`")
-        if provider_id in self.results:
-            first = self.results[provider_id].line
-            raise TranscriptError(f"{where}: duplicate tool_result for one tool_use (first on line {first})")
         is_error = block.get("is_error") is True
         value = _result_value(block.get("content"))
         if value is None:
@@ -169,13 +129,7 @@ class _Session:
             # An error is always a string: JSON text is re-printed as JSON.stringify prints the parsed value,
             # as the original does (`{"a": 1}` -> `{"a":1}`; a JSON string is the string itself).
             value = js_stringify(value)
-        self.results[provider_id] = _Result(value, is_error, timestamp, number)
-
-    def check_ids(self) -> None:
-        """Every tool_result must answer a tool_use of this chain."""
-        for provider_id, result in self.results.items():
-            if provider_id not in self.uses:
-                raise TranscriptError(f"line {result.line}: a tool_result answers an unknown tool_use id")
+        self.result(where, provider_id, Result(value, is_error, timestamp, number))
 
 
 def _result_value(content: Any) -> Any:
@@ -186,80 +140,39 @@ def _result_value(content: Any) -> Any:
         return json_or_text(content)
     if not isinstance(content, list):
         return None
-    return "\n".join(_block_text(block) for block in content)
-
-
-def _block_text(block: Any) -> str:
-    """A content block as text (docs/format.md, "Import"): a text block's text; any other block `[<type> omitted]`."""
-    kind = block.get("type") if isinstance(block, dict) else None
-    if kind == "text":
-        text = block.get("text")
-        return text if isinstance(text, str) else ""
-    return f"[{kind if isinstance(kind, str) else 'block'} omitted]"
+    return "\n".join(block_text(block) for block in content)
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Reading
 
 
-def _lines(path: Path, progress: Progress | None) -> Iterator[tuple[int, bytes]]:
-    with path.open("rb") as fh:
-        for number, raw in enumerate(fh, start=1):
-            if progress is not None:
-                progress(len(raw))
-            if raw.strip():
-                yield number, raw
+_WHAT = "a Claude Code session"
 
 
-def _decode_line(number: int, raw: bytes) -> tuple[_Line, Any]:
-    """The line's header and its undecoded `message` (msgspec.Raw, or a value when the fallback decoded it)."""
-    try:
-        line = _LINE_DECODER.decode(raw)
-        return line, line.message
-    except msgspec.ValidationError:
-        raise TranscriptError(f"line {number}: not a JSON object (each line must be one)") from None
-    except msgspec.DecodeError:
-        pass  # not JSON, or JSON that msgspec refuses (lone surrogates): JSON.parse decides
-    try:
-        value = decode_json(raw)
-    except UnicodeDecodeError:
-        raise TranscriptError(f"line {number}: not UTF-8 text, so the file is damaged or not a Claude Code "
-                              "session") from None
-    except (msgspec.DecodeError, ValueError, RecursionError):
-        raise TranscriptError(f"line {number}: not valid JSON") from None
-    if not isinstance(value, dict):
-        raise TranscriptError(f"line {number}: not a JSON object (each line must be one)")
-    line = _Line(value.get("type"), value.get("isSidechain"), value.get("timestamp"))
-    return line, value.get("message", msgspec.Raw(b""))
+def _line_of(value: dict[str, Any]) -> _Line:
+    """A line the fallback decoded: its `message` already a value (or an empty Raw when absent)."""
+    return _Line(value.get("type"), value.get("isSidechain"), value.get("timestamp"),
+                 value.get("message", msgspec.Raw(b"")))
+
+
+def _message_of(value: dict[str, Any]) -> _Message:
+    return _Message(value.get("id"), value.get("role"), value.get("content"))
 
 
 def _message(number: int, raw: Any) -> _Message:
-    if isinstance(raw, msgspec.Raw):
-        if not raw:
-            raise TranscriptError(f"line {number}: `message` is missing")
-        try:
-            return _MESSAGE_DECODER.decode(raw)
-        except msgspec.ValidationError:
-            raise TranscriptError(f"line {number}: `message` must be an object") from None
-        except msgspec.DecodeError:
-            try:
-                raw = decode_json(bytes(raw))  # lone surrogates: the line already parsed as JSON
-            except (msgspec.DecodeError, ValueError):  # bytes that are not UTF-8 inside the message
-                raise TranscriptError(f"line {number}: `message` holds bytes that are not UTF-8 text, so the "
-                                      "file is damaged or not a Claude Code session") from None
-    if not isinstance(raw, dict):
-        raise TranscriptError(f"line {number}: `message` must be an object")
-    return _Message(raw.get("id"), raw.get("role"), raw.get("content"))
+    return decode_field(number, raw, _MESSAGE_DECODER, _message_of, "message", _WHAT)
 
 
-def read_session(path: str | os.PathLike[str], progress: Progress | None = None) -> _Session:
+def read_session(path: str | os.PathLike[str], progress: Reading = None) -> _Session:
     """One pass over the file: the main chain, or the sidechain when every kept line is a sidechain."""
     main = _Session()
     side: _Session | None = _Session()
     side_error: TranscriptError | None = None
     main_used = False
-    for number, raw in _lines(Path(path), progress):
-        line, raw_message = _decode_line(number, raw)
+    for number, raw in jsonl_lines(Path(path), as_progress(progress)):
+        line = decode_line(number, raw, _LINE_DECODER, _line_of, _WHAT)
+        raw_message = line.message
         if line.type not in ("user", "assistant"):
             continue
         if line.isSidechain is True:
@@ -283,104 +196,15 @@ def read_session(path: str | os.PathLike[str], progress: Progress | None = None)
     return session
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Building the steps
+class ClaudeCode(AgentImporter):
+    name = "claude-code"
+    description = "a Claude Code session (~/.claude/projects/<project>/<session>.jsonl)"
+    folder = "~/.claude/projects"
+    folder_variable = ("CLAUDE_CONFIG_DIR", "projects")
+    provider = "anthropic"
+    patterns = ("*.jsonl",)
+
+    read = staticmethod(read_session)
 
 
-def _tools(session: _Session) -> list[dict[str, Any]]:
-    names: dict[str, None] = {}
-    for item in session.items:
-        if isinstance(item, _Turn):
-            for use in item.uses:
-                names.setdefault(use.name)
-    return [{"name": name, "description": OBSERVED_TOOL_DESCRIPTION} for name in names]
-
-
-def _result_part(kind: str, call_id: str, name: str, result: _Result) -> dict[str, Any]:
-    payload: dict[str, Any] = {"type": kind} if kind else {}
-    payload.update(toolCallId=call_id, toolName=name)
-    payload["error" if result.is_error else "result"] = result.value
-    return payload
-
-
-class _Builder:
-    def __init__(self, session: _Session, trace_id: str) -> None:
-        self.session = session
-        self.chain = StepChain(trace_id)
-        self.tools = _tools(session)
-        self.history: list[dict[str, Any]] = []
-        self.next_call = 0
-
-    def model_input(self, timestamp: int) -> None:
-        self.chain.append("model_input", timestamp, {"messages": list(self.history), "tools": self.tools})
-
-    def text_turn(self, turn: _Turn, text: str) -> None:
-        self.model_input(turn.timestamp)
-        self.chain.append("model_output", turn.timestamp, {"type": "final_answer", "text": text})
-        self.history.append({"role": "assistant", "content": text})
-
-    def tool_turn(self, turn: _Turn, text: str, final: bool) -> bool:
-        """The turn's steps; False when the session was cut off while a tool ran (results missing)."""
-        calls = []
-        for use in turn.uses:
-            calls.append({"toolCallId": f"call-{self.next_call}", "toolName": use.name, "toolInput": use.input})
-            self.next_call += 1
-        output: dict[str, Any] = {"type": "tool_calls", "calls": calls}
-        if text:
-            output["text"] = text
-        self.model_input(turn.timestamp)
-        self.chain.append("model_output", turn.timestamp, output)
-        parts: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
-        results: list[dict[str, Any]] = []
-        for use, call in zip(turn.uses, calls, strict=True):
-            parts.append({"type": "tool_use", **call})
-            result = self.session.results.get(use.provider_id)
-            if result is None:
-                if not final:
-                    raise TranscriptError(f"line {turn.line}: a tool_use of this turn has no tool_result, and "
-                                          "the session goes on after it")
-                self.chain.append("tool_call", turn.timestamp, call)
-                continue
-            when = max(result.timestamp, turn.timestamp)
-            self.chain.append("tool_call", when, call)
-            self.chain.append("tool_result", when, _result_part("", call["toolCallId"], use.name, result))
-            results.append(_result_part("tool_result", call["toolCallId"], use.name, result))
-        self.history.append({"role": "assistant", "content": parts})
-        if len(results) < len(calls):
-            return False
-        self.history.append({"role": "user", "content": results})
-        return True
-
-    def build(self) -> Cassette:
-        session = self.session
-        turns = [item for item in session.items if isinstance(item, _Turn) and (item.texts or item.uses)]
-        last_turn = turns[-1] if turns else None
-        answer: tuple[str, int] | None = None
-        complete = True
-        for item in session.items:
-            if isinstance(item, _Human):
-                self.history.append({"role": "user", "content": item.text})
-                continue
-            if not (item.texts or item.uses):
-                continue
-            text = "\n".join(item.texts)
-            if item.uses:
-                answer = None
-                complete = self.tool_turn(item, text, final=item is last_turn)
-            else:
-                self.text_turn(item, text)
-                answer = (text, item.timestamp)
-        if complete and (last_turn is None or session.last_user_line > session.last_assistant_line):
-            self.model_input(session.last_user_time)  # the request that was never answered
-        elif answer is not None:
-            self.chain.append("metadata", answer[1], {"event": "run_completed", "status": "success",
-                                                      "result": answer[0]})
-        assert session.created_at is not None
-        return self.chain.cassette(session.created_at)
-
-
-def import_claude_code(
-    path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID, progress: Progress | None = None
-) -> Cassette:
-    """The cassette of a Claude Code session file; TranscriptError naming the line when it cannot be one."""
-    return _Builder(read_session(path, progress), trace_id).build()
+import_claude_code = ClaudeCode().import_file  # the cassette of one session; TranscriptError naming the line and field

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
 
 import msgspec
 
-from blackbox.canonical import decode_json
+from blackbox.canonical import CanonicalError, decode_json
 from blackbox.cassette import Cassette, text_position
 from blackbox.errors import BlackboxError
 from blackbox.writing import dumps
@@ -23,11 +25,20 @@ from blackbox.writing import dumps
 __all__ = [
     "DEFAULT_TRACE_ID",
     "NOTHING_WRITTEN",
+    "Importer",
+    "Progress",
+    "Reading",
     "TranscriptError",
+    "as_progress",
+    "block_text",
     "check_writable",
+    "decode_field",
+    "decode_line",
     "iso_ms",
+    "json_numbers",
     "json_or_text",
     "json_position",
+    "jsonl_lines",
 ]
 
 DEFAULT_TRACE_ID = "imported"
@@ -39,6 +50,61 @@ _MS = timedelta(milliseconds=1)
 
 class TranscriptError(BlackboxError):
     """A transcript cannot become a cassette; the message names a line or position, never content."""
+
+
+SKIPPED_NAME = 40  # a skipped record's type is counted under at most this many characters of its name
+
+
+class Progress:
+    """What an import tells its caller while it reads: bytes read (for a bar) and the records it skipped.
+
+    Record types an importer does not know are skipped, never an error (the agents add new ones each release),
+    and counted here by type so the summary can say what was left out."""
+
+    def __init__(self, advance: Callable[[int], None] | None = None) -> None:
+        self.advance = advance
+        self.skipped: dict[str, int] = {}
+
+    def read(self, n: int) -> None:
+        if self.advance is not None:
+            self.advance(n)
+
+    def skip(self, kind: Any) -> None:
+        name = kind[:SKIPPED_NAME] if isinstance(kind, str) else f"({type(kind).__name__})"
+        self.skipped[name] = self.skipped.get(name, 0) + 1
+
+
+Reading = Progress | Callable[[int], None] | None  # what importers take: a Progress, or a bytes-read callback
+
+
+def as_progress(progress: Reading) -> Progress | None:
+    return progress if isinstance(progress, Progress) or progress is None else Progress(progress)
+
+
+class Importer:
+    """One transcript format: its facts as class data (the registry, the CLI's `--from` and help, the JSON
+    schema, the fuzz targets and the docs read them) and `import_file`, a file of it as a cassette.
+
+    (`import` itself is a Python keyword, so the method is `import_file`.)"""
+
+    name: ClassVar[str]  # the `--from` value
+    description: ClassVar[str]  # one line for `--help`
+    folder: ClassVar[str | None] = None  # where the agent keeps its sessions (`~` expanded), None: no folder
+    folder_variable: ClassVar[tuple[str, str] | None] = None  # (VARIABLE, sub): $VARIABLE/sub overrides it
+    patterns: ClassVar[tuple[str, ...]] = ("*.jsonl",)  # session files under a folder, at any depth
+    provider: ClassVar[str | None] = None  # the API the agent's model answers through: what a what-if continues
+
+    def import_file(self, path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID,
+                    progress: Progress | None = None) -> Cassette:
+        raise NotImplementedError
+
+    @classmethod
+    def default_folder(cls, env: Mapping[str, str] | None = None) -> Path | None:
+        """The agent's session folder on this machine (whether or not it exists); None without one."""
+        environ = os.environ if env is None else env
+        if cls.folder_variable is not None and environ.get(cls.folder_variable[0], "").strip():
+            return Path(environ[cls.folder_variable[0]].strip()).expanduser() / cls.folder_variable[1]
+        return Path(cls.folder).expanduser() if cls.folder is not None else None
 
 
 def iso_ms(value: Any) -> int | None:
@@ -71,6 +137,71 @@ def json_or_text(text: str) -> Any:
         return text
 
 
+def block_text(block: Any) -> str:
+    """A content block as text (docs/format.md, "Import"): a text block's text; any other block `[<type> omitted]`."""
+    kind = block.get("type") if isinstance(block, dict) else None
+    if kind == "text":
+        text = block.get("text")
+        return text if isinstance(text, str) else ""
+    return f"[{kind if isinstance(kind, str) else 'block'} omitted]"
+
+
+def jsonl_lines(path: Path, progress: Progress | None) -> Iterator[tuple[int, bytes]]:
+    """Each non-blank line of a JSON-lines file with its number (from 1), the bytes read reported as it goes."""
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            if progress is not None:
+                progress.read(len(raw))
+            if raw.strip():
+                yield number, raw
+
+
+T = TypeVar("T")
+
+
+def decode_line(number: int, raw: bytes, decoder: msgspec.json.Decoder[T], from_dict: Callable[[dict[str, Any]], T],
+                what: str) -> T:
+    """One line as the `decoder`'s Struct (its large fields left as msgspec.Raw); JSON that msgspec refuses
+    (lone surrogates) is decoded as JSON.parse would and handed to `from_dict`.  `what` names the format."""
+    try:
+        return decoder.decode(raw)
+    except msgspec.ValidationError:
+        raise TranscriptError(f"line {number}: not a JSON object (each line must be one)") from None
+    except msgspec.DecodeError:
+        pass  # not JSON, or JSON that msgspec refuses (lone surrogates): JSON.parse decides
+    try:
+        value = decode_json(raw)
+    except UnicodeDecodeError:
+        raise TranscriptError(f"line {number}: not UTF-8 text, so the file is damaged or not {what}") from None
+    except (msgspec.DecodeError, ValueError, RecursionError):
+        raise TranscriptError(f"line {number}: not valid JSON") from None
+    if not isinstance(value, dict):
+        raise TranscriptError(f"line {number}: not a JSON object (each line must be one)")
+    return from_dict(value)
+
+
+def decode_field(number: int, raw: Any, decoder: msgspec.json.Decoder[T], from_dict: Callable[[dict[str, Any]], T],
+                 field: str, what: str) -> T:
+    """A line's object field (`message`, `payload`) as the `decoder`'s Struct: from its msgspec.Raw bytes, or
+    from the value the line's fallback decoding already produced."""
+    if isinstance(raw, msgspec.Raw):
+        if not raw:
+            raise TranscriptError(f"line {number}: `{field}` is missing")
+        try:
+            return decoder.decode(raw)
+        except msgspec.ValidationError:
+            raise TranscriptError(f"line {number}: `{field}` must be an object") from None
+        except msgspec.DecodeError:
+            try:
+                raw = decode_json(bytes(raw))  # lone surrogates: the line already parsed as JSON
+            except (msgspec.DecodeError, ValueError, RecursionError):  # bytes that are not UTF-8 inside it
+                raise TranscriptError(f"line {number}: `{field}` holds bytes that are not UTF-8 text, so the file "
+                                      f"is damaged or not {what}") from None
+    if not isinstance(raw, dict):
+        raise TranscriptError(f"line {number}: `{field}` must be an object")
+    return from_dict(raw)
+
+
 _BYTE_OFFSET = re.compile(r"\(byte (\d+)\)")
 
 
@@ -83,13 +214,25 @@ def json_position(data: bytes, exc: Exception) -> str:
     return text_position(data, int(match.group(1)))
 
 
+@contextmanager
+def json_numbers(where: str = "the transcript") -> Iterator[None]:
+    """A number beyond a double (`1e400`) reads as infinity, which JSON cannot hold: hashing or writing it fails,
+    and that is the transcript's fault, said in one line (`where` names the line when it is known)."""
+    try:
+        yield
+    except CanonicalError:
+        raise TranscriptError(f"{where} holds a number too large for JSON (beyond ±1.8e308, e.g. 1e400); remove "
+                              "it from the transcript first") from None
+
+
 def check_writable(cassette: Cassette, env: Mapping[str, str] | None = None) -> bytes:
     """The cassette's bytes when it holds no environment API key and passes verify; else TranscriptError."""
     from blackbox.secrets import contains_key_value, key_values
     from blackbox.verify import verify
 
     environ = os.environ if env is None else env
-    data = dumps(cassette)
+    with json_numbers():
+        data = dumps(cassette)
     keys = key_values(environ)
     if keys and contains_key_value(data.decode("utf-8", "surrogatepass"), keys):
         raise TranscriptError("the transcript holds the value of an API key from the environment; remove it "

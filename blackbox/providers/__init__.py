@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from blackbox.errors import BlackboxUnsupportedError
-from blackbox.providers import anthropic, azure, openai_chat, responses
+from blackbox.providers import anthropic, azure, gemini, openai_chat, responses
 from blackbox.providers.base import CodecProvider
 from blackbox.providers.neutral import CallIds
 from blackbox.wire import Request
@@ -28,8 +28,10 @@ Provider = CodecProvider
 ANTHROPIC: Provider = anthropic.PROVIDER
 OPENAI_CHAT: Provider = openai_chat.PROVIDER
 RESPONSES: Provider = responses.PROVIDER
-#: Every provider, asked in this order (the first that matches a request takes it: Azure before OpenAI).
-PROVIDERS: tuple[Provider, ...] = (azure.AZURE_CHAT, azure.AZURE_RESPONSES, ANTHROPIC, OPENAI_CHAT, RESPONSES)
+#: Every provider, asked in this order (the first that matches a request takes it: Azure before OpenAI; Gemini,
+#: whose paths no other API shares, first: its no is one character test, the others' are not).
+PROVIDERS: tuple[Provider, ...] = (gemini.PROVIDER, azure.AZURE_CHAT, azure.AZURE_RESPONSES, ANTHROPIC, OPENAI_CHAT,
+                                   RESPONSES)
 
 
 def route(request: Request) -> Provider | None:

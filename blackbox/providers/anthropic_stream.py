@@ -3,7 +3,9 @@
 The stream is `message_start`, then per content block `content_block_start` / `content_block_delta`
 (`text_delta`, `input_json_delta`, `thinking_delta`, `signature_delta`, `citations_delta`) /
 `content_block_stop`, then `message_delta` (stop reason, final usage) and `message_stop`. `ping` events and
-event types this module does not know are skipped; an `error` event fails the stream.
+event types this module does not know are skipped; an `error` event fails the stream. The SDK reads on after
+`message_stop`, and its accumulator applies a later delta too: a content or message event after it refuses the
+call (what was completed is not what the agent got).
 """
 
 from __future__ import annotations
@@ -15,87 +17,127 @@ from typing import Any
 
 from blackbox.providers.neutral import compact_json
 from blackbox.providers.sse import SSEEvent
-from blackbox.providers.stream import BaseAssembler, EventStreamCodec, StreamResult, StreamStatus, json_data, pieces
+from blackbox.providers.stream import (
+    BaseAssembler,
+    EventStreamCodec,
+    StreamFault,
+    StreamResult,
+    StreamStatus,
+    Text,
+    json_data,
+    need,
+    pieces,
+)
 
 __all__ = ["CODEC", "AnthropicStreamAssembler"]
 
+# The SDK's message accumulator acts on these after `message_stop` too (a delta there reaches the agent).
+_LATE = frozenset({"message_start", "content_block_start", "content_block_delta", "content_block_stop",
+                   "message_delta", "error"})
+_TEXT_FIELDS = {"text_delta": ("text", "text"), "thinking_delta": ("thinking", "thinking")}
+
 
 class AnthropicStreamAssembler(BaseAssembler):
-    """Rebuilds the Messages response (`type: "message"`) that `message_stop` completes."""
+    """Rebuilds the Messages response (`type: "message"`) that `message_stop` completes.
+
+    Blocks are kept in arrival order, as the SDK's accumulator keeps them (it appends each started block and
+    finds a delta's block by position), so a block index that is not the next position is refused."""
+
+    _SKIPPED_CHUNKS = frozenset({b'event: ping\ndata: {"type": "ping"}\n\n', b'event: ping\ndata: {"type":"ping"}\n\n'})
 
     def __init__(self) -> None:
         super().__init__()
         self._message: dict[str, Any] | None = None
-        self._blocks: dict[int, dict[str, Any]] = {}
-        self._json: dict[int, str] = {}  # input_json_delta text per tool_use block, parsed at its stop
+        self._blocks: list[dict[str, Any]] = []
+        self._texts: dict[tuple[int, str], Text] = {}  # (block, field) → its deltas, joined at the end
+        self._json: dict[int, Text] = {}  # input_json_delta text per tool_use block, parsed at its stop
+
+    @staticmethod
+    def _skipped(event: SSEEvent) -> bool:
+        """Events the SDK skips: pings, events without a name or without data."""
+        return event.event in ("ping", None) or not event.data
 
     def _event(self, event: SSEEvent) -> StreamResult | None:
         name = event.event
-        if name == "ping" or name is None:
+        if name == "content_block_delta" and event.data:  # most of a stream: first (no block before message_start)
+            self._delta(json_data(event))
+            return None
+        if self._skipped(event):
             return None
         if name == "error":
-            return StreamResult(StreamStatus.ERROR, self._body(), _error_message(event))
+            return StreamResult(StreamStatus.ERROR, None, _error_message(event))
         data = json_data(event)
-        if data is None:
-            return None
         if name == "message_start":
-            message = data.get("message")
-            if isinstance(message, dict):
-                self._message = copy.deepcopy(message)
-                for index, block in enumerate(message.get("content") or []):
-                    self._blocks[index] = copy.deepcopy(block)
+            if self._message is not None:
+                raise StreamFault("a second message_start")
+            message = need(data.get("message"), dict, "message_start's message")
+            self._message = copy.deepcopy(message)
+            for block in need(message.get("content") or [], list, "message_start's content"):
+                self._blocks.append(copy.deepcopy(need(block, dict, "a content block")))
+        elif name in _LATE and self._message is None:
+            raise StreamFault(f"{name} before message_start")
         elif name == "content_block_start":
-            block = data.get("content_block")
-            if isinstance(block, dict) and isinstance(data.get("index"), int):
-                self._blocks[data["index"]] = copy.deepcopy(block)
-        elif name == "content_block_delta":
-            self._delta(data)
+            if need(data.get("index"), int, "content_block_start's index") != len(self._blocks):
+                raise StreamFault(f"content_block_start for block {data['index']}, not {len(self._blocks)}")
+            self._blocks.append(copy.deepcopy(need(data.get("content_block"), dict, "content_block")))
         elif name == "content_block_stop":
-            self._stop_block(data.get("index"))
+            self._stop_block(self._index(data))
         elif name == "message_delta":
             self._message_delta(data)
         elif name == "message_stop":
             return StreamResult(StreamStatus.COMPLETE, self._body())
         return None
 
-    def _delta(self, data: dict[str, Any]) -> None:
-        block = self._blocks.get(data.get("index"))  # type: ignore[arg-type]
-        delta = data.get("delta")
-        if block is None or not isinstance(delta, dict):
-            return
-        kind = delta.get("type")
-        if kind == "text_delta":
-            block["text"] = (block.get("text") or "") + (delta.get("text") or "")
-        elif kind == "input_json_delta":
-            index = data["index"]
-            self._json[index] = self._json.get(index, "") + (delta.get("partial_json") or "")
-        elif kind == "thinking_delta":
-            block["thinking"] = (block.get("thinking") or "") + (delta.get("thinking") or "")
-        elif kind == "signature_delta":
-            block["signature"] = delta.get("signature")
-        elif kind == "citations_delta":
-            block.setdefault("citations", []).append(delta.get("citation"))
+    def _after(self, event: SSEEvent) -> StreamResult | None:
+        return None if self._skipped(event) or event.event not in _LATE else self.late(event.event)
 
-    def _stop_block(self, index: Any) -> None:
-        block = self._blocks.get(index)
+    def _index(self, data: dict[str, Any]) -> int:
+        index: int = need(data.get("index"), int, "a block index")
+        if not 0 <= index < len(self._blocks):
+            raise StreamFault(f"an event for block {index}, which never started")
+        return index
+
+    def _delta(self, data: dict[str, Any]) -> None:
+        index: Any = data.get("index")
+        delta = data.get("delta")
+        if type(index) is not int or not 0 <= index < len(self._blocks):
+            self._index(data)  # raises, naming what is wrong
+        if type(delta) is not dict:
+            raise StreamFault(f"a delta of type {type(delta).__name__}")
+        kind = delta.get("type")
+        if kind in _TEXT_FIELDS:
+            field, key = _TEXT_FIELDS[kind]
+            text = self._texts.get((index, field))
+            if text is None:
+                if self._blocks[index].get("type") != field:
+                    return  # the SDK adds a text delta to a text block only (a thinking delta to a thinking block)
+                text = self._texts[index, field] = Text(need(self._blocks[index].get(field) or "", str, field))
+            text.add(delta.get(key) or "")
+        elif kind == "input_json_delta":
+            self._json.setdefault(index, Text()).add(delta.get("partial_json") or "")
+        elif kind == "signature_delta":
+            self._blocks[index]["signature"] = delta.get("signature")
+        elif kind == "citations_delta":
+            self._blocks[index].setdefault("citations", []).append(delta.get("citation"))
+
+    def _stop_block(self, index: int) -> None:
         text = self._json.pop(index, None)
-        if block is None or not text:
+        if not text:
             return
         try:
-            block["input"] = json.loads(text)
+            self._blocks[index]["input"] = json.loads(text.text())
         except ValueError:
-            block["input"] = text  # what the model sent, kept rather than guessed at
+            self._blocks[index]["input"] = text.text()  # what the model sent, kept rather than guessed at
 
     def _message_delta(self, data: dict[str, Any]) -> None:
-        if self._message is None:
-            self._message = {}
+        assert self._message is not None
         delta = data.get("delta")
-        if isinstance(delta, dict):
-            self._message.update(delta)
+        if delta is not None:
+            self._message.update(need(delta, dict, "message_delta's delta"))
         usage = data.get("usage")
-        if isinstance(usage, dict):
-            merged = dict(self._message.get("usage") or {})
-            merged.update({key: value for key, value in usage.items() if value is not None})
+        if usage is not None:
+            merged = dict(need(self._message.get("usage") or {}, dict, "usage"))
+            merged.update({key: value for key, value in need(usage, dict, "usage").items() if value is not None})
             self._message["usage"] = merged
 
     def _body(self) -> dict[str, Any] | None:
@@ -104,7 +146,10 @@ class AnthropicStreamAssembler(BaseAssembler):
         body = dict(self._message)
         for index in list(self._json):  # a tool_use block whose stop never came
             self._stop_block(index)
-        body["content"] = [self._blocks[index] for index in sorted(self._blocks)]
+        blocks = [dict(block) for block in self._blocks]
+        for (index, field), text in self._texts.items():
+            blocks[index][field] = text.text()
+        body["content"] = blocks
         return body
 
     def _ended(self, cut_mid_event: bool) -> StreamResult:
@@ -112,8 +157,10 @@ class AnthropicStreamAssembler(BaseAssembler):
 
 
 def _error_message(event: SSEEvent) -> str:
-    data = json_data(event)
-    error = data.get("error") if data is not None else None
+    try:
+        error = json_data(event).get("error")
+    except StreamFault:
+        error = None
     if isinstance(error, dict) and isinstance(error.get("message"), str):
         kind = error.get("type")
         return f"{kind}: {error['message']}" if isinstance(kind, str) else error["message"]

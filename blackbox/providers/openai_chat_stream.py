@@ -12,34 +12,57 @@ from collections.abc import Iterator
 from typing import Any
 
 from blackbox.providers.sse import DONE, SSEEvent
-from blackbox.providers.stream import BaseAssembler, EventStreamCodec, StreamResult, StreamStatus, json_data, pieces
+from blackbox.providers.stream import (
+    BaseAssembler,
+    EventStreamCodec,
+    StreamResult,
+    StreamStatus,
+    Text,
+    json_data,
+    need,
+    pieces,
+)
 
 __all__ = ["CODEC", "ChatStreamAssembler"]
 
 _TOP_LEVEL = ("id", "created", "model", "system_fingerprint", "service_tier")
 
 
+class _Choice:
+    """One choice being assembled: its text fields and tool calls as pieces."""
+
+    __slots__ = ("calls", "finish_reason", "logprobs", "role", "text")
+
+    def __init__(self) -> None:
+        self.role: Any = None
+        self.text: dict[str, Text] = {}  # content, refusal
+        self.calls: dict[int, dict[str, Any]] = {}  # index → {"type": …, "id"/"name"/"arguments": Text}
+        self.finish_reason: Any = None
+        self.logprobs: dict[str, list[Any]] | None = None
+
+
 class ChatStreamAssembler(BaseAssembler):
-    """Rebuilds the `chat.completion` a stream of chunks adds up to (the way the SDK's helper accumulates it)."""
+    """Rebuilds the `chat.completion` a stream of chunks adds up to (the way the SDK's helper accumulates it).
+
+    The SDK stops reading at `[DONE]`, so nothing after it changes what the agent gets."""
 
     def __init__(self) -> None:
         super().__init__()
         self._top: dict[str, Any] = {}
-        self._choices: dict[int, dict[str, Any]] = {}
+        self._choices: dict[int, _Choice] = {}
         self._usage: Any = None
         self._chunks = 0
 
     def _event(self, event: SSEEvent) -> StreamResult | None:
         if event.is_done:
+            self.stop()
             return StreamResult(StreamStatus.COMPLETE, self._body())
         data = json_data(event)
-        if data is None:
-            return None
         error = data.get("error")
         if error:
             message = error.get("message") if isinstance(error, dict) else None
             text = message if isinstance(message, str) and message else "an error event in the stream"
-            return StreamResult(StreamStatus.ERROR, self._body(), text)
+            return StreamResult(StreamStatus.ERROR, None, text)
         if event.event is not None and event.event != "message":
             return None  # a named event is not a chunk: skipped, as the SDK skips unknown events
         self._chunks += 1
@@ -48,39 +71,45 @@ class ChatStreamAssembler(BaseAssembler):
                 self._top[key] = data[key]
         if data.get("usage") is not None:
             self._usage = data["usage"]
-        for choice in data.get("choices") or []:
-            if isinstance(choice, dict):
-                self._choice(choice)
+        for choice in need(data.get("choices") or [], list, "choices"):
+            self._choice(need(choice, dict, "a choice"))
         return None
 
+    def _after(self, event: SSEEvent) -> StreamResult | None:
+        return None  # unreachable: the result comes with `[DONE]`, where reading stops
+
     def _choice(self, choice: dict[str, Any]) -> None:
-        index = choice.get("index", 0)
-        state = self._choices.setdefault(index, {"message": {}, "calls": {}, "finish_reason": None, "logprobs": None})
-        delta = choice.get("delta") or {}
-        message = state["message"]
-        for key in ("role", "content", "refusal"):
+        index = need(choice.get("index", 0), int, "a choice index")
+        state = self._choices.get(index)
+        if state is None:
+            state = self._choices[index] = _Choice()
+        delta = need(choice.get("delta") or {}, dict, "a delta")
+        if delta.get("role") is not None:
+            state.role = delta["role"]
+        for key in ("content", "refusal"):
             value = delta.get(key)
-            if value is None:
-                continue
-            message[key] = value if key == "role" else (message.get(key) or "") + value
-        for call in delta.get("tool_calls") or []:
-            entry = state["calls"].setdefault(call.get("index", 0), {"function": {}})
-            for key in ("id", "type"):
-                if call.get(key):
-                    entry[key] = call[key] if key == "type" else entry.get(key, "") + call[key]
-            function = call.get("function") or {}
+            if value is not None:
+                state.text.setdefault(key, Text()).add(value)
+        for call in need(delta.get("tool_calls") or [], list, "tool_calls"):
+            call = need(call, dict, "a tool call")
+            entry = state.calls.setdefault(need(call.get("index", 0), int, "a tool call index"), {})
+            if call.get("type"):
+                entry["type"] = call["type"]
+            if call.get("id"):
+                entry.setdefault("id", Text()).add(call["id"])
+            function = need(call.get("function") or {}, dict, "a tool call's function")
             for key in ("name", "arguments"):
                 if function.get(key) is not None:
-                    entry["function"][key] = entry["function"].get(key, "") + function[key]
+                    entry.setdefault(key, Text()).add(function[key])
         if choice.get("finish_reason") is not None:
-            state["finish_reason"] = choice["finish_reason"]
+            state.finish_reason = choice["finish_reason"]
         logprobs = choice.get("logprobs")
         if isinstance(logprobs, dict):
-            merged = state["logprobs"] or {}
+            merged = state.logprobs if state.logprobs is not None else {}
             for key, value in logprobs.items():
                 if isinstance(value, list):
-                    merged[key] = (merged.get(key) or []) + value
-            state["logprobs"] = merged
+                    merged.setdefault(key, []).extend(value)
+            state.logprobs = merged
 
     def _body(self) -> dict[str, Any] | None:
         if not self._chunks:
@@ -88,20 +117,21 @@ class ChatStreamAssembler(BaseAssembler):
         choices = []
         for index in sorted(self._choices):
             state = self._choices[index]
+            texts = {key: text.text() for key, text in state.text.items()}
             message: dict[str, Any] = {
-                "role": state["message"].get("role", "assistant"),
-                "content": state["message"].get("content"),
-                "refusal": state["message"].get("refusal"),
+                "role": state.role if state.role is not None else "assistant",
+                "content": texts.get("content"),
+                "refusal": texts.get("refusal"),
             }
-            calls = [state["calls"][key] for key in sorted(state["calls"])]
+            calls = [state.calls[key] for key in sorted(state.calls)]
             if calls:
                 message["tool_calls"] = [
                     {
-                        "id": call.get("id", ""),
+                        "id": call["id"].text() if "id" in call else "",
                         "type": call.get("type", "function"),
                         "function": {
-                            "name": call["function"].get("name", ""),
-                            "arguments": call["function"].get("arguments", ""),
+                            "name": call["name"].text() if "name" in call else "",
+                            "arguments": call["arguments"].text() if "arguments" in call else "",
                         },
                     }
                     for call in calls
@@ -114,8 +144,8 @@ class ChatStreamAssembler(BaseAssembler):
                 {
                     "index": index,
                     "message": message,
-                    "finish_reason": state["finish_reason"],
-                    "logprobs": state["logprobs"],
+                    "finish_reason": state.finish_reason,
+                    "logprobs": state.logprobs,
                 }
             )
         body: dict[str, Any] = {"object": "chat.completion", **self._top, "choices": choices}
@@ -125,7 +155,7 @@ class ChatStreamAssembler(BaseAssembler):
 
     def _ended(self, cut_mid_event: bool) -> StreamResult:
         body = self._body()
-        finished = bool(self._choices) and all(state["finish_reason"] is not None for state in self._choices.values())
+        finished = bool(self._choices) and all(state.finish_reason is not None for state in self._choices.values())
         if finished and not cut_mid_event:
             return StreamResult(StreamStatus.COMPLETE, body)  # `[DONE]` is optional; the finish reason is not
         return self._early(body, cut_mid_event)

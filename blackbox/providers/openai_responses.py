@@ -35,6 +35,7 @@ from blackbox.providers.openai_chat import error_body  # one OpenAI error shape 
 
 __all__ = [
     "PARAMS",
+    "Turns",
     "error_body",
     "is_stream_request",
     "normalize_request",
@@ -166,8 +167,9 @@ def _item_type(item: Any) -> str:
     return kind if isinstance(kind, str) else repr(kind)
 
 
-class _Turns:
-    """Collects neutral messages, merging consecutive assistant-side items and consecutive tool outputs."""
+class Turns:
+    """Collects neutral messages, merging consecutive assistant-side items and consecutive tool outputs (the
+    Codex importer reads a compacted history, Responses items, with it too)."""
 
     def __init__(self) -> None:
         self.messages: list[dict[str, Any]] = []
@@ -219,7 +221,7 @@ class _Turns:
 
 
 def _messages(items: list[Any], ids: CallIds, system: list[str]) -> list[dict[str, Any]]:
-    turns = _Turns()
+    turns = Turns()
     started = False
     for item in items:
         kind = _item_type(item)

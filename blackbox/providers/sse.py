@@ -11,8 +11,8 @@ the message with no added latency.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+import re
+from typing import Any, NamedTuple
 
 __all__ = ["DONE", "SSEEvent", "SSEParser", "encode_event", "parse_all"]
 
@@ -20,9 +20,14 @@ __all__ = ["DONE", "SSEEvent", "SSEParser", "encode_event", "parse_all"]
 DONE = "[DONE]"
 
 
-@dataclass(frozen=True, slots=True)
-class SSEEvent:
-    """One dispatched event: its `event:` name (None when the stream gave none) and its joined data."""
+# One event as the APIs write it: an optional `event:` line, one `data:` line, a blank line (one space after
+# each colon dropped, as the general rules drop it).
+_SIMPLE_EVENT = re.compile(rb"(?:event: ?([^\r\n]*)\n)?data: ?([^\r\n]*)\n\n")
+
+
+class SSEEvent(NamedTuple):
+    """One dispatched event: its `event:` name (None when the stream gave none) and its joined data (a tuple:
+    a long stream makes one per event, and a frozen dataclass costs several times more to build)."""
 
     event: str | None
     data: str
@@ -31,8 +36,8 @@ class SSEEvent:
 
     @property
     def is_done(self) -> bool:
-        """True for OpenAI's `data: [DONE]` sentinel."""
-        return self.data == DONE
+        """True for OpenAI's `data: [DONE]` sentinel (its SDK stops at any data starting with it)."""
+        return self.data.startswith(DONE)
 
     def json(self) -> Any:
         """The data parsed as JSON (raises ValueError when it is not JSON)."""
@@ -45,13 +50,18 @@ class SSEParser:
     __slots__ = ("_buffer", "_data", "_event", "_id", "_retry", "_seen_field", "_skip_lf")
 
     def __init__(self) -> None:
-        self._buffer = b""
+        self._buffer: list[bytes] = []  # an unfinished line's pieces
         self._skip_lf = False  # the last chunk ended with "\r": a leading "\n" of the next one ends no line
         self._event: str | None = None
         self._data: list[str] = []
         self._id: str | None = None
         self._retry: int | None = None
         self._seen_field = False
+
+    @property
+    def idle(self) -> bool:
+        """Between events: the next bytes start a new one (and no "\\r" waits for its "\\n")."""
+        return not self._buffer and not self._seen_field and not self._skip_lf
 
     @property
     def pending(self) -> bool:
@@ -66,12 +76,29 @@ class SSEParser:
             self._skip_lf = False
             if chunk[:1] == b"\n":
                 chunk = chunk[1:]
-        data = self._buffer + chunk if self._buffer else chunk
-        lines = data.splitlines(keepends=True)
-        if lines and not lines[-1].endswith((b"\n", b"\r")):
-            self._buffer = lines.pop()
+                if not chunk:
+                    return []
+        if not self._buffer and not self._seen_field and chunk.endswith(b"\n\n"):
+            one = _SIMPLE_EVENT.fullmatch(chunk)  # one event a chunk, as servers flush them
+            if one is not None:
+                name, data = one.groups()
+                return [SSEEvent(None if name is None else name.decode("utf-8", "replace"),
+                                 data.decode("utf-8", "replace"))]
+            whole = self._whole_events(chunk)
+            if whole is not None:
+                return whole
+        if b"\n" not in chunk and b"\r" not in chunk:  # the middle of a line: kept until its end comes
+            self._buffer.append(chunk)
+            return []
+        if self._buffer:
+            self._buffer.append(chunk)
+            data = b"".join(self._buffer)  # a long line is joined once, not once per chunk
+            self._buffer = []
         else:
-            self._buffer = b""
+            data = chunk
+        lines = data.splitlines(keepends=True)
+        if not lines[-1].endswith((b"\n", b"\r")):
+            self._buffer.append(lines.pop())
         if data.endswith(b"\r"):
             self._skip_lf = True
         events: list[SSEEvent] = []
@@ -81,10 +108,26 @@ class SSEParser:
                 events.append(event)
         return events
 
+    def _whole_events(self, chunk: bytes) -> list[SSEEvent] | None:
+        """The fast path, exact for the common shape: whole events of an optional `event:` line and one
+        `data:` line each (what the APIs send).  None when the chunk holds anything else: the general rules
+        read it then (nothing was consumed)."""
+        events = []
+        position, end = 0, len(chunk)
+        while position < end:
+            match = _SIMPLE_EVENT.match(chunk, position)
+            if match is None:
+                return None
+            name, data = match.groups()
+            events.append(SSEEvent(None if name is None else name.decode("utf-8", "replace"),
+                                   data.decode("utf-8", "replace")))
+            position = match.end()
+        return events
+
     def close(self) -> None:
         """End of stream: an event never ended by a blank line is discarded (the WHATWG rule, which the SDKs
         follow too); check `pending` first to learn that the stream was cut mid-event."""
-        self._buffer = b""
+        self._buffer = []
         self._skip_lf = False
         self._reset()
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
 
+from blackbox.canonical import decode_json
 from blackbox.providers.sse import SSEEvent, SSEParser, encode_event
 
 __all__ = [
@@ -28,10 +29,13 @@ __all__ = [
     "EventStreamCodec",
     "StreamAssembler",
     "StreamCodec",
+    "StreamFault",
     "StreamResult",
     "StreamStatus",
+    "Text",
     "iter_chunks",
     "json_data",
+    "need",
     "pieces",
 ]
 
@@ -41,16 +45,19 @@ class StreamStatus(Enum):
 
     COMPLETE = "complete"  #: the terminal event arrived; `body` is the assembled response
     ENDED_EARLY = "ended_early"  #: the bytes stopped before the terminal event (a broken or abandoned stream)
-    ERROR = "error"  #: the stream carried an error event; `error` is its message
+    ERROR = "error"  #: the stream carried an error event (or data the SDK raises on); `error` is its message
+    #: Blackbox cannot record exactly what the SDK hands the agent (an event after the terminal one that the
+    #: SDK would still act on, a type-confused event, a stream past the recording limit): not recorded
+    REFUSED = "refused"
 
 
 @dataclass(frozen=True, slots=True)
 class StreamResult:
     """The outcome of one stream.
 
-    `body` is the equivalent unstreamed response body when `status` is COMPLETE; for ENDED_EARLY and ERROR it is
-    what had been assembled so far (for diagnostics only: it must not be recorded as a model output). `error`
-    is the error event's message (ERROR) or a description of where the stream stopped (ENDED_EARLY).
+    `body` is the equivalent unstreamed response body when `status` is COMPLETE; otherwise it is what had been
+    assembled so far, or None (for diagnostics only: it must not be recorded as a model output). `error` is the
+    error event's message (ERROR), where the stream stopped (ENDED_EARLY) or why it cannot be recorded (REFUSED).
     """
 
     status: StreamStatus
@@ -66,8 +73,9 @@ class StreamAssembler(Protocol):
     """Fed a response's raw bytes as they arrive; rebuilds the unstreamed body."""
 
     def feed(self, chunk: bytes) -> StreamResult | None:
-        """Take the next bytes; returns the result once, when they complete the stream (terminal or error
-        event), else None. Bytes fed after that are ignored."""
+        """Take the next bytes; returns the result when they change it, else None: COMPLETE at the terminal
+        event, ERROR or REFUSED when the call cannot be recorded (also after COMPLETE: an event the SDK would
+        still act on after the terminal one).  Once the result is not COMPLETE, later bytes are ignored."""
         ...
 
     def finish(self) -> StreamResult:
@@ -77,7 +85,7 @@ class StreamAssembler(Protocol):
 
     @property
     def result(self) -> StreamResult | None:
-        """The result once the stream is complete or failed, else None."""
+        """The result so far (COMPLETE once the terminal event arrived), else None."""
         ...
 
 
@@ -114,16 +122,29 @@ class EventStreamCodec:
         return iter_chunks(self._events(body, piece_size))
 
 
-class BaseAssembler:
-    """The shared half of the assemblers: SSE parsing, the once-only result, the end-of-stream rule.
+class StreamFault(ValueError):
+    """An event the assembler cannot follow exactly (a value of the wrong type, a delta for a block that never
+    began): the call is refused rather than recorded as a guess."""
 
-    A subclass implements `_event` (return a result when the event ends the stream) and `_ended` (the result
-    when the bytes stop with no terminal event, e.g. a chat stream whose `[DONE]` was never sent).
+
+class BaseAssembler:
+    """The shared half of the assemblers: SSE parsing, the result, the end-of-stream rule, containment.
+
+    A subclass implements `_event` (return a result when the event ends the stream), `_after` (an event after
+    the terminal one: a REFUSED result when the SDK would still act on it, else None) and `_ended` (the result
+    when the bytes stop with no terminal event, e.g. a chat stream whose `[DONE]` was never sent).  Any
+    exception an event raises in them refuses the call: the recorder's troubles never reach the agent.
+    Text is gathered as lists of pieces joined once (`Text`), so assembling is linear in the stream's size.
     """
+
+    #: Chunks that are exactly one event the SDK skips and that changes nothing here (a keep-alive `ping`): a
+    #: server may send them endlessly, so they are counted without being parsed.
+    _SKIPPED_CHUNKS: frozenset[bytes] = frozenset()
 
     def __init__(self) -> None:
         self._parser = SSEParser()
         self._result: StreamResult | None = None
+        self._stopped = False  # the SDK reads no further (a failure, or OpenAI's `[DONE]`)
         self.events = 0  #: events seen (pings and unknown types included)
 
     @property
@@ -131,24 +152,56 @@ class BaseAssembler:
         return self._result
 
     def feed(self, chunk: bytes) -> StreamResult | None:
-        if self._result is not None:
+        if self._stopped:
             return None
+        if chunk in self._SKIPPED_CHUNKS and self._parser.idle:
+            self.events += 1
+            return None
+        changed = None
         for event in self._parser.feed(chunk):
             self.events += 1
-            result = self._event(event)
+            try:
+                result = self._event(event) if self._result is None else self._after(event)
+            except Exception as exc:  # a type-confused event: refused, never raised into the agent's read
+                result = self.refused(exc)
             if result is not None:
-                self._result = result
-                return result
-        return None
+                self._result = changed = result
+                if not result.complete:
+                    self._stopped = True
+            if self._stopped:
+                break
+        return changed
 
     def finish(self) -> StreamResult:
         if self._result is None:
             cut = self._parser.pending
             self._parser.close()
-            self._result = self._ended(cut)
+            try:
+                self._result = self._ended(cut)
+            except Exception as exc:
+                self._result = self.refused(exc)
         return self._result
 
+    def stop(self) -> None:
+        """The SDK stops reading at this event (OpenAI's `[DONE]`): later bytes change nothing it hands over."""
+        self._stopped = True
+
+    def refused(self, why: Exception | str) -> StreamResult:
+        """The call cannot be recorded as the agent received it (at the current event)."""
+        if isinstance(why, Exception):
+            detail = str(why) if isinstance(why, StreamFault) else f"{type(why).__name__}"
+            why = f"event {self.events} could not be assembled ({detail})"
+        return StreamResult(StreamStatus.REFUSED, None, why)
+
+    def late(self, kind: object) -> StreamResult:
+        """An event after the terminal one that the SDK would still hand over or act on."""
+        return self.refused(f"a {kind!s:.60} event came after the stream's final event (event {self.events}); "
+                            "the SDK would hand the agent a different answer than the one completed")
+
     def _event(self, event: SSEEvent) -> StreamResult | None:
+        raise NotImplementedError
+
+    def _after(self, event: SSEEvent) -> StreamResult | None:
         raise NotImplementedError
 
     def _ended(self, cut_mid_event: bool) -> StreamResult:
@@ -159,13 +212,51 @@ class BaseAssembler:
         return StreamResult(StreamStatus.ENDED_EARLY, body, f"the stream ended {where} ({self.events} events)")
 
 
-def json_data(event: SSEEvent) -> dict[str, Any] | None:
-    """The event's data as a JSON object, or None when it is not one (such an event is skipped)."""
+class Text:
+    """Text or JSON arriving in deltas: the pieces are kept and joined once (`old + delta` is quadratic)."""
+
+    __slots__ = ("_pieces",)
+
+    def __init__(self, first: str = "") -> None:
+        self._pieces = [first] if first else []
+
+    def add(self, piece: object) -> None:
+        if type(piece) is not str:
+            raise StreamFault(f"a delta of type {type(piece).__name__}, not text")
+        self._pieces.append(piece)
+
+    def set(self, whole: object) -> None:
+        self._pieces = []
+        self.add(whole)
+
+    def __bool__(self) -> bool:
+        return any(self._pieces)
+
+    def text(self) -> str:
+        if len(self._pieces) > 1:
+            self._pieces = ["".join(self._pieces)]
+        return self._pieces[0] if self._pieces else ""
+
+
+def json_data(event: SSEEvent) -> dict[str, Any]:
+    """The event's data as a JSON object (decoded as the unstreamed body is, `canonical.decode_json`).
+
+    Data that is not a JSON object makes the SDKs raise (they parse every event they do not skip), so it is a
+    `StreamFault` here too."""
     try:
-        value = event.json()
+        value = decode_json(event.data)
     except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+        raise StreamFault("an event whose data is not JSON") from None
+    if type(value) is not dict:
+        raise StreamFault("an event whose data is not a JSON object")
+    return value
+
+
+def need(value: object, kind: type | tuple[type, ...], what: str) -> Any:
+    """`value` when it has the type the wire format gives it, else a `StreamFault` naming `what`."""
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise StreamFault(f"{what} of type {type(value).__name__}")
+    return value
 
 
 def pieces(text: str, size: int | None) -> list[str]:
@@ -192,6 +283,7 @@ class ContentDecoder:
     def __init__(self, content_encoding: str | None) -> None:
         names = [name.strip().lower() for name in (content_encoding or "").split(",") if name.strip()]
         self._steps: list[Any] = [self._step(name) for name in reversed(names) if name != "identity"]
+        self.decodes = bool(self._steps)  #: False: the bytes pass as they are
 
     @staticmethod
     def _step(name: str) -> Any:

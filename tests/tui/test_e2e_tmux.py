@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shlex
@@ -121,7 +122,7 @@ def test_browse_then_diff_in_a_real_terminal(terminal) -> None:
     shown = term.wait_for("chain intact")
     assert "triage-incident" in shown and "17 steps" in shown
     term.keys("j", "j", "j", "j", "j")
-    shown = term.wait_for("step 5 of 17")
+    shown = term.wait_for("step 5 (6 of 17)")
     assert '"vehicle_id": "VAN-14"' in shown
     term.keys("d")
     term.wait_for("Compare with which cassette?")
@@ -249,12 +250,51 @@ def test_follow_shows_a_step_appended_while_it_runs(terminal, tmp_path: Path) ->
     term = terminal("--follow", str(out))  # started before the recording: it waits for the journal
     term.wait_for("waiting for a recording")
     header = {"blackboxJournal": 1, "id": "live", "createdAt": recorded["createdAt"], "out": str(out)}
-    journal.write_bytes(line(header) + b"".join(line(s) for s in recorded["steps"][:4]))
-    term.wait_for_all("4 steps", "step 0 of 4", "following live.json.blackbox-journal (live)")
-    with journal.open("ab") as handle:
-        handle.write(line(recorded["steps"][4]))
-    shown = term.wait_for_all("5 steps", "Tool called: get_telemetry")
-    assert "following live.json.blackbox-journal (live)" in shown
+    lock = os.open(journal, os.O_RDWR | os.O_CREAT, 0o600)  # held as a live recorder holds it
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        journal.write_bytes(line(header) + b"".join(line(s) for s in recorded["steps"][:4]))
+        term.wait_for_all("4 steps", "step 0 (1 of 4)", "following live.json.blackbox-journal (live)")
+        with journal.open("ab") as handle:
+            handle.write(line(recorded["steps"][4]))
+        shown = term.wait_for_all("5 steps", "Tool called: get_telemetry")
+        assert "following live.json.blackbox-journal (live)" in shown
+    finally:
+        os.close(lock)
+
+
+def test_follow_a_real_recording_to_its_end(terminal, tmp_path: Path) -> None:
+    """`blackbox record` of a real SDK agent, followed from before it starts: the tool shows as running while it
+    runs, and when the run ends the written cassette is shown, every step and the real outcome."""
+    from tests.fakeapi import FakeAPI, anthropic_message
+
+    out = tmp_path / "gated.json"
+    gate = tmp_path / "gate"
+    agent = Path(__file__).with_name("gated_agent.py")
+    term = terminal("--follow", str(out))
+    term.wait_for("waiting for a recording")
+    with FakeAPI() as fake:
+        fake.queue(anthropic_message(tool_uses=[("wait_for_gate", {"gate": "north"})]),
+                   anthropic_message(text="The gate is open: done."))
+        env = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-follow-e2e", "ANTHROPIC_BASE_URL": fake.url,
+               "GATE": str(gate)}
+        agent_run = subprocess.Popen([sys.executable, "-m", "blackbox", "record", "--out", str(out), "--",
+                                      sys.executable, str(agent)], env=env, cwd=tmp_path,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            shown = term.wait_for_all("Tool called: wait_for_gate · running…", "1 tool running", timeout=90)
+            assert "3 steps" in shown and "outcome incomplete" in shown
+            gate.touch()
+            shown = term.wait_for_all("7 steps", "outcome success", "Run completed", timeout=90)
+            assert "running…" not in shown and "chain intact" in shown
+            output, _ = agent_run.communicate(timeout=120)  # a hang guard: it ends as soon as the run does
+        finally:
+            if agent_run.poll() is None:
+                agent_run.kill()
+                agent_run.wait()
+    assert agent_run.returncode == 0, output.decode(errors="replace")
+    assert "Tool result: wait_for_gate → ok" in term.screen()
+    assert "following" not in term.screen()  # the status line no longer says live
 
 
 def test_a_large_file_opens_at_once_and_reads_the_rest_meanwhile(terminal, tmp_path: Path) -> None:
@@ -281,10 +321,10 @@ def test_a_large_file_opens_at_once_and_reads_the_rest_meanwhile(terminal, tmp_p
     assert "Traceback" not in hasty.screen()
 
     term = terminal(str(big))
-    shown = term.wait_for_all("big-e2e  big.json", "├─ Tool called: search", "step 0 of")
+    shown = term.wait_for_all("big-e2e  big.json", "├─ Tool called: search", "step 0 (1 of")
     assert "0  model_input  Model called with 1 message(s)" in shown
     term.keys("G")  # pressed while reading: the cursor keeps to the last row until the last step is read
-    term.wait_for(f"step {count - 1} of {count}")
+    term.wait_for(f"step {count - 1} ({count} of {count})")
     shown = term.wait_for(f"{count:,} steps  ·  chain")  # the whole file read: no longer "steps so far"
     assert f"{count - 1}  metadata     Run completed" in shown
     term.keys("/")
@@ -295,25 +335,26 @@ def test_a_large_file_opens_at_once_and_reads_the_rest_meanwhile(terminal, tmp_p
     term.wait_for(needle)
     term.keys("Enter")
     # from the last step the search wraps around to the first match, all of them found
-    shown = term.wait_for_all(f"step {found[0]} of {count}", f'search "{needle}": match 1 of {len(found)}')
+    shown = term.wait_for_all(f"step {found[0]} ({found[0] + 1} of {count})",
+                              f'search "{needle}": match 1 of {len(found)}')
     assert "(searching…)" not in shown and f"{found[0]}  model_output" in shown
     term.keys("n")
-    term.wait_for_all(f"step {found[1]} of {count}", f"match 2 of {len(found)}")
+    term.wait_for_all(f"step {found[1]} ({found[1] + 1} of {count})", f"match 2 of {len(found)}")
     shown = term.wait_for("chain intact")
     assert "outcome success" in shown
     term.keys("q")
     assert "EXITED 0" in term.wait_for("EXITED", timeout=5)
 
     cut = terminal(str(truncated))
-    shown = cut.wait_for("The file cannot be read past step")
+    shown = cut.wait_for("The file cannot be read from step")
     assert "the file ends early" in shown
-    kept = int(shown.split("cannot be read past step ", 1)[1].split(":", 1)[0])
+    kept = int(shown.split("cannot be read from step ", 1)[1].split(" ", 1)[0])
     assert kept == count - 1  # every whole step before the cut (the last one is the one cut)
     assert f"{kept:,} steps" in shown and f"unreadable from step {kept}" in shown
     cut.keys("G")
-    cut.wait_for(f"step {kept - 1} of {kept}")
+    cut.wait_for(f"step {kept - 1} ({kept} of {kept})")
     cut.keys("Up", "Up")
-    shown = cut.wait_for(f"step {kept - 3} of {kept}")
+    shown = cut.wait_for(f"step {kept - 3} ({kept - 2} of {kept})")
     assert "Traceback" not in shown
     cut.keys("q")
     shown = cut.wait_for("EXITED", timeout=5)

@@ -218,7 +218,7 @@ async def test_fork_runs_the_agent_and_opens_the_diff_at_the_fork_point(incident
         assert diff.comparison.first_divergence == 5
         assert diff.table.cursor == 5
         assert "result.data[0].dp.value" in str(diff.query_one("#changes", Static).render())
-        out = default_out(incident_copy, 5)
+        out = incident_copy.with_name("triage-incident-fork-at-5.json")  # the first fork of step 5
         assert out.is_file()
 
 
@@ -328,7 +328,7 @@ async def test_what_if_from_inline_replies_opens_the_diff_at_the_fork_point(inci
         diff = app.screen
         assert isinstance(diff, DiffScreen), str(screen.query_one("#fork-status", Static).render())
         assert diff.comparison.first_divergence == 5 and diff.table.cursor == 5
-        fork = load(default_out(incident_copy, 5))
+        fork = load(incident_copy.with_name("triage-incident-fork-at-5.json"))
         assert fork.parentId == "triage-incident" and fork.steps[-2].payload["text"] == "Urgent: VAN-14."
 
 
@@ -382,7 +382,7 @@ async def test_the_demo_fork_finishes_without_an_agent(tmp_path: Path, monkeypat
 
 async def test_what_if_asks_for_the_result_of_a_call_the_run_never_made(incident_copy: Path) -> None:
     from blackbox_tui.screens.diff import DiffScreen
-    from blackbox_tui.screens.prompts import PathPrompt
+    from blackbox_tui.screens.tool_answer import ToolResultPrompt
 
     replies = [{"type": "tool_call", "toolName": "get_service_history", "toolInput": {"vehicle_id": "VAN-99"}},
                {"type": "final_answer", "text": "VAN-99 has no history."}]
@@ -395,15 +395,15 @@ async def test_what_if_asks_for_the_result_of_a_call_the_run_never_made(incident
         await pilot.press("ctrl+r")
         for _ in range(100):
             await pilot.pause(0.05)
-            if isinstance(app.screen, PathPrompt):
+            if isinstance(app.screen, ToolResultPrompt):
                 break
         prompt = app.screen
-        assert isinstance(prompt, PathPrompt) and "get_service_history" in prompt.title_text
-        prompt.query_one(Input).value = '{"services": []}'
+        assert isinstance(prompt, ToolResultPrompt) and prompt.tool_name == "get_service_history"
+        prompt.query_one("#answer", Input).value = '{"services": []}'
         await pilot.press("enter")
         await app.workers.wait_for_complete()
         await settle(pilot)
         assert isinstance(app.screen, DiffScreen), str(screen.query_one("#fork-status", Static).render())
-    fork = load(default_out(incident_copy, 5))
+    fork = load(incident_copy.with_name("triage-incident-fork-at-5.json"))
     results = [s.payload for s in fork.steps if s.type == "tool_result"]
     assert results[-1]["result"] == {"services": []} and fork.steps[-1].payload["status"] == "success"

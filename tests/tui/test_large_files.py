@@ -112,7 +112,7 @@ async def test_G_while_reading_follows_the_end_until_the_last_step(big: Path, ga
         gate.open()
         await settle(pilot)
         assert screen.table.step_index == STEPS - 1
-        assert f"step {STEPS - 1} of {STEPS}" in text(screen, "#status")
+        assert f"step {STEPS - 1} ({STEPS} of {STEPS})" in text(screen, "#status")
 
 
 async def test_moving_off_the_end_stops_following_it(big: Path, gate: Gate) -> None:
@@ -171,7 +171,7 @@ async def test_a_file_cut_short_keeps_what_was_read_and_says_why(tmp_path: Path,
         assert run.problem.startswith(f"{cut}: not JSON: the file ends early")
         assert 0 < len(run) < STEPS and screen.table.row_count == len(run)
         banner = text(screen, "#chain-banner")
-        assert screen.has_class("-broken") and f"The file cannot be read past step {len(run)}: " in banner
+        assert screen.has_class("-broken") and f"The file cannot be read from step {len(run)} on: " in banner
         assert "The steps before it are shown." in banner and "changed after it was recorded" not in banner
         assert f"unreadable from step {len(run)}" in str(screen.query_one(RunHeader).render())
         whole = big.read_bytes()

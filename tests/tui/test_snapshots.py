@@ -144,3 +144,47 @@ def test_browse_80x24(snap_compare) -> None:
 def test_diff_80x24(snap_compare) -> None:
     app = make_app(PARENT, CHILD, diff=True)
     assert snap_compare(app, terminal_size=(80, 24), run_before=steady())
+
+
+# -- every screen at 80×24: outcome lines, whole footers, the fork's output path, JSON wrapped under itself ----
+
+SMALL = (80, 24)
+
+
+def test_diff_recordings_80x24(snap_compare) -> None:
+    app = make_app(INCIDENT, HYPOTHESIS, diff=True)
+    assert snap_compare(app, terminal_size=SMALL, run_before=steady())
+
+
+def test_both_values_80x24(snap_compare) -> None:
+    app = make_app(INCIDENT, HYPOTHESIS, diff=True)
+    assert snap_compare(app, terminal_size=SMALL, run_before=steady("v"))
+
+
+def test_help_80x24(snap_compare) -> None:
+    app = make_app(INCIDENT)
+    assert snap_compare(app, terminal_size=SMALL, run_before=steady("question_mark"))
+
+
+def test_diff_tampered_80x24(snap_compare, tampered: Path) -> None:
+    app = make_app(INCIDENT, tampered, diff=True)
+    assert snap_compare(app, terminal_size=SMALL, run_before=steady())
+
+
+def test_browse_tampered_80x24(snap_compare, tampered: Path) -> None:
+    app = make_app(tampered)
+    assert snap_compare(app, terminal_size=SMALL, run_before=steady("j", "j", "j", "j", "j"))
+
+
+def test_tool_question_80x24(snap_compare) -> None:
+    from blackbox_tui.screens.tool_answer import ToolResultPrompt
+
+    app = make_app(INCIDENT)
+
+    async def run_before(pilot: Pilot[object]) -> None:
+        await steady()(pilot)
+        await pilot.app.push_screen(ToolResultPrompt("get_service_history",
+                                                     {"vehicle_id": "VAN-99", "since": "2026-01-01"}))
+        await steady()(pilot)
+
+    assert snap_compare(app, terminal_size=SMALL, run_before=run_before)

@@ -16,7 +16,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
 from blackbox.cassette import Step
@@ -28,10 +28,12 @@ from ..external import open_readonly, viewer_command
 from ..follow import Follower
 from ..notice import say
 from ..run import Run, pretty_json
+from ..widgets.fit_footer import FitFooter
 from ..widgets.line_table import LineTable
 from ..widgets.run_header import RunHeader
 from ..widgets.step_detail import StepDetail
 from ..widgets.step_table import StepTable
+from .following import follow_tick, following_status
 from .prompts import PathPrompt, PickOne
 
 __all__ = ["REST_DELAY", "BrowseScreen"]
@@ -118,7 +120,7 @@ class BrowseScreen(Screen[None]):
             yield StepDetail(self.run, id="detail")
         yield Static(id="status")
         yield Input(placeholder="search summaries and payloads (enter: find, escape: close)", id="search")
-        yield Footer()
+        yield FitFooter()
 
     def on_mount(self) -> None:
         table = self.table
@@ -140,7 +142,7 @@ class BrowseScreen(Screen[None]):
 
     def run_changed(self, run: Run) -> None:
         """More steps of this run were read (or the whole file was, or could not be)."""
-        if run is not self.run:
+        if run is not self.run or not self.query("#steps"):  # (a change that arrives as the app quits)
             return
         table = self.table
         grown = run.generation == self._generation
@@ -171,29 +173,7 @@ class BrowseScreen(Screen[None]):
             self._progress_timer = None
 
     def _follow(self) -> None:
-        """Append what the recording wrote since the last look; the cursor on the last row stays on the last."""
-        follower = self.follower
-        if follower is None:
-            return
-        update = follower.poll()
-        if update.steps or update.drop:
-            table = self.table
-            at_end = table.cursor >= table.row_count - 1
-            self.run.append(update.steps, drop=update.drop)
-            table._index_width = max(table._index_width, len(str(len(self.run) - 1)))
-            if not self.filter_label:
-                table.indices = range(len(self.run))
-            elif update.drop:  # a filter keeps its rows, less the steps that were replaced
-                table.indices = [i for i in table.indices if i < len(self.run)]
-            table.rows_changed(table.row_count - 1 if at_end else table.cursor)
-            self.query_one(RunHeader).refresh_chain()
-            self._check_chain()
-            self._show_detail()
-        if follower.finished:
-            self.follower = None
-            done = "written" if follower.out.exists() else "not written (see the agent's output)"
-            say(self.app, f"The recording ended: {follower.out} {done}.")
-        self._update_status()
+        follow_tick(self)
 
     def on_screen_resume(self) -> None:
         """Back from the diff or a fork: the keys go to the step list again (it was never focused when the
@@ -237,11 +217,12 @@ class BrowseScreen(Screen[None]):
 
     def _chain_checked(self) -> None:
         self.query_one(RunHeader).refresh_chain()
+        self.table.refresh()  # the broken step's row is marked
         broken = self.run.chain
         if self.run.problem:
             self.add_class("-broken")
             self.query_one("#chain-banner", Static).update(Content(
-                f"⚠ The file cannot be read past step {len(self.run)}: {inert(self.run.problem.rstrip('.'))}. "
+                f"⚠ The file cannot be read from step {len(self.run)} on: {inert(self.run.problem.rstrip('.'))}. "
                 "The steps before it are shown."
             ))
         elif broken is not None:
@@ -270,13 +251,13 @@ class BrowseScreen(Screen[None]):
 
     def _update_status(self) -> None:
         index = self.table.step_index
-        where = f"step {index} of {len(self.run)}" if index is not None else "no steps shown"
+        # steps are named by their index, 0-based as in the cassette and the CLI; the position counts from 1
+        where = f"step {index} ({index + 1} of {len(self.run)})" if index is not None else "no steps shown"
         parts = [where]
         if self.run.loading is not None:
             parts.append(f"reading the file: {self.run.loading.fraction:.0%}")
-        if self.follower is not None:
-            parts.append(f"following {inert(self.follower.journal.name)} (live)" + (
-                f" — {inert(self.follower.problem)}" if self.follower.problem else ""))
+        if (following := following_status(self)) is not None:
+            parts.append(following)
         if self.filter_label:
             parts.append(f"filter: {inert(self.filter_label)} ({self.table.row_count} shown)")
         if self.query_text:

@@ -5,31 +5,31 @@ holds the new value, or a step whose hash differs while its payload does not), �
 
 from __future__ import annotations
 
-import difflib
 from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Label, Static
+from textual.widgets import Static
 
-from blackbox.cassette import Step
 from blackbox.errors import BlackboxError
 from blackbox.inert import inert
 
-from ..diffing import KIND_TEXT, Classifier, Comparison, compare, field_changes, word_changes
+from ..diffing import KIND_TEXT, Classifier, Comparison, agents_of, compare, field_changes, word_changes
 from ..notice import say
-from ..run import Run, compact_json, pretty_json
+from ..run import Run, compact_json
 from ..widgets.diff_table import DiffTable
+from ..widgets.fit_footer import FitFooter
 from ..widgets.line_table import LineTable
+from .both_values import BothValues
 from .browse import REST_DELAY, BrowseScreen
 from .prompts import PathPrompt
 
-__all__ = ["BothValues", "DiffScreen"]
+__all__ = ["BothValues", "DiffScreen"]  # BothValues from both_values, as before
 
 VALUE_CLIP = 70
 WORDS_FROM = 40  # strings at least this long on both sides are compared word by word
@@ -43,7 +43,8 @@ def _clip(value: Any) -> str:
 
 
 class DiffScreen(Screen[None]):
-    """`a` and `b` compared by hash (default) or semantically; opens on `at` or the first divergence."""
+    """`a` and `b` compared by hash (default) or semantically, or across agents when they are imports of two
+    coding agents (then `s` cycles the three); opens on `at` or the first divergence."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("right_square_bracket,n", "next_difference", "Next diff", key_display="]",
@@ -53,7 +54,8 @@ class DiffScreen(Screen[None]):
                 tooltip="The previous row that differs",
                 id="diff.previous_difference"),
         Binding("s", "toggle_semantic", "Hash/semantic",
-                tooltip="Compare by stored hash, or by type and payload (two recordings)", id="diff.toggle_semantic"),
+                tooltip="Compare by stored hash, or by type and payload (two recordings), or (two imports by "
+                        "different coding agents) by what each step did", id="diff.toggle_semantic"),
         Binding("v", "view_values", "Both values",
                 tooltip="Both steps' payloads side by side, aligned, changes marked", id="diff.view_values"),
         Binding("enter", "browse", "Browse", tooltip="Browse run A at this step (escape comes back)", id="diff.browse"),
@@ -65,11 +67,13 @@ class DiffScreen(Screen[None]):
 
     DEFAULT_CSS = """
     DiffScreen {
+        #diff-chain { display: none; height: auto; background: $error; color: $text; text-style: bold; padding: 0 1; }
+        &.-broken #diff-chain { display: block; }
         #verdict { height: auto; padding: 0 1; background: $panel; text-wrap: nowrap; text-overflow: ellipsis; }
         #columns { height: 1; padding: 0; color: $text-muted; background: $panel; text-style: bold; }
         #rows { height: 1fr; }
         #changes-box { height: 12; border-top: hkey $panel-lighten-2; background: $surface; }
-        &.-short #changes-box { height: 7; }
+        &.-short #changes-box { height: 6; }
         #changes { padding: 0 1; }
     }
     """
@@ -79,6 +83,8 @@ class DiffScreen(Screen[None]):
         self.a = a
         self.b = b
         self.semantic = semantic
+        self.agents = False  # comparing across coding agents (chosen when both runs are imports of two agents)
+        self.modes: tuple[str, ...] | None = None  # what `s` cycles, known once the runs are read
         self.start_at = at
         self.comparison: Comparison | None = None
         self.first_behavioural: int | None = None
@@ -87,12 +93,13 @@ class DiffScreen(Screen[None]):
         self._reading_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
+        yield Static(id="diff-chain")
         yield Static(Content.styled("comparing…", "$text-muted"), id="verdict")
         yield Static(id="columns")
         yield DiffTable(self.a, self.b, id="rows")
         with VerticalScroll(id="changes-box"):
             yield Static(id="changes")
-        yield Footer()
+        yield FitFooter()
 
     def on_mount(self) -> None:
         self.table.focus()
@@ -129,8 +136,15 @@ class DiffScreen(Screen[None]):
     def _compare(self) -> None:
         if not (self.a.wait_loaded() and self.b.wait_loaded()):
             return  # the app is quitting
+        self.a.check_chain()  # hashes every step once, cached on the run: the CLI refuses a broken chain
+        self.b.check_chain()
         try:
-            result = compare(self.a, self.b, semantic=self.semantic)
+            if self.modes is None:
+                agent_a, agent_b = agents_of(self.a, self.b)
+                across = agent_a is not None and agent_b is not None and agent_a != agent_b
+                self.modes = ("agents", "hash", "semantic") if across else ("hash", "semantic")
+                self.agents = across and not self.semantic
+            result = compare(self.a, self.b, semantic=self.semantic, agents=self.agents)
             classifier = Classifier(self.a, self.b, result)
             behavioural = classifier.first_behavioural()
         except (BlackboxError, ValueError, MemoryError) as exc:
@@ -149,17 +163,36 @@ class DiffScreen(Screen[None]):
         self.table.classifier = classifier
         self.table.rows_changed(self.table.cursor)  # a large file may have had more steps to read
         self._update_verdict()
+        self._show_chains()
         self.call_after_refresh(self._update_columns)
         if first_load:
             target = self.start_at if self.start_at is not None else result.first_divergence
             self.table.move_to(target or 0, center=True)
         self._show_changes()
 
+    def broken_chains(self) -> list[str]:
+        """`A: chain broken at step 5 (reason)` for each run whose chain does not hold (checked by `_compare`)."""
+        found = []
+        for side, run in (("A", self.a), ("B", self.b)):
+            broken = run.chain if run.chain_checked else None
+            if broken is not None:
+                found.append(f"{side} ({run.name}): chain broken at step {broken.index} ({inert(broken.reason)})")
+        return found
+
+    def _show_chains(self) -> None:
+        broken = self.broken_chains()
+        self.set_class(bool(broken), "-broken")
+        if broken:
+            self.query_one("#diff-chain", Static).update(Content(
+                "⚠ " + "; ".join(broken) + ". The file changed after it was recorded: the comparison may not be "
+                "what ran (`blackbox diff` refuses it)."))
+
     def _update_verdict(self) -> None:
         result = self.comparison
         if result is None:
             return
-        mode = "semantic (type + payload)" if result.semantic else "hash"
+        mode = ("what each step did, across agents" if result.agents else
+                "semantic (type + payload)" if result.semantic else "hash")
         if result.first_divergence is None:
             where = Content.styled("no divergence", "bold $text-success")
         else:
@@ -172,10 +205,12 @@ class DiffScreen(Screen[None]):
                 where += Content.styled(f" · no behavioural divergence up to step {classifier.scanned_to} "
                                         "(] looks further)", "$text-muted")
         counts = {kind: result.rows.count(kind) for kind in ("changed", "only_a", "only_b")}
-        first = Content.assemble(
-            (self.a.label, "bold"), ("  ↔  ", "$text-muted"), (self.b.label, "bold"),
-            (f"   compared by {mode} (s toggles)", "$text-muted"),
-        )
+        first = Content.assemble((self.a.label, "bold"), ("  ↔  ", "$text-muted"), (self.b.label, "bold"))
+        for side, run in (("A", self.a), ("B", self.b)):  # before the rest: a narrow terminal cuts the line's end
+            broken = run.chain if run.chain_checked else None
+            if broken is not None:
+                first += Content.styled(f"   {side}: chain BROKEN at step {broken.index}", "bold $text-error")
+        first += Content.styled(f"   compared by {mode} (s toggles)", "$text-muted")
         second = where + Content.styled(
             f"   ·  {counts['changed']} changed, {counts['only_a']} only in A, {counts['only_b']} only in B",
             "$text-muted",
@@ -183,8 +218,7 @@ class DiffScreen(Screen[None]):
         verdict = Content.styled(inert(result.verdict), "bold $text-accent")
         outcomes = [Content.assemble((f"{side} ", "bold $text-muted"), (inert(run.outcome.describe()), "$text-muted"))
                     for side, run in (("A", self.a), ("B", self.b))]
-        shown = [first, second, verdict] if self.has_class("-short") else [first, second, verdict, *outcomes]
-        self.query_one("#verdict", Static).update(Content("\n").join(shown))
+        self.query_one("#verdict", Static).update(Content("\n").join([first, second, verdict, *outcomes]))
 
     def _update_columns(self) -> None:
         a_start, b_start, side = self.table.column_layout(self.table.content_width or self.size.width)
@@ -258,7 +292,10 @@ class DiffScreen(Screen[None]):
         self.table.move_to(candidates[0] if forward else candidates[-1])
 
     def action_toggle_semantic(self) -> None:
-        self.semantic = not self.semantic
+        modes = self.modes or ("hash", "semantic")
+        current = "agents" if self.agents else "semantic" if self.semantic else "hash"
+        following = modes[(modes.index(current) + 1) % len(modes)]
+        self.agents, self.semantic = following == "agents", following == "semantic"
         self.query_one("#verdict", Static).update(Content.styled("comparing…", "$text-muted"))
         self._compare()
 
@@ -308,40 +345,6 @@ class DiffScreen(Screen[None]):
             self.app.pop_screen()
 
 
-class BothValues(ModalScreen[None]):
-    """Step `index` of both runs, each payload in full, side by side."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,v", "dismiss", "Close", id="values.close"),
-    ]
-
-    DEFAULT_CSS = """
-    BothValues {
-        align: center middle;
-        & > Vertical { width: 96%; height: 90%; border: round $accent; background: $panel; }
-        & Horizontal { height: 1fr; }
-        & VerticalScroll { width: 1fr; border: round $panel-lighten-2; background: $surface; padding: 0 1; }
-        & Label { padding: 0 1; color: $text-muted; }
-    }
-    """
-
-    def __init__(self, index: int, a: Step | None, b: Step | None) -> None:
-        super().__init__()
-        self.index = index
-        self.a = a
-        self.b = b
-
-    def compose(self) -> ComposeResult:
-        left, right = aligned_json(self.a, self.b)
-        with Vertical():
-            yield Label(f"step {self.index}: A on the left, B on the right; changed lines marked (escape closes)")
-            with Horizontal():
-                with VerticalScroll(id="value-a"):
-                    yield Static(left)
-                with VerticalScroll(id="value-b"):
-                    yield Static(right)
-
-
 def _words(old: str, new: str) -> Content:
     """A long string's change, word by word: only the words that differ are coloured."""
     left, right = word_changes(inert(old), inert(new))
@@ -350,28 +353,3 @@ def _words(old: str, new: str) -> Content:
     b = Content.assemble(*[(text, "bold $text-success underline" if changed else "$text-muted")
                            for text, changed in right])
     return Content("\n  A: ") + a + Content("\n  B: ") + b
-
-
-def aligned_json(a: Step | None, b: Step | None) -> tuple[Content, Content]:
-    """Both payloads as JSON, line for line: equal lines side by side, changed lines marked, a side's extra
-    lines faced by blank ones; a missing step says so instead of `null`."""
-    a_lines = inert(pretty_json(a.payload), keep_newlines=True).split("\n") if a is not None else []
-    b_lines = inert(pretty_json(b.payload), keep_newlines=True).split("\n") if b is not None else []
-    left: list[Content] = []
-    right: list[Content] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a_lines, b_lines, autojunk=False).get_opcodes():
-        if tag == "equal":
-            left += [Content(line) for line in a_lines[i1:i2]]
-            right += [Content(line) for line in b_lines[j1:j2]]
-            continue
-        old, new = a_lines[i1:i2], b_lines[j1:j2]
-        height = max(len(old), len(new))
-        left += [Content.styled(line, "$text-error on $error 15%") for line in old] + \
-            [Content("")] * (height - len(old))
-        right += [Content.styled(line, "$text-success on $success 15%") for line in new] + \
-            [Content("")] * (height - len(new))
-    if a is None:
-        left = [Content.styled("(no such step in A)", "italic $text-muted")]
-    if b is None:
-        right = [Content.styled("(no such step in B)", "italic $text-muted")]
-    return Content("\n").join(left), Content("\n").join(right)

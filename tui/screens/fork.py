@@ -16,9 +16,7 @@ import contextlib
 import os
 import shlex
 import signal
-import sys
 import tempfile
-import threading
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -28,44 +26,29 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Input, Label, Log, RadioButton, RadioSet, Static
+from textual.widgets import Button, Input, Label, Log, RadioButton, RadioSet, Static
 
 from blackbox.canonical import decode_json
 from blackbox.cassette import Cassette, save
 from blackbox.errors import BlackboxError, CassetteError, UsageError
 from blackbox.fork import load_script, same_file
 from blackbox.inert import inert
-from blackbox.providers import for_model
-from blackbox.whatif import key_problem
 
+from ..fork_files import default_out, fork_argv, write_inputs
+from ..live_keys import key_problem, provider_of
 from ..notice import say
 from ..run import Run, pretty_json
 from ..state import ForkSettings, recall_fork, remember_fork
+from ..widgets.fit_footer import FitFooter
 from ..widgets.json_editor import JsonEditor
-from .prompts import PathPrompt
+from .tool_answer import ask_tool_result
 
-__all__ = ["ForkScreen", "default_out", "fork_argv", "key_problem"]
+__all__ = ["ForkScreen", "default_out", "fork_argv", "key_problem"]  # the two from fork_files, as before
 
 CONTINUATIONS = ("script", "inline", "live")
 RUNNERS = ("whatif", "agent", "demo")
 KILL_GRACE = 3.0
 NARROW = 76  # below this many columns the editor and the settings are stacked, not side by side
-
-
-def default_out(parent: Path, index: int) -> Path:
-    """`<parent>-fork-at-<N>.json` beside the parent (never the parent itself), relative to here if inside."""
-    out = parent.with_name(f"{parent.stem}-fork-at-{index}.json")
-    try:
-        return out.resolve().relative_to(Path.cwd().resolve())
-    except ValueError:
-        return out
-
-
-def fork_argv(parent: Path, index: int, value_file: Path, out: Path, continuation: list[str],
-              command: list[str]) -> list[str]:
-    """The CLI call that makes the fork; `continuation` is `["--live"]` or `["--script", path]`."""
-    return [sys.executable, "-m", "blackbox", "fork", str(parent), "--at", str(index), "--set",
-            f"@{value_file}", "--out", str(out), *continuation, "--", *command]
 
 
 def initial_value(payload: object) -> str:
@@ -75,17 +58,8 @@ def initial_value(payload: object) -> str:
     return str(pretty_json(payload))
 
 
-def _provider_of(model: str | None) -> str | None:
-    """The provider name a model name belongs to, or None."""
-    found = for_model(model)
-    return found.name if found is not None else None
-
-
 def _next_model_input(run: Run, index: int) -> int | None:
-    for i in range(index + 1, len(run)):
-        if run.steps.type(i) == "model_input":
-            return i
-    return None
+    return next((i for i in range(index + 1, len(run)) if run.steps.type(i) == "model_input"), None)
 
 
 class ForkScreen(Screen[None]):
@@ -109,8 +83,6 @@ class ForkScreen(Screen[None]):
         #settings Label { color: $text-muted; }
         #settings RadioSet { width: 100%; border: none; padding: 0; background: $surface; }
         #settings RadioSet:focus-within { background: $boost; }
-        #settings Input { border: none; height: 1; padding: 0 1; background: $boost; }
-        #settings Input:focus { background: $accent 25%; }
         #replies { height: 7; display: none; }
         #script-path { display: none; }
         #settings.-inline #replies { display: block; }
@@ -121,9 +93,14 @@ class ForkScreen(Screen[None]):
         #command-part { display: none; }
         #settings.-agent #command-part { display: block; }
         #model-part, #command-part { height: auto; }
-        #buttons { height: 1; padding: 0 1; }
+        #out-part { height: auto; padding: 0 1; & Label { color: $text-muted; } }
+        #settings Input, #out-part Input { border: none; height: 1; padding: 0 1; background: $boost; }
+        #settings Input:focus, #out-part Input:focus { background: $accent 25%; }
+        #out-part Input { width: 1fr; }
+        #value-box Label { width: 100%; }
+        #buttons { height: auto; padding: 0 1; }
         #buttons Button { height: 1; min-width: 10; border: none; margin-right: 1; }
-        #fork-problem { width: 1fr; height: 1; color: $text-warning; }
+        #fork-problem { width: 1fr; height: auto; color: $text-warning; }
         #fork-status { height: auto; padding: 0 1; }
         #fork-status.-error { color: $text-error; text-style: bold; }
         #fork-status.-ok { color: $text-success; }
@@ -148,7 +125,7 @@ class ForkScreen(Screen[None]):
         self.busy = False
         self.cancelled = False
         self.recorded_model = self._recorded_model()
-        self.recorded_provider = _provider_of(self.recorded_model)
+        self.recorded_provider = provider_of(self.recorded_model)
 
     def _recorded_model(self) -> str | None:
         for i in range(len(self.run) - 1, -1, -1):
@@ -193,9 +170,9 @@ class ForkScreen(Screen[None]):
                         yield RadioButton("a replies file", id="script", value=remembered.continuation == "script")
                         yield RadioButton("replies written here", id="inline",
                                           value=remembered.continuation == "inline")
-                        yield RadioButton("live: the provider's API (key from the environment)", id="live",
+                        yield RadioButton("live: the provider's API", id="live",
                                           value=remembered.continuation == "live")
-                    yield Input(remembered.script, placeholder="replies.json (a JSON array of model outputs)",
+                    yield Input(remembered.script, placeholder="replies.json: a JSON array",
                                 id="script-path")
                     with Vertical(id="model-name-part"):
                         yield Label("model (its name picks the API: claude-… or gpt-…)")
@@ -205,15 +182,16 @@ class ForkScreen(Screen[None]):
                 with Vertical(id="command-part"):
                     yield Label("Agent command (run after --)")
                     yield Input(remembered.command, placeholder="python agent.py", id="command")
-                yield Label("Write the fork to")
-                yield Input(str(default_out(self.parent_path, self.index)), id="out")
+        with Vertical(id="out-part"):  # the whole width: a path is long
+            yield Label("Write the fork to")
+            yield Input(str(default_out(self.parent_path, self.index)), id="out")
         with Horizontal(id="buttons"):
             yield Button("Run fork", variant="primary", id="run", disabled=True)
             yield Button("Cancel", variant="error", id="cancel", disabled=True)
             yield Static(id="fork-problem")
         yield Static(id="fork-status")
         yield Log(id="fork-log", highlight=False)
-        yield Footer()
+        yield FitFooter()
 
     def on_mount(self) -> None:
         self.query_one("#value", JsonEditor).query_one("TextArea").focus()
@@ -290,7 +268,7 @@ class ForkScreen(Screen[None]):
     @property
     def live_provider(self) -> str | None:
         """The API a live what-if run asks: the one the model's name belongs to."""
-        return _provider_of(self.model_name or self.recorded_model)
+        return provider_of(self.model_name or self.recorded_model)
 
     def validate(self) -> None:
         problem = self.problem()
@@ -401,12 +379,12 @@ class ForkScreen(Screen[None]):
         from blackbox.whatif import LiveModel, ModelSource, ScriptedModel, what_if
 
         model: ModelSource
-        model_name = self.model_name or None
+        model_name = None  # a scripted run keeps the recorded model: the name typed is for a live one
         if settings.continuation == "live":
             provider = self.live_provider
             if provider is None:
                 raise UsageError("name a Claude or GPT model for the live run")
-            model = LiveModel(provider)
+            model, model_name = LiveModel(provider), self.model_name or None
         elif settings.continuation == "inline":
             with tempfile.TemporaryDirectory(prefix="blackbox-fork-") as tmp:
                 replies = Path(tmp) / "replies.json"
@@ -420,32 +398,8 @@ class ForkScreen(Screen[None]):
                        model_name=model_name, tool_results=self._ask_result)
 
     def _ask_result(self, call: dict[str, Any]) -> Any:
-        """From the worker thread: ask for the result of a call the parent never made (empty stops the fork
-        there, incomplete; text that is not JSON is taken as a string)."""
-        from blackbox.canonical import canonical_text
-        from blackbox.whatif import NO_RESULT
-
-        answered = threading.Event()
-        box: list[str | None] = [None]
-
-        def done(text: str | None) -> None:
-            box[0] = text
-            answered.set()
-
-        shown = inert(f"{call.get('toolName')} {canonical_text(call.get('toolInput'))}")
-        title = (f"The model called {shown[:200]} — a call the run never made. Its result (JSON; "
-                 "empty or escape stops the fork here, incomplete):")
-        self.app.call_from_thread(self.app.push_screen, PathPrompt(title, ""), done)
-        while not answered.wait(0.25):
-            if not self.is_attached or not self.app.is_running:  # the UI closed meanwhile: stop here
-                return NO_RESULT
-        text = box[0]
-        if not text:
-            return NO_RESULT
-        try:
-            return decode_json(text)
-        except ValueError:
-            return text
+        """From the worker thread: the result of a call the parent never made (see `ask_tool_result`)."""
+        return ask_tool_result(self.app, call, lambda: self.is_attached and self.app.is_running)
 
     def _failed(self, message: str) -> None:
         self.busy = False
@@ -463,22 +417,20 @@ class ForkScreen(Screen[None]):
 
     @work(exclusive=True, group="fork")
     async def _launch(self, settings: ForkSettings, out: Path) -> None:
+        """Run `blackbox fork … -- <agent>`; the value and the inline replies are written beside the fork, so the
+        command the log shows can be run again."""
         log = self.query_one("#fork-log", Log)
-        with tempfile.TemporaryDirectory(prefix="blackbox-fork-") as tmp:
-            value_file = Path(tmp) / "value.json"
-            value_file.write_text(self.query_one("#value", JsonEditor).text, encoding="utf-8")
-            if settings.continuation == "live":
-                continuation = ["--live"]
-            elif settings.continuation == "inline":
-                replies = Path(tmp) / "replies.json"
-                replies.write_text(settings.replies, encoding="utf-8")
-                continuation = ["--script", str(replies)]
-            else:
-                continuation = ["--script", str(Path(settings.script).expanduser())]
-            argv = fork_argv(self.parent_path, self.index, value_file, out, continuation,
-                             shlex.split(settings.command))
-            log.write_line(inert("$ " + shlex.join(["blackbox", *argv[3:]])))
-            code, last = await self._run(argv, log)
+        inline = settings.replies if settings.continuation == "inline" else None
+        try:
+            value_file, replies = write_inputs(out, self.query_one("#value", JsonEditor).text, inline)
+        except BlackboxError as exc:
+            self._failed(f"error: {exc}")
+            return
+        continuation = ["--live"] if settings.continuation == "live" else \
+            ["--script", str(replies or Path(settings.script).expanduser())]
+        argv = fork_argv(self.parent_path, self.index, value_file, out, continuation, shlex.split(settings.command))
+        log.write_line(inert("$ " + shlex.join(["blackbox", *argv[3:]])))
+        code, last = await self._run(argv, log)
         self._finished(code, out, last)
 
     async def _run(self, argv: list[str], log: Log) -> tuple[int, str]:

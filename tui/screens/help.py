@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
@@ -29,13 +31,22 @@ COMMON = (
 )
 
 
-def help_content(screen: Screen[object]) -> Content:
-    lines = [Content.styled(INTRO.get(type(screen).__name__, ""), "$text-muted"), Content("")]
+KEY_WIDTH = 14
+
+
+def help_content(screen: Screen[object], width: int = 0) -> Content:
+    """The intro and one row per key; with `width`, a long description wraps under itself, not under the keys."""
+    intro = INTRO.get(type(screen).__name__, "")
+    lines = [Content.styled(line, "$text-muted") for line in (textwrap.wrap(intro, width) if width >= 20 else [intro])]
+    lines.append(Content(""))
     rows = [(key, f"{description} — {tooltip}" if tooltip else description)
             for description, key, _, _, tooltip in screen_actions(screen)]
     rows += list(COMMON)
+    room = width - KEY_WIDTH - 2
     for key, description in rows:
-        lines.append(Content.assemble((f"{key:>14}  ", "bold $text-accent"), description))
+        parts = textwrap.wrap(description, room) if room >= 20 else [description]
+        lines.append(Content.assemble((f"{key:>{KEY_WIDTH}}  ", "bold $text-accent"), parts[0]))
+        lines += [Content(" " * (KEY_WIDTH + 2) + part) for part in parts[1:]]
     return Content("\n").join(lines)
 
 
@@ -64,3 +75,10 @@ class HelpScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self.query_one(Vertical).border_title = "Help"
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Wrap the rows to the room there is (the scrollbar's included, shown or not)."""
+        scroll = self.query_one(VerticalScroll)
+        width = scroll.scrollable_content_region.width - (0 if scroll.show_vertical_scrollbar
+                                                          else scroll.styles.scrollbar_size_vertical)
+        self.query_one("#help-text", Static).update(help_content(self.target, width))

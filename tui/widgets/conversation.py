@@ -127,6 +127,12 @@ class ConversationView(VerticalScroll):
         self.query_one("#conversation-text", Static).update(conversation_content(payload, self.unfold))
         self.scroll_home(animate=False)
 
+    def show_content(self, content: Content) -> None:
+        """Something already readable (an MCP result's content blocks) in place of a conversation."""
+        self._payload = None
+        self.query_one("#conversation-text", Static).update(content)
+        self.scroll_home(animate=False)
+
     def toggle_fold(self) -> None:
         self.unfold = not self.unfold
         self.query_one("#conversation-text", Static).update(conversation_content(self._payload, self.unfold))

@@ -142,7 +142,10 @@ class PayloadView(VerticalScroll):
             self._render_text()
 
     def _text_width(self) -> int:
-        return max(0, self.scrollable_content_region.width)
+        """The width lines are wrapped to: the room left once a scrollbar is shown (it appears only after the
+        text is laid out, and a line wrapped wider would be wrapped again by the Static, to column 0)."""
+        scrollbar = 0 if self.show_vertical_scrollbar else self.styles.scrollbar_size_vertical
+        return max(0, self.scrollable_content_region.width - scrollbar)
 
     def _render_text(self) -> None:
         self._width = self.size.width

@@ -15,6 +15,7 @@ from textual.widgets import Static, TabbedContent, TabPane
 from blackbox.cassette import Step
 from blackbox.inert import inert
 
+from ..mcp_view import mcp_content
 from ..run import Run, format_time
 from .conversation import ConversationView
 from .payload_view import PayloadView
@@ -112,8 +113,12 @@ class StepDetail(Vertical):
             self.query_one(PayloadView).show(step.payload if step else None, self.needle)
         elif tab == "tab-conversation":
             view = self.query_one(ConversationView)
+            readable = (mcp_content(step.payload) if step is not None and step.type == "tool_result"
+                        and self.run.origin(step.index, step) is not None else None)
             if step is not None and step.type == "model_input":
                 view.show(step.payload)
+            elif readable is not None:
+                view.show_content(readable)
             else:
                 view.show(None)
         elif tab == "tab-step":

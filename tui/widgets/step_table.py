@@ -21,6 +21,7 @@ from .line_table import KEEP_STYLE, LineTable
 __all__ = ["StepTable"]
 
 TYPE_WIDTH = 13
+RUNNING = " · running…"  # after the call of a tool that has not returned yet (`tui --follow`)
 
 
 class StepTable(LineTable):
@@ -53,6 +54,7 @@ class StepTable(LineTable):
         self.run = run
         self.indices: Sequence[int] = range(len(run))
         self.marked: frozenset[int] = frozenset()
+        self.running: frozenset[int] = frozenset()  # steps of tools a followed recording is still running
         self.needle = ""
         self._index_width = len(str(max(len(run) - 1, 0)))
 
@@ -94,14 +96,19 @@ class StepTable(LineTable):
         colour = self.style_of(f"step-table--{kind}")
         muted = self.style_of("line-table--muted")
         marked = index in self.marked
+        broken = self.run.chain if self.run.chain_checked else None  # never hashed here: checked in a thread
+        if broken is not None and broken.index == index and not marked:
+            mark = Segment("✗", self.style_of("step-table--error"))  # the step whose hash does not hold
+        else:
+            mark = Segment("›" if marked else " ", self.style_of("step-table--match") if marked else muted)
         lead = [
-            Segment("›" if marked else " ", self.style_of("step-table--match") if marked else muted),
+            mark,
             Segment(f"{index:>{self._index_width}}  ", muted),
             Segment(f"{step.type:<{TYPE_WIDTH}}", colour),
             Segment(self.run.nesting(index), muted),
         ]
         room = width - sum(cell_len(segment.text) for segment in lead)
-        summary = self.run.summary(index)
+        summary = self.run.summary(index) + (RUNNING if index in self.running else "")
         if cell_len(summary) > room > 1:
             summary = set_cell_size(summary, room - 1) + "…"
         if marked and self.needle:

@@ -1,0 +1,372 @@
+"""Gemini's `generateContent` API (google-genai, pydantic-ai's GoogleModel) ↔ neutral steps: the request side.
+
+Gemini names the model and the stream flag in the path (`…/models/{model}:generateContent`,
+`…:streamGenerateContent?alt=sse`), so `body_of` folds both into the body the codec reads.  Function calls may
+carry no id: they are numbered by their name, arguments and occurrence (`gemini_calls.call_key`), and a
+`functionResponse` is paired with its call by id, else by order and name.  Thought parts and `thoughtSignature`
+are never part of a `model_input` (the agent sends back what the model said; the signature changes every run):
+the response side keeps them in the `model_output` (`gemini_response`) so a replayed conversation carries them
+back to the real API.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, cast
+
+from blackbox.apis import facts
+from blackbox.payloads import ModelInput
+from blackbox.providers import gemini_response, gemini_stream
+from blackbox.providers.base import CodecProvider
+from blackbox.providers.gemini_calls import SKIP_SIGNATURE, call_id, call_key, check_part, error_body, is_thought
+from blackbox.providers.neutral import CallIds, neutral_tool, unsupported
+from blackbox.providers.outgoing import kept, parts, sent_as, tools_of
+from blackbox.wire import Request
+
+__all__ = ["KEPT_PARAMS", "PROVIDER", "Gemini", "build_request", "normalize_request"]
+
+#: generationConfig fields and their neutral `params` names.  Every other generationConfig field is kept too (all of
+#: it steers the model), as one param `generationConfig`; `toolConfig` and `safetySettings` under their names.
+KEPT_PARAMS: Mapping[str, str] = {
+    "maxOutputTokens": "maxTokens",
+    "temperature": "temperature",
+    "topP": "topP",
+    "topK": "topK",
+    "stopSequences": "stop",
+    "seed": "seed",
+    "presencePenalty": "presencePenalty",
+    "frequencyPenalty": "frequencyPenalty",
+    "thinkingConfig": "thinking",
+    "responseMimeType": "responseMimeType",
+    "responseSchema": "responseSchema",
+    "responseJsonSchema": "responseJsonSchema",
+}
+_REST = "generationConfig"
+_TOP_PARAMS = ("toolConfig", "safetySettings")  # request fields outside generationConfig kept under their names
+_CALL_PATH = re.compile(r"/models/([^/:]+):(generateContent|streamGenerateContent)$")
+_GOOGLE_HOSTS = ("googleapis.com",)
+_REFUSED_FIELDS = {
+    "cachedContent": ("cachedContent (a server-side context cache)", "send the whole conversation in contents"),
+}
+_REFUSED_TOOLS = {
+    "googleSearch": "Google Search grounding", "googleSearchRetrieval": "Google Search grounding",
+    "codeExecution": "code execution", "urlContext": "URL context", "retrieval": "retrieval",
+    "fileSearch": "file search", "googleMaps": "Google Maps grounding", "computerUse": "computer use",
+    "enterpriseWebSearch": "web search",
+}
+
+
+def normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
+    """The neutral `model_input` of a generateContent request; refuses what cannot be replayed faithfully
+    (leaving `ids` as it was)."""
+    with ids.undo_on_error():
+        return _normalize_request(body, ids)
+
+
+def _normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
+    for field in _REFUSED_FIELDS.keys() & body.keys():
+        if body[field]:
+            raise unsupported(*_REFUSED_FIELDS[field])
+    contents = body.get("contents")
+    if isinstance(contents, dict):
+        contents = [contents]
+    if not isinstance(contents, list):
+        raise unsupported("a generateContent request without a contents list", "send contents=[...]")
+    payload: dict[str, Any] = {"messages": _messages(contents, ids), "tools": _tools(body.get("tools"))}
+    system = body.get("systemInstruction")
+    if system is not None:
+        payload["systemPrompt"] = _system(system)
+    if body.get("model") is not None:
+        payload["model"] = body["model"]
+    params = _params(body)
+    if params:
+        payload["params"] = params
+    return cast(ModelInput, payload)
+
+
+def _params(body: dict[str, Any]) -> dict[str, Any]:
+    config = body.get("generationConfig")
+    if config is not None and not isinstance(config, dict):
+        raise unsupported("a generationConfig that is not an object", "pass a GenerateContentConfig")
+    params: dict[str, Any] = {}
+    rest: dict[str, Any] = {}
+    for name, value in (config or {}).items():
+        if value is None:
+            continue
+        if name in KEPT_PARAMS:
+            params[KEPT_PARAMS[name]] = value
+        elif name == "candidateCount":
+            if value != 1:
+                raise unsupported(f"candidateCount={value}", "ask for one candidate (Blackbox records one answer a "
+                                                             "call)")
+        elif name == "responseModalities":
+            if not isinstance(value, list) or any(str(m).upper() != "TEXT" for m in value):
+                raise unsupported("responseModalities other than TEXT", "ask for text output only")
+            rest[name] = value
+        elif name == "speechConfig":
+            raise unsupported("speechConfig (audio output)", "ask for text output only")
+        else:
+            rest[name] = value
+    if rest:
+        params[_REST] = rest
+    for name in _TOP_PARAMS:
+        if body.get(name) is not None:
+            params[name] = body[name]
+    return params
+
+
+def _system(system: Any) -> str:
+    if isinstance(system, str):
+        return system
+    found = system.get("parts") if isinstance(system, dict) else None
+    if not isinstance(found, list):
+        raise unsupported("a systemInstruction that is not text content", "pass the system instruction as text")
+    texts = []
+    for part in found:
+        kind = check_part(part, "the system instruction")
+        if kind != "text":
+            raise unsupported(f"a {kind!r} part in the system instruction", "use text parts only")
+        texts.append(part.get("text") or "")
+    return "\n\n".join(texts)
+
+
+def _tools(tools: Any) -> list[dict[str, Any]]:
+    if tools is None:
+        return []
+    if not isinstance(tools, list):
+        raise unsupported("a tools value that is not a list", "pass tools=[...]")
+    out: list[dict[str, Any]] = []
+    for tool in tools:
+        if not isinstance(tool, dict):
+            raise unsupported(f"a tool of type {type(tool).__name__}", "declare functions only")
+        for key, value in tool.items():
+            if key == "functionDeclarations":
+                for declaration in value or []:
+                    out.append(_declaration(declaration))
+            elif value is not None:
+                what = _REFUSED_TOOLS.get(key, f"the tool {key!r}")
+                raise unsupported(what, "Blackbox records function declarations only; expose it as a function "
+                                        "the agent runs")
+    return out
+
+
+def _declaration(declaration: Any) -> dict[str, Any]:
+    if not isinstance(declaration, dict) or not isinstance(declaration.get("name"), str):
+        raise unsupported("a function declaration without a name", "give every function a name")
+    # the API takes both spellings, and google-genai sends the JSON-schema field in snake case
+    schema = declaration.get("parametersJsonSchema")
+    if schema is None:
+        schema = declaration.get("parameters_json_schema")
+    if schema is None:
+        schema = declaration.get("parameters")
+    return neutral_tool(declaration["name"], declaration.get("description"), schema)
+
+
+def _messages(contents: list[Any], ids: CallIds) -> list[dict[str, Any]]:
+    """Consecutive contents of one role are one message (a streamed chat keeps one model content per frame)."""
+    turns: list[tuple[str, list[Any]]] = []
+    for content in contents:
+        if not isinstance(content, dict):
+            raise unsupported(f"a content of type {type(content).__name__}", "send Content objects")
+        role = "assistant" if content.get("role") == "model" else "user"
+        found = content.get("parts") or []
+        if not isinstance(found, list):
+            raise unsupported("a content whose parts is not a list", "send parts=[...]")
+        if turns and turns[-1][0] == role:
+            turns[-1][1].extend(found)
+        else:
+            turns.append((role, list(found)))
+    seen: dict[str, int] = {}
+    messages: list[dict[str, Any]] = []
+    previous: list[dict[str, Any]] = []  # the calls of the last assistant turn, for the functionResponses after it
+    for role, found in turns:
+        if role == "assistant":
+            message, previous = _assistant(found, ids, seen)
+        else:
+            message = _user(found, ids, previous)
+        messages.append(message)
+    return messages
+
+
+def _assistant(found: list[Any], ids: CallIds, seen: dict[str, int]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """All answer text concatenated (a stream cuts it into parts), then the calls; thoughts dropped."""
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for part in found:
+        kind = check_part(part, "a model turn")
+        if is_thought(part):
+            continue
+        if kind == "text":
+            texts.append(part.get("text") or "")
+        elif kind == "functionCall":
+            call = part["functionCall"]
+            base = call_key(call)
+            key = f"{base}#{seen.get(base, 0)}"
+            seen[base] = seen.get(base, 0) + 1
+            calls.append({"type": "tool_use", "toolCallId": call_id(call, key, ids), "toolName": call["name"],
+                          "toolInput": call.get("args") or {}})
+        else:
+            raise unsupported(f"a {kind!r} part in a model turn", _PART_ADVICE)
+    text = "".join(texts)
+    if not calls:
+        return {"role": "assistant", "content": text}, []
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    return {"role": "assistant", "content": content + calls}, calls
+
+
+_PART_ADVICE = "send text, functionCall and functionResponse parts only"
+
+
+def _user(found: list[Any], ids: CallIds, previous: list[dict[str, Any]]) -> dict[str, Any]:
+    texts: list[str] = []
+    results: list[dict[str, Any]] = []
+    unclaimed = list(previous)
+    for part in found:
+        kind = check_part(part, "a user turn")
+        if is_thought(part):
+            continue
+        if kind == "text":
+            texts.append(part.get("text") or "")
+        elif kind == "functionResponse":
+            results.append(_result(part["functionResponse"], ids, unclaimed))
+        else:
+            raise unsupported(f"a {kind!r} part in a user turn", _PART_ADVICE)
+    if not results:
+        return {"role": "user", "content": "\n\n".join(texts)}
+    if texts:
+        raise unsupported("text beside functionResponse parts in one turn", "send the text in a turn of its own")
+    return {"role": "user", "content": results}
+
+
+def _result(response: dict[str, Any], ids: CallIds, unclaimed: list[dict[str, Any]]) -> dict[str, Any]:
+    """A functionResponse paired with its call: by id when it has one, else the first unanswered call of the
+    previous model turn with its name."""
+    name = response.get("name")
+    provider_id = response.get("id")
+    match = None
+    if isinstance(provider_id, str) and provider_id:
+        known = ids.lookup(provider_id)
+        match = next((call for call in unclaimed if call["toolCallId"] == known), None)
+    if match is None:
+        match = next((call for call in unclaimed if call["toolName"] == name), None)
+    if match is None:
+        raise unsupported(f"a functionResponse for {name!r} whose functionCall is not in the turn before it",
+                          "send the model turn that asked for the function along with its response")
+    unclaimed.remove(match)
+    value = response.get("response")
+    return {"type": "tool_result", "toolCallId": match["toolCallId"], "toolName": match["toolName"],
+            "result": {} if value is None else value}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# what-if: a generateContent body for a neutral model_input
+
+_FIELDS = sent_as(KEPT_PARAMS)
+
+
+def build_request(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """A generateContent body for `payload`.  A model turn's calls carry their `call-N` id; the first call of
+    a turn carries Google's documented placeholder signature (the cassette's history has none, and Gemini 3
+    refuses a function-call turn without one)."""
+    contents: list[dict[str, Any]] = []
+    for message in payload.get("messages") or []:
+        if not isinstance(message, dict):
+            continue
+        model = message.get("role") == "assistant"
+        out: list[dict[str, Any]] = []
+        for part in parts(message.get("content")):
+            kind = part.get("type")
+            if kind == "text" and part.get("text"):
+                out.append({"text": part["text"]})
+            elif kind == "tool_use":
+                args = part.get("toolInput")
+                call: dict[str, Any] = {"functionCall": {"id": part.get("toolCallId"), "name": part.get("toolName"),
+                                                         "args": args if isinstance(args, dict) else {}}}
+                if not any("functionCall" in earlier for earlier in out):
+                    call["thoughtSignature"] = SKIP_SIGNATURE
+                out.append(call)
+            elif kind == "tool_result":
+                out.append({"functionResponse": {"id": part.get("toolCallId"), "name": part.get("toolName"),
+                                                 "response": _response_value(part)}})
+        contents.append({"role": "model" if model else "user", "parts": out})
+    body: dict[str, Any] = {"contents": contents}
+    found = payload.get("params")
+    params: Mapping[str, Any] = found if isinstance(found, dict) else {}
+    config = kept(payload, _FIELDS)
+    rest = params.get(_REST)
+    if isinstance(rest, dict):
+        config.update(rest)
+    if config:
+        body["generationConfig"] = config
+    body.update({name: params[name] for name in _TOP_PARAMS if params.get(name) is not None})
+    if isinstance(payload.get("systemPrompt"), str):
+        body["systemInstruction"] = {"parts": [{"text": payload["systemPrompt"]}]}
+    declarations = [_declared(name, description, schema) for name, description, schema in tools_of(payload)]
+    if declarations:
+        body["tools"] = [{"functionDeclarations": declarations}]
+    return body
+
+
+def _response_value(part: Mapping[str, Any]) -> dict[str, Any]:
+    if "error" in part:
+        return {"error": part.get("error")}
+    value = part.get("result")
+    return value if isinstance(value, dict) else {"result": value}
+
+
+def _declared(name: Any, description: str, schema: Any) -> dict[str, Any]:
+    """A declaration: an OpenAPI-style schema (Gemini's `parameters`, types in capitals) goes back as it came,
+    any other JSON schema as `parametersJsonSchema`."""
+    openapi = isinstance(schema, dict) and isinstance(schema.get("type"), str) and schema["type"].isupper()
+    return {"name": name, "description": description, ("parameters" if openapi else "parametersJsonSchema"): schema}
+
+
+class Gemini(CodecProvider):
+    """The Gemini API's generateContent and streamGenerateContent (`alt=sse`), and Vertex AI's same paths."""
+
+    name = "gemini"
+    label = "Gemini generateContent"
+    api = facts("gemini")
+    suffix = ":generateContent"
+    kept_params = KEPT_PARAMS
+    stream = gemini_stream.CODEC
+    normalize_request = staticmethod(normalize_request)
+    normalize_response = staticmethod(gemini_response.normalize_response)
+    synthesize_response = staticmethod(gemini_response.synthesize_response)
+    error_body = staticmethod(error_body)
+    build_request = staticmethod(build_request)  # type: ignore[assignment]
+
+    def matches(self, request: Request) -> bool:
+        if request.method != "POST":
+            return False
+        if ":" in request.path:  # a method call (`…:generateContent`): no other API's path has a colon
+            return _CALL_PATH.search(request.route) is not None
+        # The stateful Interactions API: taken only to be refused with advice (`body_of`).
+        return request.route.endswith("/interactions") and (
+            request.host.endswith(_GOOGLE_HOSTS) or request.header("x-goog-api-key") is not None)
+
+    def body_of(self, request: Request) -> dict[str, Any]:
+        found = _CALL_PATH.search(request.route)
+        if found is None:
+            raise unsupported("Gemini's Interactions API (server-side conversation state)",
+                              "use client.models.generate_content or chats, which send the whole conversation")
+        body = super().body_of(request)
+        streamed = found.group(2) == "streamGenerateContent"
+        if streamed and request.param("alt") != "sse":
+            raise unsupported("a streamGenerateContent request without alt=sse (a JSON-array stream)",
+                              "stream with the google-genai SDK, which asks for alt=sse")
+        body["model"] = found.group(1)
+        body["stream"] = streamed
+        return body
+
+    def endpoint(self, base_url: str, model: str) -> str:
+        base = base_url.rstrip("/")
+        version = "" if re.search(r"/v1(beta\d*|alpha)?$", base) else "/v1beta"
+        return f"{base}{version}/models/{model}:generateContent"
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        return {"x-goog-api-key": key}
+
+
+PROVIDER = Gemini()

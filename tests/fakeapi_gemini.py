@@ -1,0 +1,133 @@
+"""The fake API's Gemini dialect: generateContent bodies, `alt=sse` streams and Google's error shape.
+
+`tests.fakeapi` routes here: a request path `…/models/{model}:generateContent` is a Gemini call,
+`…:streamGenerateContent?alt=sse` a streamed one, answered with one whole GenerateContentResponse per `data:`
+frame (text cut into pieces, the signature on a text's last piece, `finishReason` and `usageMetadata` in the last
+frame, no end marker) — as the Gemini API streams.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["gemini_error", "gemini_frames", "gemini_response", "gemini_turns", "is_gemini", "is_gemini_stream",
+           "last_function_responses"]
+
+_PATH = re.compile(r"/models/([^/:]+):(generateContent|streamGenerateContent)$")
+_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+           429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE"}
+
+
+def is_gemini(path: str) -> bool:
+    return _PATH.search(path.split("?", 1)[0].rstrip("/")) is not None
+
+
+def is_gemini_stream(path: str) -> bool:
+    found = _PATH.search(path.split("?", 1)[0].rstrip("/"))
+    return found is not None and found.group(2) == "streamGenerateContent"
+
+
+def gemini_response(text: str | None = None, calls: Sequence[tuple[str, dict[str, Any]]] = (), *,
+                    thought: str | None = None, signature: str | None = None, finish: str = "STOP",
+                    with_ids: bool = False, model: str = "gemini-2.5-flash") -> dict[str, Any]:
+    """A GenerateContentResponse: an optional thought, the text, the calls (no ids unless `with_ids`, as the
+    Gemini API sends them); `signature` goes on the first call, else on the text."""
+    parts: list[dict[str, Any]] = []
+    if thought is not None:
+        parts.append({"text": thought, "thought": True})
+    if text is not None:
+        parts.append({"text": text})
+    for n, (name, args) in enumerate(calls):
+        call: dict[str, Any] = {"name": name, "args": args}
+        if with_ids:
+            call["id"] = f"fc-{n}-{name}"
+        parts.append({"functionCall": call})
+    if signature is not None:
+        target = next((part for part in parts if "functionCall" in part), parts[-1] if parts else None)
+        if target is not None:
+            target["thoughtSignature"] = signature
+    return {
+        "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": finish, "index": 0,
+                        "safetyRatings": []}],
+        "usageMetadata": {"promptTokenCount": 12, "candidatesTokenCount": 7, "totalTokenCount": 19},
+        "modelVersion": model,
+        "responseId": "fake-response-id",
+    }
+
+
+def gemini_frames(body: dict[str, Any], piece: int = 5) -> list[dict[str, Any]]:
+    """The frames the API streams for `body`: text in `piece`-character frames (a signature on the last piece),
+    each call a frame, the finish reason and the usage in the last frame."""
+    candidate = body["candidates"][0]
+    frames: list[list[dict[str, Any]]] = []
+    for part in candidate["content"]["parts"]:
+        if part.get("text"):
+            text = part["text"]
+            cut = [text[i:i + piece] for i in range(0, len(text), piece)]
+            for n, bit in enumerate(cut):
+                out = {key: value for key, value in part.items() if key != "thoughtSignature"}
+                out["text"] = bit
+                if n == len(cut) - 1 and "thoughtSignature" in part:
+                    out["thoughtSignature"] = part["thoughtSignature"]
+                frames.append([out])
+        else:
+            frames.append([copy.deepcopy(part)])
+    out_frames = []
+    for n, parts in enumerate(frames or [[{"text": ""}]]):
+        frame_candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+        frame: dict[str, Any] = {"candidates": [frame_candidate], "modelVersion": body.get("modelVersion"),
+                                 "responseId": body.get("responseId")}
+        if n == len(frames or [[]]) - 1:
+            frame_candidate["finishReason"] = candidate.get("finishReason", "STOP")
+            frame["usageMetadata"] = body.get("usageMetadata")
+        out_frames.append(frame)
+    return out_frames
+
+
+def frame_bytes(frame: Any) -> bytes:
+    """One SSE frame as the Gemini API writes it (`data: …` and a CRLF blank line)."""
+    data = frame if isinstance(frame, str) else json.dumps(frame, separators=(",", ":"), ensure_ascii=False)
+    return f"data: {data}\r\n\r\n".encode()
+
+
+def gemini_error(status: int, message: str | None = None) -> dict[str, Any]:
+    """Google's error body: `{"error": {"code", "message", "status"}}`."""
+    name = _STATUS.get(status, "UNKNOWN")
+    return {"error": {"code": status, "message": message or f"fake {name} ({status})", "status": name}}
+
+
+def model_turns(body: dict[str, Any]) -> int:
+    """Model turns in a request's history (consecutive model contents, as a streamed chat keeps, are one)."""
+    turns, inside = 0, False
+    for content in body.get("contents") or []:
+        model = content.get("role") == "model"
+        if model and not inside:
+            turns += 1
+        inside = model
+    return turns
+
+
+def gemini_turns(turns: Sequence[Any]) -> Any:
+    """A brain answering the k-th model call of a Gemini conversation (k = model turns in its history)."""
+
+    def brain(body: dict[str, Any]) -> Any:
+        turn = model_turns(body)
+        if turn >= len(turns):
+            raise AssertionError(f"gemini_turns: no scripted answer for turn {turn}")
+        answer = turns[turn]
+        return answer(body) if callable(answer) else answer
+
+    return brain
+
+
+def last_function_responses(body: dict[str, Any]) -> list[Any]:
+    """The functionResponse values the request's last turn sends back."""
+    contents = body.get("contents") or []
+    if not contents or contents[-1].get("role") == "model":
+        return []
+    return [part["functionResponse"].get("response") for part in contents[-1].get("parts") or []
+            if "functionResponse" in part]
