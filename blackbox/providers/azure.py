@@ -44,16 +44,24 @@ def _azure_endpoint(base_url: str, model: str, tail: str) -> str:
     return f"{base}/openai/deployments/{model}{tail}?api-version={API_VERSION}"
 
 
-class AzureChat(OpenAIChat):
-    """Chat Completions on Azure OpenAI."""
+class _Azure:
+    """What both Azure providers add to OpenAI's: Azure's facts, its requests, its `api-key` header."""
 
-    name = "azure"
-    label = "Azure OpenAI Chat Completions"
     api = facts("azure")
     infers = False
 
     def matches(self, request: Request) -> bool:
-        return super().matches(request) and is_azure(request)
+        return super().matches(request) and is_azure(request)  # type: ignore[misc]
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        return {"api-key": key}
+
+
+class AzureChat(_Azure, OpenAIChat):
+    """Chat Completions on Azure OpenAI."""
+
+    name = "azure"
+    label = "Azure OpenAI Chat Completions"
 
     def body_of(self, request: Request) -> dict[str, Any]:
         body = super().body_of(request)
@@ -65,27 +73,16 @@ class AzureChat(OpenAIChat):
     def endpoint(self, base_url: str, model: str) -> str:
         return _azure_endpoint(base_url, model, "/chat/completions")
 
-    def auth_headers(self, key: str) -> dict[str, str]:
-        return {"api-key": key}
 
-
-class AzureResponses(Responses):
+class AzureResponses(_Azure, Responses):
     """The Responses API on Azure OpenAI (`/openai/responses`, `/openai/v1/responses`)."""
 
     name = "azure-responses"
     label = "Azure OpenAI Responses"
-    api = facts("azure")
-    infers = False
-
-    def matches(self, request: Request) -> bool:
-        return super().matches(request) and is_azure(request)
 
     def endpoint(self, base_url: str, model: str) -> str:
         base = base_url.rstrip("/")
         return f"{base}/responses" if base.endswith("/openai/v1") else f"{base}/openai/responses?api-version=preview"
-
-    def auth_headers(self, key: str) -> dict[str, str]:
-        return {"api-key": key}
 
 
 AZURE_CHAT = AzureChat()
