@@ -18,6 +18,7 @@ from blackbox.whatif import LiveModel, choose_provider, what_if
 from tests.cli_helpers import invoke
 from tests.conftest import FIXTURES
 from tests.fakeapi import response_object
+from tests.fakeapi_gemini import gemini_response
 
 IMPORT = FIXTURES / "import"
 NO_KEYS = {"ANTHROPIC_API_KEY": None, "OPENAI_API_KEY": None, "NO_COLOR": "1"}
@@ -82,13 +83,26 @@ def test_an_imported_codex_run_continues_live_with_its_recorded_model(tmp_path: 
     assert outputs[-1] == {"type": "function_call_output", "call_id": "call-0", "output": "2 passed"}
 
 
-@pytest.mark.xfail(strict=True, reason="no Gemini provider in blackbox/providers on main yet (issue 18): what-if "
-                                       "cannot tell the provider of gemini-2.5-pro, nor send it a request")
-def test_an_imported_gemini_run_continues_live_with_its_recorded_model(tmp_path: Path) -> None:
+def test_an_imported_gemini_run_continues_live_with_its_recorded_model(tmp_path: Path, fake_api: Any,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     cassette = tmp_path / "gemini.json"
     res = cli("import", "--from", "gemini", "--in", IMPORT / "gemini-tax-rewind.jsonl", "--out", cassette)
     assert res.exit_code == 0
-    assert choose_provider(load(cassette), None).name == "gemini"
+    parent = load(cassette)
+    assert choose_provider(parent, None).name == "gemini"  # Gemini CLI's API, the model its session named
+    key = "gemini-test-key-0123456789abcdef"
+    monkeypatch.setenv("GEMINI_API_KEY", key)
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", fake_api.url)
+    fake_api.queue(gemini_response(text="The rate is already 20%; nothing to change."))
+    fork, reason = what_if(parent, 3, "2 passed", LiveModel(choose_provider(parent, None)), trace_id="gemini-live")
+    assert reason == "final answer" and verify(fork, env={}).ok
+    assert fork.steps[-1].payload["result"] == "The rate is already 20%; nothing to change."
+    (request,) = fake_api.requests
+    assert request.path == "/v1beta/models/gemini-2.5-pro:generateContent"
+    responses = [part["functionResponse"] for content in request.body["contents"] for part in content["parts"]
+                 if "functionResponse" in part]
+    assert responses[0]["name"] == "run_shell_command" and responses[0]["id"] == "call-0"
+    assert key not in json.dumps([step.payload for step in fork.steps])
 
 
 def test_two_agents_doing_one_task_diff_across_agents(tmp_path: Path) -> None:

@@ -363,4 +363,4 @@ def test_a_number_beyond_a_double_is_one_line_naming_its_line(tmp_path: Path, so
         where = "line 2"
     with pytest.raises(TranscriptError) as info:
         IMPORTERS[source].import_file(path)
-    assert str(info.value).startswith(f"{where} holds a number too large for JSON")
+    assert str(info.value).startswith(f"{where}: a number JSON cannot write")

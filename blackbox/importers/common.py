@@ -24,6 +24,7 @@ from blackbox.writing import dumps
 
 __all__ = [
     "DEFAULT_TRACE_ID",
+    "INFINITE",
     "NOTHING_WRITTEN",
     "Importer",
     "Progress",
@@ -214,15 +215,17 @@ def json_position(data: bytes, exc: Exception) -> str:
     return text_position(data, int(match.group(1)))
 
 
+INFINITE = "a number JSON cannot write (one too large such as 1e400, read as Infinity); make it a finite number"
+
+
 @contextmanager
 def json_numbers(where: str = "the transcript") -> Iterator[None]:
-    """A number beyond a double (`1e400`) reads as infinity, which JSON cannot hold: hashing or writing it fails,
-    and that is the transcript's fault, said in one line (`where` names the line when it is known)."""
+    """A number beyond a double (`1e400`) reads as Infinity, which JSON cannot hold: hashing or writing it fails,
+    and that is the transcript's fault, said in one line (`where`: the line that holds it, when known)."""
     try:
         yield
     except CanonicalError:
-        raise TranscriptError(f"{where} holds a number too large for JSON (beyond ±1.8e308, e.g. 1e400); remove "
-                              "it from the transcript first") from None
+        raise TranscriptError(f"{where}: {INFINITE}") from None
 
 
 def check_writable(cassette: Cassette, env: Mapping[str, str] | None = None) -> bytes:

@@ -13,8 +13,17 @@ from typing import Any
 
 import msgspec
 
+from blackbox.canonical import CanonicalError, canonical_bytes
 from blackbox.cassette import Cassette, StepChain
-from blackbox.importers.common import DEFAULT_TRACE_ID, Importer, Progress, Reading, TranscriptError, json_numbers
+from blackbox.importers.common import (
+    DEFAULT_TRACE_ID,
+    INFINITE,
+    Importer,
+    Progress,
+    Reading,
+    TranscriptError,
+    json_numbers,
+)
 
 __all__ = ["AgentImporter", "Compaction", "Human", "Result", "Transcript", "Turn", "Use", "build"]
 
@@ -186,6 +195,18 @@ class _Builder:
         self.history.append({"role": "user", "content": results})
         return True
 
+    def _holding_infinity(self, turn: Turn) -> int:
+        """The line of the turn's tool input or result that holds the number, else the turn's own line."""
+        for use in turn.uses:
+            result = self.transcript.results.get(use.provider_id)
+            for value, line in ((use.input, self.transcript.uses.get(use.provider_id)),
+                                (None if result is None else result.value, None if result is None else result.line)):
+                try:
+                    canonical_bytes(value)
+                except CanonicalError:
+                    return line or turn.line
+        return turn.line
+
     def build(self) -> Cassette:
         transcript = self.transcript
         turns = [item for item in transcript.items if isinstance(item, Turn) and (item.texts or item.uses)]
@@ -204,13 +225,15 @@ class _Builder:
             if item.model is not None:
                 self.model = item.model
             text = transcript.joiner.join(item.texts)
-            with json_numbers(transcript.place(item.line)):  # the turn's (or its results') numbers are hashed
+            try:
                 if item.uses:
                     answer = None
                     complete = self.tool_turn(item, text, final=item is last_turn)
                 else:
                     self.text_turn(item, text)
                     answer = (text, item.timestamp)
+            except CanonicalError:  # 1e400 reads as Infinity, which has no JSON form to hash
+                raise TranscriptError(f"{transcript.place(self._holding_infinity(item))}: {INFINITE}") from None
         if complete and (last_turn is None or transcript.last_user_line > transcript.last_assistant_line):
             with json_numbers(transcript.place(transcript.last_user_line)):
                 self.model_input(transcript.last_user_time)  # the request that was never answered
