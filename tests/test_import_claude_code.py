@@ -494,9 +494,9 @@ def test_a_number_too_large_for_json_is_one_line_naming_its_line(
              json.dumps(result("t1", content, 2)),
              json.dumps(assistant("m2", [text("done")], 3))]
     path = write(tmp_path, lines)
-    line = 2  # the tool call's line (the result's own line, 3, would be more precise: left for the importer registry)
-    assert error_of(tmp_path, lines).startswith(f"line {line} holds a number too large for JSON")
+    line = 2 if where == "input" else 3
+    assert error_of(tmp_path, lines).startswith(f"line {line}: a number JSON cannot write")
     code, out, err = run_cli(capsys, "import", "--from", "claude-code", "--in", path, "--out", tmp_path / "o.json")
     assert code == 1 and out == ""
-    assert err.count("\n") == 1 and f"line {line} holds a number too large for JSON" in err
+    assert err.count("\n") == 1 and f"line {line}: a number JSON cannot write" in err
     assert not (tmp_path / "o.json").exists()
