@@ -282,10 +282,10 @@ def test_follow_a_real_recording_to_its_end(terminal, tmp_path: Path) -> None:
                                       sys.executable, str(agent)], env=env, cwd=tmp_path,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         try:
-            shown = term.wait_for_all("Tool called: wait_for_gate · running…", "1 tool running", timeout=90)
+            shown = term.wait_for_all("Tool called: wait_for_gate · running…", "1 tool running", timeout=600)
             assert "3 steps" in shown and "outcome incomplete" in shown
             gate.touch()
-            shown = term.wait_for_all("7 steps", "outcome success", "Run completed", timeout=90)
+            shown = term.wait_for_all("7 steps", "outcome success", "Run completed", timeout=600)
             assert "running…" not in shown and "chain intact" in shown
             output, _ = agent_run.communicate(timeout=120)  # a hang guard: it ends as soon as the run does
         finally:
