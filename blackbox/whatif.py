@@ -25,7 +25,7 @@ import msgspec
 
 from blackbox.apis import ApiFacts
 from blackbox.canonical import canonical_bytes
-from blackbox.cassette import Cassette, Step, StepChain
+from blackbox.cassette import Cassette, Step, StepChain, rechain
 from blackbox.errors import BlackboxError, UsageError
 from blackbox.fork import check_fork_point, fork_chain
 from blackbox.importers.registry import imported_provider
@@ -33,6 +33,7 @@ from blackbox.outcome import turn_end, turn_start
 from blackbox.providers import PROVIDERS, Provider, by_name, for_model
 from blackbox.providers.neutral import CallIds, calls_of
 from blackbox.providers.outgoing import result_text
+from blackbox.redaction import ACTIVE, chosen
 
 __all__ = [
     "NO_RESULT",
@@ -270,6 +271,7 @@ def what_if(
     model_name: str | None = None,
     progress: Callable[[str], None] | None = None,
     clock: Callable[[], int] = lambda: int(time.time() * 1000),
+    redactor: Any = ACTIVE,
 ) -> tuple[Cassette, str]:
     """Fork `parent` at tool_result `at` with `value` and continue without the agent.
 
@@ -278,7 +280,10 @@ def what_if(
     with `error` is an error result, anything else the result).  `model_name` goes into requests that name no
     model (an imported Claude Code session records none)."""
     original = check_fork_point(parent, at)
-    chain: StepChain = fork_chain(parent, at, value, trace_id)
+    redact = chosen(redactor)  # the policy in force, unless the caller names one (None: none)
+    if redact is not None:  # the parent as the policy lets it out: its prefix, its recorded results
+        parent = msgspec.structs.replace(parent, steps=rechain(parent.steps, redact))
+    chain: StepChain = fork_chain(parent, at, value, trace_id, redact=redact)
     steps = parent.steps
     say = progress or (lambda _: None)
     recorded = _recorded_results(parent)
@@ -322,7 +327,9 @@ def what_if(
         for call in calls:
             name, tool_input = call.get("toolName"), call.get("toolInput")
             add("tool_call", {"toolCallId": call.get("toolCallId"), "toolName": name, "toolInput": tool_input})
-            answer = recorded.get(_key(name, tool_input))
+            seen = tool_input if redact is None else redact("tool_call", {"toolName": name, "toolInput": tool_input}
+                                                            ).get("toolInput")
+            answer = recorded.get(_key(name, seen))
             if answer is None:
                 given = tool_results(call) if tool_results is not None else NO_RESULT
                 if given is NO_RESULT:

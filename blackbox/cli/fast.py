@@ -51,6 +51,8 @@ COMMANDS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("list", "List the cassettes in a folder: id, steps, status, created, parent; invalid files with a "
                  "reason."),
         ("import", "Import a transcript written by another tool (a coding agent's session) as a cassette."),
+        ("scan", "Check cassettes, crash journals and leftover temporary files for values in the clear."),
+        ("redact", "Apply the redaction policy to an existing cassette and re-chain it into a new one."),
     )),
     ("Explore", (
         ("tui", "Browse a cassette, diff two, and fork a run at a tool result — in the terminal."),
