@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import re
 from collections.abc import Iterator
 from fnmatch import fnmatchcase
@@ -142,6 +143,7 @@ class Redactor:
         self.key_id = key_id
         self._whole = [(i, r) for i, r in enumerate(policy.rules) if r.whole]
         self._text = [(i, r) for i, r in enumerate(policy.rules) if not r.whole]
+        self._structured = any(r.path is not None or r.header is not None for r in policy.rules)
 
     @property
     def info(self) -> dict[str, str]:
@@ -149,6 +151,29 @@ class Redactor:
         return {"policy": self.policy.digest, "key": self.key_id}
 
     def __call__(self, step_type: str, payload: Any) -> Any:
+        texts = self._json_texts(step_type, payload) if self._structured else {}
+        if not texts:
+            return self._apply(step_type, payload)
+        # A tool result the agent sent back as JSON text: path and header rules see its structure, and it is
+        # written back (compact) only when a rule changed it, so both sides of a replay read it alike.
+        parsed = _replaced(payload, {p: v for p, (v, _) in texts.items()})
+        out = self._apply(step_type, parsed)
+        kept = {p: (text if _at(out, p) is value else _compact(_at(out, p))) for p, (value, text) in texts.items()}
+        out = _replaced(out, kept)
+        return payload if out == payload else out
+
+    def _json_texts(self, step_type: str, payload: Any) -> dict[Path, tuple[Any, str]]:
+        found: dict[Path, tuple[Any, str]] = {}
+        for place in _tool_places(step_type, payload, _ANY_TOOL):
+            text = _at(payload, place)
+            if isinstance(text, str) and text[:1] in ("{", "[") and not is_mark(text):
+                try:
+                    found[place] = (json.loads(text), text)
+                except ValueError:
+                    continue
+        return found
+
+    def _apply(self, step_type: str, payload: Any) -> Any:
         starts: dict[Path, list[int]] = {}
         for i, rule in enumerate(self.policy.rules):
             for place in _places(step_type, payload, rule):
@@ -214,6 +239,25 @@ class Redactor:
         return "".join(out)
 
 
+def _replaced(value: Any, at: dict[Path, Any]) -> Any:
+    """`value` with the values at these paths replaced (containers on the way copied, the rest shared)."""
+    if () in at:
+        return at[()]
+    if isinstance(value, dict | list):
+        heads: dict[Segment, dict[Path, Any]] = {}
+        for path, new in at.items():
+            heads.setdefault(path[0], {})[path[1:]] = new
+        copy: Any = dict(value) if isinstance(value, dict) else list(value)
+        for head, rest in heads.items():
+            copy[head] = _replaced(value[head], rest)  # type: ignore[index]
+        return copy
+    return value
+
+
+def _compact(value: Any) -> Any:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")) if isinstance(value, dict | list) else value
+
+
 def _pattern_spans(pattern: Any, text: str) -> Iterator[tuple[int, int]]:
     assert isinstance(pattern, re.Pattern)
     for m in pattern.finditer(text):
@@ -221,3 +265,4 @@ def _pattern_spans(pattern: Any, text: str) -> Iterator[tuple[int, int]]:
 
 
 _KEEP = Rule("kept-mark", "keep")  # the spans of marks already in a string
+_ANY_TOOL = Rule("any-tool", "keep", tool="*")

@@ -205,7 +205,8 @@ def _read_toml(path: Path, shown: str) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise PolicyError(f"policy {shown}: not UTF-8 text; save it as UTF-8 TOML") from None
     except tomllib.TOMLDecodeError as exc:
-        where = f"line {exc.lineno}, column {exc.colno}" if getattr(exc, "lineno", None) else "its syntax"
+        at = re.search(r"line (\d+), column (\d+)", str(exc))
+        where = f"line {at[1]}, column {at[2]}" if at else "its syntax"
         raise PolicyError(f"policy {shown}: not valid TOML at {where}; fix that line") from None
 
 
