@@ -246,7 +246,7 @@ class Recorder:
         return steps
 
     def _redacted(self, step_type: str, payload: dict[str, Any]) -> dict[str, Any]:
-        return payload if self._redact is None else self._redact(step_type, payload)  # type: ignore[no-any-return]
+        return payload if self._redact is None else self._redact(step_type, payload)
 
     @staticmethod
     def _call_payload(slot: ToolSlot) -> ToolCall:

@@ -12,6 +12,7 @@ from blackbox.redaction.apply import Redactor
 from blackbox.redaction.detectors import DETECTORS, luhn_ok
 from blackbox.redaction.policy import PolicyError, policy_from_table
 
+JWT = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
 FOUND = {
     "email": [("Write to jane.doe+billing@example.co.uk today", "jane.doe+billing@example.co.uk"),
               ("From: ops@mail.acme-corp.io", "ops@mail.acme-corp.io")],
@@ -19,9 +20,7 @@ FOUND = {
               ("+44 20 7946 0958", "+44 20 7946 0958"), ("office 650-253-0000", "650-253-0000")],
     "card": [("paid with 4111 1111 1111 1111 yesterday", "4111 1111 1111 1111"),
              ("card=5555555555554444;", "5555555555554444"), ("amex 3782-822463-10005", "3782-822463-10005")],
-    "jwt": [("token eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36P"
-             "Ok6yJV_adQssw5c end", "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4f"
-             "wpMeJf36POk6yJV_adQssw5c")],
+    "jwt": [(f"token {JWT} end", JWT)],
     "credential": [("Authorization: Bearer 9f8e7d6c5b4a39281706abcdef", "Bearer 9f8e7d6c5b4a39281706abcdef"),
                    ("Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l", "Basic YWxhZGRpbjpvcGVuc2VzYW1l")],
     "cloud-key": [("aws AKIAIOSFODNN7EXAMPLE here", "AKIAIOSFODNN7EXAMPLE"),
@@ -81,7 +80,8 @@ def test_luhn() -> None:
     ({"rules": [{"name": "x", "action": "mask", "detector": "ssn"}]}, "rule 1 (x): `detector` must be one of"),
     ({"rules": [{"name": "x", "action": "mask", "path": "a..[b"}]}, "rule 1 (x): `path` is not a JSON path"),
     ({"rules": [{"name": "x", "action": "mask"}]}, "rule 1 (x): a rule that redacts whole values needs"),
-    ({"rules": [{"name": "x", "action": "mask", "pattern": "a", "colour": "red"}]}, "rule 1 (x): unknown field `colour`"),
+    ({"rules": [{"name": "x", "action": "mask", "pattern": "a", "colour": "red"}]},
+     "rule 1 (x): unknown field `colour`"),
     ({"rules": [{"name": "x", "action": "mask", "pattern": "a"}, {"name": "x", "action": "keep", "pattern": "b"}]},
      "rule 2 (x): `name` is used by an earlier rule"),
     ({"rules": [{"name": "x", "action": "mask", "pattern": "a*"}]}, "rule 1 (x): `pattern` matches the empty string"),
@@ -118,7 +118,7 @@ def test_the_policy_is_found_in_pyproject_and_blackbox_policy_wins(tmp_path: Pat
 def test_the_key_comes_from_blackbox_redact_key_or_the_key_file(tmp_path: Path) -> None:
     policy = tmp_path / "p.toml"
     policy.write_text('detectors = ["email"]\nkey-file = "redact.key"\n')
-    with pytest.raises(PolicyError, match="`key-file` .*redact.key: cannot read it"):
+    with pytest.raises(PolicyError, match=r"`key-file` .*redact.key: cannot read it"):
         load_redactor(policy, env={})
     (tmp_path / "redact.key").write_text("0123456789abcdef0123456789abcdef\n")
     from_file = load_redactor(policy, env={})

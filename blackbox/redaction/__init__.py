@@ -20,8 +20,8 @@ from blackbox.redaction.apply import Redactor
 from blackbox.redaction.policy import Policy, PolicyError, find_pyproject, policy_from_file
 from blackbox.settings import ENV_REDACT_KEY, policy_from_env, redact_key_from_env
 
-__all__ = ["ACTIVE", "MIN_KEY_LENGTH", "Policy", "PolicyError", "Redactor", "active_redactor", "key_id", "load_redactor",
-           "redact_cassette", "redact_payload"]
+__all__ = ["ACTIVE", "MIN_KEY_LENGTH", "Policy", "PolicyError", "Redactor", "active_redactor", "chosen", "key_id",
+           "load_redactor", "redact_cassette", "redact_payload"]
 
 #: "The policy in force": the default of every function that makes a cassette, so none can skip it.
 ACTIVE: Any = object()
@@ -77,7 +77,7 @@ def active_redactor(policy: str | os.PathLike[str] | None = None, *, env: Mappin
 
 def chosen(redactor: Any) -> Redactor | None:
     """`redactor`, or the one in force when it is `ACTIVE`."""
-    return active_redactor() if redactor is ACTIVE else redactor  # type: ignore[no-any-return]
+    return active_redactor() if redactor is ACTIVE else redactor
 
 
 def redact_payload(step_type: str, payload: Any, redactor: Redactor | None = None) -> Any:

@@ -13,8 +13,17 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["MARK", "MARK_BYTES", "RULE_NAME", "count_marks", "count_in_bytes", "dropped", "is_mark", "masked",
-           "rewritten_from"]
+__all__ = [
+    "MARK",
+    "MARK_BYTES",
+    "RULE_NAME",
+    "count_in_bytes",
+    "count_marks",
+    "dropped",
+    "is_mark",
+    "masked",
+    "rewritten_from",
+]
 
 #: A rule's name: lower case, digits and hyphens (never `_`, so a mark never looks like a provider id).
 RULE_NAME = re.compile(r"[a-z][a-z0-9-]{0,39}")

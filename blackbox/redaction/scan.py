@@ -8,6 +8,7 @@ with the value replaced by its mark.  Marks already in a file are never hits.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -15,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from blackbox.canonical import decode_json
-from blackbox.cassette import CassetteError, load
+from blackbox.cassette import load
+from blackbox.errors import CassetteError
 from blackbox.journal import JOURNAL_SUFFIX
 from blackbox.redaction.apply import Redactor
 from blackbox.redaction.detectors import DETECTORS
@@ -162,10 +164,8 @@ def scan_paths(targets: Iterable[Path], scanner: Redactor) -> ScanResult:
     files = size = 0
     for path, kind in _files(targets):
         files += 1
-        try:
+        with contextlib.suppress(OSError):
             size += path.stat().st_size
-        except OSError:
-            pass
         shown = str(path)
         if kind == "cassette":
             try:
