@@ -78,6 +78,49 @@ def _children(value: Any) -> Iterator[tuple[Segment, Any]]:
         yield from enumerate(value)
 
 
+def _members(value: Any, name: str, at: Path) -> Iterator[Path]:
+    """Every object member below `value` whose key is `name` in any case (a header's name)."""
+    stack = [(value, at)]
+    while stack:
+        item, where = stack.pop()
+        for key, child in _children(item):
+            if isinstance(key, str) and key.lower() == name:
+                yield (*where, key)
+            if isinstance(child, dict | list):
+                stack.append((child, (*where, key)))
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string and key in a value, for the one pass that tells which text rules can find anything."""
+    out: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            out.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return out
+
+
+# Between the strings of a payload joined for that pass: no detector's match can cross it (each stops at
+# white space, and none of them matches a NUL after it), so a rule that finds nothing in the joined text finds
+# nothing in any one string.  Patterns of the policy's own that look around or anchor are always tried.
+_SEPARATOR = "\n\x00\n"
+_CONTEXTUAL = ("(?<", "(?=", "(?!", "^", "$", "\\A", "\\Z", "\\G", "\\b", "\\B")
+
+
+def _may_find(rule: Rule, joined: str) -> bool:
+    finder = rule.finder()
+    if isinstance(finder, Detector):
+        return next(finder.spans(joined), None) is not None
+    assert finder is not None
+    return any(c in finder.pattern for c in _CONTEXTUAL) or finder.search(joined) is not None
+
+
 def _at(value: Any, path: Path) -> Any:
     for seg in path:
         value = value[seg]
@@ -119,9 +162,7 @@ def _places(step_type: str, payload: Any, rule: Rule) -> list[Path]:
         return [()]
     bases: list[Path] = _tool_places(step_type, payload, rule) if rule.tool is not None else [()]
     if rule.header is not None:
-        named = ("**", "*")
-        bases = [p for base in bases for p in _select(_at(payload, base), named, base)
-                 if isinstance(p[-1], str) and p[-1].lower() == rule.header]
+        bases = [p for base in bases for p in _members(_at(payload, base), rule.header, base)]
     if rule.path is None:
         return bases
     if rule.tool is not None or rule.header is not None:  # a path below the tool's values or the header
@@ -144,6 +185,9 @@ class Redactor:
         self._whole = [(i, r) for i, r in enumerate(policy.rules) if r.whole]
         self._text = [(i, r) for i, r in enumerate(policy.rules) if not r.whole]
         self._structured = any(r.path is not None or r.header is not None for r in policy.rules)
+        # A conversation's history comes back in every request: what each string holds is found once.
+        self._finds: dict[str, frozenset[int]] = {}
+        self._texts: dict[tuple[str, frozenset[int]], str] = {}
 
     @property
     def info(self) -> dict[str, str]:
@@ -174,15 +218,26 @@ class Redactor:
         return found
 
     def _apply(self, step_type: str, payload: Any) -> Any:
+        strings = _strings(payload)
+        fresh = [s for s in strings if s not in self._finds]
+        joined = _SEPARATOR.join(fresh)
+        possible = [(i, rule) for i, rule in self._text if _may_find(rule, joined)] if fresh else []
+        for s in fresh:
+            self._remember(self._finds, s, frozenset(i for i, rule in possible if _may_find(rule, s)))
+        live = frozenset().union(*(self._finds.get(s, frozenset()) for s in strings))
         starts: dict[Path, list[int]] = {}
         for i, rule in enumerate(self.policy.rules):
-            for place in _places(step_type, payload, rule):
-                starts.setdefault(place, []).append(i)
-        return self._walk(payload, (), frozenset(), starts)
+            if rule.whole or (i in live and rule.scoped):
+                for place in _places(step_type, payload, rule):
+                    starts.setdefault(place, []).append(i)
+        if not live and not any(self.policy.rules[i].action != "keep" for at in starts.values() for i in at):
+            return payload  # nothing the policy redacts is here
+        return self._walk(payload, (), frozenset(), starts, live)
 
     # -- the walk ------------------------------------------------------------------------------------
 
-    def _walk(self, value: Any, path: Path, cover: frozenset[int], starts: dict[Path, list[int]]) -> Any:
+    def _walk(self, value: Any, path: Path, cover: frozenset[int], starts: dict[Path, list[int]],
+              live: frozenset[int]) -> Any:
         here = starts.get(path)
         if here:
             cover = cover | frozenset(here)
@@ -193,30 +248,38 @@ class Redactor:
                         return value
                     return masked(rule.name, token(self.key, value)) if rule.action == "mask" else dropped(rule.name)
         if isinstance(value, str):
-            return value if _structural(path) else self._text_of(value, cover)
+            return value if _structural(path) else self._text_of(value, cover, live)
         if isinstance(value, dict):
             changed = False
             out: dict[str, Any] = {}
             user = _in_user_data(path)
             for key, child in value.items():
-                new = self._walk(child, (*path, key), cover, starts)
-                new_key = self._text_of(key, cover) if user else key
+                new = self._walk(child, (*path, key), cover, starts, live)
+                new_key = self._text_of(key, cover, live) if user else key
                 changed = changed or new is not child or new_key != key
                 out[new_key] = new
             return out if changed else value
         if isinstance(value, list):
-            items = [self._walk(child, (*path, i), cover, starts) for i, child in enumerate(value)]
+            items = [self._walk(child, (*path, i), cover, starts, live) for i, child in enumerate(value)]
             return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
         return value
 
-    def _text_of(self, text: str, cover: frozenset[int]) -> str:
+    def _text_of(self, text: str, cover: frozenset[int], live: frozenset[int]) -> str:
         """A string with the spans the text rules covering it find replaced (marks already there are kept)."""
         if not text or is_mark(text):
             return text
         taken: list[tuple[int, int, Rule]] = [(m.start(), m.end(), _KEEP) for m in MARK.finditer(text)] \
             if "[redacted:" in text else []
+        found = self._finds.get(text)
+        rules = frozenset(i for i in (live if found is None else found & live)
+                          if not self.policy.rules[i].scoped or i in cover)
+        if not rules:
+            return text
+        known = self._texts.get((text, rules))
+        if known is not None:
+            return known
         for i, rule in self._text:
-            if rule.scoped and i not in cover:
+            if i not in rules:
                 continue
             finder = rule.finder()
             spans = finder.spans(text) if isinstance(finder, Detector) else _pattern_spans(finder, text)
@@ -224,19 +287,30 @@ class Redactor:
                 if start < end and not any(start < e and s < end for s, e, _ in taken):
                     taken.append((start, end, rule))
         if not any(rule is not _KEEP and rule.action != "keep" for _, _, rule in taken):
+            self._remember(self._texts, (text, rules), text)
             return text
         out: list[str] = []
         pos = 0
         for start, end, rule in sorted(taken, key=lambda t: t[0]):
             out.append(text[pos:start])
-            found = text[start:end]
+            value = text[start:end]
             if rule is _KEEP or rule.action == "keep":
-                out.append(found)
+                out.append(value)
             else:
-                out.append(masked(rule.name, token(self.key, found)) if rule.action == "mask" else dropped(rule.name))
+                out.append(masked(rule.name, token(self.key, value)) if rule.action == "mask" else dropped(rule.name))
             pos = end
         out.append(text[pos:])
-        return "".join(out)
+        result = "".join(out)
+        self._remember(self._texts, (text, rules), result)
+        return result
+
+    @staticmethod
+    def _remember(cache: dict[Any, Any], key: Any, value: Any) -> None:
+        if len(cache) > 20_000:
+            cache.clear()
+        text: str = key if isinstance(key, str) else key[0]
+        if len(text) <= 16_384:
+            cache[key] = value
 
 
 def _replaced(value: Any, at: dict[Path, Any]) -> Any:
