@@ -46,14 +46,6 @@ def token(key: bytes, value: Any) -> str:
     return hmac.new(key, data.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()[:16]
 
 
-def _in_user_data(path: Path) -> bool:
-    return any(isinstance(seg, str) and seg in USER_KEYS for seg in path)
-
-
-def _structural(path: Path) -> bool:
-    return bool(path) and isinstance(path[-1], str) and path[-1] in STRUCTURAL_KEYS and not _in_user_data(path[:-1])
-
-
 def _select(value: Any, pattern: tuple[Segment, ...], at: Path) -> Iterator[Path]:
     """Every concrete path below `at` (the node `value`) that the path pattern names."""
     if not pattern:
@@ -237,30 +229,32 @@ class Redactor:
     # -- the walk ------------------------------------------------------------------------------------
 
     def _walk(self, value: Any, path: Path, cover: frozenset[int], starts: dict[Path, list[int]],
-              live: frozenset[int]) -> Any:
+              live: frozenset[int], user: bool = False, structural: bool = False) -> Any:
+        """`user`: the path passes through user data (this node's key included); `structural`: this node holds
+        the run's structure (a key of `STRUCTURAL_KEYS` outside user data)."""
         here = starts.get(path)
         if here:
             cover = cover | frozenset(here)
-            if not _structural(path) and (isinstance(value, str) or _in_user_data(path)) and not is_mark(value):
+            if not structural and (isinstance(value, str) or user) and not is_mark(value):
                 rule = next((self.policy.rules[i] for i in sorted(here) if self.policy.rules[i].whole), None)
                 if rule is not None:
                     if rule.action == "keep":
                         return value
                     return masked(rule.name, token(self.key, value)) if rule.action == "mask" else dropped(rule.name)
         if isinstance(value, str):
-            return value if _structural(path) else self._text_of(value, cover, live)
+            return value if structural else self._text_of(value, cover, live)
         if isinstance(value, dict):
             changed = False
             out: dict[str, Any] = {}
-            user = _in_user_data(path)
             for key, child in value.items():
-                new = self._walk(child, (*path, key), cover, starts, live)
-                new_key = self._text_of(key, cover, live) if user else key
+                new = self._walk(child, (*path, key), cover, starts, live, user or key in USER_KEYS,
+                                 not user and key in STRUCTURAL_KEYS)
+                new_key = self._text_of(key, cover, live) if user and live else key
                 changed = changed or new is not child or new_key != key
                 out[new_key] = new
             return out if changed else value
         if isinstance(value, list):
-            items = [self._walk(child, (*path, i), cover, starts, live) for i, child in enumerate(value)]
+            items = [self._walk(child, (*path, i), cover, starts, live, user) for i, child in enumerate(value)]
             return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
         return value
 
