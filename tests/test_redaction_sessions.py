@@ -330,3 +330,32 @@ def test_no_planted_value_survives_and_the_redacted_cassette_verifies(results: l
     cassette = load(out)
     assert verify(cassette).ok
     assert redact_cassette(cassette, redactor).steps == cassette.steps  # applying it again changes nothing
+
+
+AGENT_WITH_A_TOOL = f"""
+import blackbox
+bb = blackbox.session()
+bb.tools({{"lookup": lambda: {{"email": "{EMAIL}", "id": "{CUSTOMER}"}}}})["lookup"]()
+bb.finish(result="mail {EMAIL}")
+"""
+
+
+def test_the_launcher_hands_the_policy_and_the_key_to_the_agent(tmp_path: Path, policy: Path) -> None:
+    from tests.test_launcher import PY
+    from tests.test_launcher import blackbox as launch
+
+    agent = tmp_path / "agent.py"
+    agent.write_text(AGENT_WITH_A_TOOL)
+    out = tmp_path / "run.json"
+    key = {"BLACKBOX_REDACT_KEY": os.environ["BLACKBOX_REDACT_KEY"]}
+    result = launch("record", "--out", out, "--policy", policy, "--", PY, agent, env=key)
+    assert result.returncode == 0, result.stderr
+    assert_clean(out)
+    assert load(out).redaction["key"] == load_redactor(policy).key_id  # BLACKBOX_REDACT_KEY reached the agent
+    result = launch("replay", out, "--policy", policy, "--", PY, agent, env=key)
+    assert result.returncode == 0 and "PASS" in result.stdout, result.stderr
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[rules]]\nname = "x"\naction = "erase"\npattern = "a"\n')
+    result = launch("record", "--out", tmp_path / "no.json", "--policy", bad, "--", PY, agent)
+    assert result.returncode == 2 and "rule 1 (x): `action` must be drop, mask or keep" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "no.json").exists()

@@ -21,7 +21,7 @@ from blackbox.redaction.policy import Policy, PolicyError, find_pyproject, polic
 from blackbox.settings import ENV_REDACT_KEY, policy_from_env, redact_key_from_env
 
 __all__ = ["ACTIVE", "MIN_KEY_LENGTH", "Policy", "PolicyError", "Redactor", "active_redactor", "chosen", "key_id",
-           "load_redactor", "redact_cassette", "redact_payload"]
+           "load_redactor", "policy_file", "redact_cassette", "redact_payload"]
 
 #: "The policy in force": the default of every function that makes a cassette, so none can skip it.
 ACTIVE: Any = object()
@@ -62,6 +62,14 @@ def load_redactor(path: str | os.PathLike[str], env: Mapping[str, str] | None = 
     policy = policy_from_file(Path(path))
     key = _key(policy, env)
     return Redactor(policy, key, key_id(key))
+
+
+def policy_file(policy: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None,
+                cwd: str | os.PathLike[str] | None = None) -> Path | None:
+    """The policy file in force (what `active_redactor` reads), absolute; None when there is none."""
+    named = os.fspath(policy) if policy is not None else policy_from_env(env)
+    found = Path(named) if named is not None else find_pyproject(Path(cwd) if cwd is not None else Path.cwd())
+    return found.absolute() if found is not None else None
 
 
 def active_redactor(policy: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None,
