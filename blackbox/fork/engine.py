@@ -4,7 +4,7 @@ from there, continued by the real API (`live`) or by scripted replies (`script`)
 `ForkEngine` is the session's engine in fork mode and owns its switch from replaying to recording.  The
 session asks it what a wrapped tool run is — served from the parent (calls before the fork
 point), the fork point itself (the agent gets the new value), or a real run (the fork turn's later calls and
-everything after) — and, after the fork point, what a model call is answered with.  `blackbox.fork` validates
+everything after) — and, after the fork point, what a model call is answered with.  `blackbox.fork.plan` validates
 the plan and builds the copied prefix; this module keeps the state of one run.
 
 The branch (a `Recorder` over the copied prefix) starts when the agent first runs a tool of the fork turn at or
@@ -17,19 +17,19 @@ from __future__ import annotations
 import copy
 from typing import Any, cast
 
-from blackbox.calls import ModelCall, Reply
-from blackbox.cassette import Cassette, Step
-from blackbox.engines import Ending, Recording, Replaying, RunSummary, answer, load_replayable, now_ms
 from blackbox.errors import BlackboxUnsupportedError, ReplayDivergenceError, SessionError, UsageError
-from blackbox.fork import check_fork_point, check_out_path, fork_chain, load_script
-from blackbox.outcome import TOOL_STEPS, turn_end, turn_start
-from blackbox.payloads import ModelInput, ModelOutput, ToolCall
+from blackbox.fork.plan import check_fork_point, check_out_path, fork_chain, load_script
+from blackbox.format.cassette import Cassette, Step
+from blackbox.format.outcome import TOOL_STEPS, turn_end, turn_start
+from blackbox.format.payloads import ModelInput, ModelOutput, ToolCall
+from blackbox.format.secrets import Secrets
+from blackbox.live.calls import ModelCall, Reply
+from blackbox.live.engines import Ending, Recording, Replaying, RunSummary, answer, load_replayable, now_ms
+from blackbox.live.recorder import Recorder, ToolSlot
+from blackbox.live.replayer import Replayer, ToolClaim, divergence
+from blackbox.live.settings import Mode, Settings, session_names
 from blackbox.providers import Provider
 from blackbox.providers.neutral import CallIds
-from blackbox.recorder import Recorder, ToolSlot
-from blackbox.replayer import Replayer, ToolClaim, divergence
-from blackbox.secrets import Secrets
-from blackbox.settings import Mode, Settings, session_names
 
 __all__ = ["ForkEngine", "thinking_refusal", "uses_thinking"]
 

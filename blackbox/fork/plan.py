@@ -13,9 +13,9 @@ from typing import Any
 
 import msgspec
 
-from blackbox.canonical import TOO_DEEP, CanonicalError, decode_json, json_value
-from blackbox.cassette import Cassette, Step, StepChain
 from blackbox.errors import CassetteError, UsageError
+from blackbox.format.canonical import TOO_DEEP, CanonicalError, decode_json, json_value
+from blackbox.format.cassette import Cassette, Step, StepChain
 
 __all__ = [
     "check_fork_point",

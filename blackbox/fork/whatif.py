@@ -24,12 +24,12 @@ from typing import Any, Protocol
 import msgspec
 
 from blackbox.apis import ApiFacts
-from blackbox.canonical import canonical_bytes
-from blackbox.cassette import Cassette, Step, StepChain
 from blackbox.errors import BlackboxError, UsageError
-from blackbox.fork import check_fork_point, fork_chain
+from blackbox.fork.plan import check_fork_point, fork_chain
+from blackbox.format.canonical import canonical_bytes
+from blackbox.format.cassette import Cassette, Step, StepChain
+from blackbox.format.outcome import turn_end, turn_start
 from blackbox.importers.registry import imported_provider
-from blackbox.outcome import turn_end, turn_start
 from blackbox.providers import PROVIDERS, Provider, by_name, for_model
 from blackbox.providers.neutral import CallIds, calls_of
 from blackbox.providers.outgoing import result_text

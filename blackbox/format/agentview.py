@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from blackbox.canonical import canonical_bytes
+from blackbox.format.canonical import canonical_bytes
 
 __all__ = ["action", "agent_of", "same_actions", "same_step"]
 

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import msgspec
 
-from blackbox.canonical import (
+from blackbox.errors import CassetteError
+from blackbox.format.canonical import (
     TOO_DEEP,
     CanonicalError,
     JSFloat,
@@ -28,11 +29,10 @@ from blackbox.canonical import (
     sha256_hex,
     step_hash,
 )
-from blackbox.errors import CassetteError
-from blackbox.writing import LONE_SURROGATE, atomic_write, dumps
+from blackbox.format.writing import LONE_SURROGATE, atomic_write, dumps
 
 if TYPE_CHECKING:
-    from blackbox.lazy import LazyCassette
+    from blackbox.format.lazy import LazyCassette
 
 __all__ = [
     "STEP_TYPES",

@@ -3,7 +3,7 @@ it did to the outcome.
 
 By default steps match when their hashes are equal (a fork and its parent); `semantic` matches type plus a
 JSON-equal payload (two separate recordings); `agents` matches what the step did, whichever coding agent took it
-(two imports of one task by different agents; `blackbox.agentview`).
+(two imports of one task by different agents; `blackbox.format.agentview`).
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from typing import Any, Literal
 
 import msgspec
 
-from blackbox.agentview import same_actions, same_step
-from blackbox.cassette import Cassette, ChainBreak, Step, hash_break, link_break, paused_gc
-from blackbox.firstdiff import join_path, json_equal, utf16_sorted
-from blackbox.lazy import LazyCassette, LazyStep, decode_payload
-from blackbox.outcome import Outcome, outcome, step_label, summarize_step, terminal_outcome
+from blackbox.format.agentview import same_actions, same_step
+from blackbox.format.cassette import Cassette, ChainBreak, Step, hash_break, link_break, paused_gc
+from blackbox.format.firstdiff import join_path, json_equal, utf16_sorted
+from blackbox.format.lazy import LazyCassette, LazyStep, decode_payload
+from blackbox.format.outcome import Outcome, outcome, step_label, summarize_step, terminal_outcome
 
 __all__ = [
     "ChangedValue",

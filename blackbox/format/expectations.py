@@ -11,7 +11,7 @@ from typing import Literal
 
 import msgspec
 
-from blackbox.outcome import Outcome
+from blackbox.format.outcome import Outcome
 
 __all__ = ["Expectation", "ExpectationResult", "Expectations", "check_expectations"]
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from blackbox.secrets import mask_secrets
+from blackbox.format.secrets import mask_secrets
 
 __all__ = ["ABSENT_TEXT", "Difference", "first_difference", "format_value", "join_path", "json_equal", "utf16_sorted"]
 
@@ -61,7 +61,7 @@ def join_path(base: str, key: str | int) -> str:
 def _surely_equal(a: Any, b: Any) -> bool:
     """A fast, exact test for the common case of replay, equal values: Python's equality (run in C; exact on
     large integers, `1 == 1.0`) wrongly equates only booleans and numbers, which canonical JSON tells apart."""
-    from blackbox.canonical import CanonicalError, canonical_bytes
+    from blackbox.format.canonical import CanonicalError, canonical_bytes
 
     try:
         return bool(a == b) and canonical_bytes(a) == canonical_bytes(b)
@@ -102,7 +102,7 @@ def _first_difference(recorded: Any, actual: Any, path: str) -> Difference | Non
 
 
 def _compact(value: Any) -> str:
-    from blackbox.canonical import js_number
+    from blackbox.format.canonical import js_number
 
     def hook(obj: Any) -> Any:
         if isinstance(obj, float):

@@ -18,9 +18,9 @@ from typing import Any
 
 import msgspec
 
-from blackbox.cassette import Step, StepType, Timestamp, check_version, reading
 from blackbox.errors import CassetteError
-from blackbox.lazy import LazyCassette, LazyStep
+from blackbox.format.cassette import Step, StepType, Timestamp, check_version, reading
+from blackbox.format.lazy import LazyCassette, LazyStep
 
 __all__ = ["CHUNK", "Batch", "CassetteHeader", "FileStep", "Indexer", "StepFile", "Unusual"]
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import msgspec
 
-from blackbox.canonical import decode_json
-from blackbox.cassette import Cassette, Step, StepType, Timestamp, check_version, loads, paused_gc, read_cassette
+from blackbox.format.canonical import decode_json
+from blackbox.format.cassette import Cassette, Step, StepType, Timestamp, check_version, loads, paused_gc, read_cassette
 
 __all__ = ["LazyCassette", "LazyStep", "decode_payload", "load_lazy", "loads_lazy"]
 

@@ -9,8 +9,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from blackbox.cassette import Cassette, Step
-from blackbox.writing import pretty_json
+from blackbox.format.cassette import Cassette, Step
+from blackbox.format.writing import pretty_json
 
 __all__ = [
     "TOOL_STEPS",

@@ -20,13 +20,13 @@ from typing import Any, Literal
 
 import msgspec
 
-from blackbox import secrets
-from blackbox.canonical import canonical_bytes, nesting_headroom
-from blackbox.cassette import SCHEMA_VERSION, Cassette, Step, load, paused_gc, steps_break
 from blackbox.errors import CassetteError
-from blackbox.firstdiff import join_path
-from blackbox.lazy import LazyCassette, load_lazy
-from blackbox.outcome import outcome, payload_problem, summarize_step
+from blackbox.format import secrets
+from blackbox.format.canonical import canonical_bytes, nesting_headroom
+from blackbox.format.cassette import SCHEMA_VERSION, Cassette, Step, load, paused_gc, steps_break
+from blackbox.format.firstdiff import join_path
+from blackbox.format.lazy import LazyCassette, load_lazy
+from blackbox.format.outcome import outcome, payload_problem, summarize_step
 
 __all__ = ["CHECKS", "CheckResult", "VerifyReport", "neutrality_problem", "unloadable_report", "verify"]
 

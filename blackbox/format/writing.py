@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from blackbox.canonical import CanonicalError, JSFloat, js_number
 from blackbox.errors import WriteError
-from blackbox.inert import inert
+from blackbox.format.canonical import CanonicalError, JSFloat, js_number
+from blackbox.format.inert import inert
 
 if TYPE_CHECKING:
-    from blackbox.cassette import Cassette
+    from blackbox.format.cassette import Cassette
 
 __all__ = ["LONE_SURROGATE", "atomic_write", "dumps", "escape_surrogates", "pretty_json"]
 

@@ -27,7 +27,7 @@ class ModelCall(msgspec.Struct):
     """A model request sent to the network whose response is to be recorded."""
 
     provider: Provider
-    model_input: Any  # the neutral model_input payload (blackbox.payloads.ModelInput)
+    model_input: Any  # the neutral model_input payload (blackbox.format.payloads.ModelInput)
     started_at: int
     stream: bool = False  # the request asked for an event stream (so its answer is one, whatever its header)
 

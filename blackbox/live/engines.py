@@ -19,18 +19,18 @@ from typing import Any, Protocol
 
 import msgspec
 
-from blackbox.calls import SSE, ModelCall, Reply
-from blackbox.canonical import canonical_text, json_value
-from blackbox.cassette import Cassette, chain_break, load
 from blackbox.errors import BlackboxError, ReplayDivergenceError
-from blackbox.outcome import outcome
-from blackbox.payloads import Metadata, ModelInput, ModelOutput
+from blackbox.format.canonical import canonical_text, json_value
+from blackbox.format.cassette import Cassette, chain_break, load
+from blackbox.format.outcome import outcome
+from blackbox.format.payloads import Metadata, ModelInput, ModelOutput
+from blackbox.format.secrets import Secrets, mask_secrets
+from blackbox.live.calls import SSE, ModelCall, Reply
+from blackbox.live.recorder import Recorder, ToolSlot
+from blackbox.live.replayer import Replayer, ToolClaim
+from blackbox.live.settings import Mode, Pace, Settings
 from blackbox.providers import Provider
 from blackbox.providers.neutral import CallIds
-from blackbox.recorder import Recorder, ToolSlot
-from blackbox.replayer import Replayer, ToolClaim
-from blackbox.secrets import Secrets, mask_secrets
-from blackbox.settings import Mode, Pace, Settings
 
 __all__ = [
     "Ending",

@@ -39,10 +39,10 @@ from typing import Any
 
 import msgspec
 
-from blackbox.canonical import decode_json
-from blackbox.cassette import Step, StepChain
 from blackbox.errors import SessionError
-from blackbox.secrets import KeySearch
+from blackbox.format.canonical import decode_json
+from blackbox.format.cassette import Step, StepChain
+from blackbox.format.secrets import KeySearch
 
 __all__ = ["JOURNAL_SUFFIX", "Journal", "ToolEntry", "ToolStart", "journal_locked", "journal_path", "journal_steps"]
 

@@ -26,11 +26,11 @@ from typing import IO
 import msgspec
 
 from blackbox.errors import UsageError
-from blackbox.inert import inert
-from blackbox.journal import journal_locked, journal_path
-from blackbox.report import SessionReport, read_report
-from blackbox.secrets import PLACEHOLDER_KEYS
-from blackbox.settings import ENV_PREFIX, ENV_REPORT, Settings
+from blackbox.format.inert import inert
+from blackbox.format.secrets import PLACEHOLDER_KEYS
+from blackbox.live.journal import journal_locked, journal_path
+from blackbox.live.report import SessionReport, read_report
+from blackbox.live.settings import ENV_PREFIX, ENV_REPORT, Settings
 
 __all__ = ["PLACEHOLDER_KEYS", "LaunchResult", "agent_env", "check_out", "run_agent", "shell_needed"]
 

@@ -9,7 +9,7 @@ for the recording's life, one `write()` per step, per model call's pair or per t
 -9` leaves the run recoverable with `recover(journal)`; a tool that finishes before an earlier call of its
 turn is journaled at once, as a tool entry `recover` puts back in the model's order.  A clean write removes
 the journal.  A step holding a known API key (or a long piece of one) is never journaled, and the final
-write refuses.  The journal's format is described in `blackbox.journal`.
+write refuses.  The journal's format is described in `blackbox.live.journal`.
 """
 
 from __future__ import annotations
@@ -22,17 +22,25 @@ from typing import Any
 
 import msgspec
 
-from blackbox.canonical import canonical_text, decode_json, js_number
-from blackbox.cassette import SCHEMA_VERSION, Cassette, Step, StepChain, chain_break
 from blackbox.errors import CassetteError, SessionError
-from blackbox.firstdiff import json_equal
-from blackbox.inert import inert
-from blackbox.journal import JOURNAL_SUFFIX, Journal, ToolEntry, ToolStart, journal_locked, journal_path, journal_steps
-from blackbox.payloads import Metadata, ModelInput, ModelOutput, ToolCall
+from blackbox.format.canonical import canonical_text, decode_json, js_number
+from blackbox.format.cassette import SCHEMA_VERSION, Cassette, Step, StepChain, chain_break
+from blackbox.format.firstdiff import json_equal
+from blackbox.format.inert import inert
+from blackbox.format.payloads import Metadata, ModelInput, ModelOutput, ToolCall
+from blackbox.format.secrets import KeySearch, Secrets
+from blackbox.format.verify import verify
+from blackbox.format.writing import atomic_write, dumps
+from blackbox.live.journal import (
+    JOURNAL_SUFFIX,
+    Journal,
+    ToolEntry,
+    ToolStart,
+    journal_locked,
+    journal_path,
+    journal_steps,
+)
 from blackbox.providers.neutral import CallIds, calls_of
-from blackbox.secrets import KeySearch, Secrets
-from blackbox.verify import verify
-from blackbox.writing import atomic_write, dumps
 
 __all__ = ["JOURNAL_SUFFIX", "Recorder", "ToolSlot", "journal_path", "recover"]
 

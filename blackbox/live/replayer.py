@@ -17,13 +17,13 @@ from typing import Any
 
 import msgspec
 
-from blackbox.cassette import Cassette, Step
 from blackbox.errors import ReplayDivergenceError
-from blackbox.firstdiff import first_difference, format_value, json_equal
-from blackbox.outcome import Outcome, last_metadata, outcome, terminal_outcome, turn_end
-from blackbox.payloads import ModelInput
+from blackbox.format.cassette import Cassette, Step
+from blackbox.format.firstdiff import first_difference, format_value, json_equal
+from blackbox.format.outcome import Outcome, last_metadata, outcome, terminal_outcome, turn_end
+from blackbox.format.payloads import ModelInput
+from blackbox.format.secrets import mask_secrets
 from blackbox.providers.neutral import CallIds, calls_of
-from blackbox.secrets import mask_secrets
 
 __all__ = ["ReplayedToolError", "Replayer", "ToolClaim", "divergence"]
 

@@ -19,10 +19,10 @@ from typing import Any
 
 import msgspec
 
-from blackbox.canonical import canonical_text
 from blackbox.errors import ReplayDivergenceError
-from blackbox.settings import Settings
-from blackbox.writing import atomic_write
+from blackbox.format.canonical import canonical_text
+from blackbox.format.writing import atomic_write
+from blackbox.live.settings import Settings
 
 __all__ = ["ReportSettings", "SessionReport", "read_report", "write_report"]
 

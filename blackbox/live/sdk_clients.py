@@ -24,7 +24,7 @@ _GUARDED = "_blackbox_guarded"
 
 def is_blackbox_client(client: Any) -> bool:
     """Whether an httpx / httpx2 client sends through Blackbox's transport."""
-    return type(getattr(client, "_transport", None)).__module__ == "blackbox.transport"
+    return type(getattr(client, "_transport", None)).__module__ == "blackbox.live.transport"
 
 
 def genai_flavor() -> str:

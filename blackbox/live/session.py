@@ -16,26 +16,26 @@ from collections.abc import Callable
 from importlib import import_module
 from typing import Any, TypeVar
 
-from blackbox import process_exit
-from blackbox.calls import Forward, ModelCall, Reply, Request, StreamSink
-from blackbox.canonical import canonical_text, decode_json
-from blackbox.engines import Ending, Engine, OffEngine, RecordEngine, ReplayEngine, RunSummary, now_ms, terminal_payload
 from blackbox.errors import BlackboxError, ReplayDivergenceError, SessionError
-from blackbox.forking import ForkEngine
+from blackbox.fork.engine import ForkEngine
+from blackbox.format.canonical import canonical_text, decode_json
+from blackbox.format.secrets import Secrets
+from blackbox.live import process_exit
+from blackbox.live.calls import Forward, ModelCall, Reply, Request, StreamSink
+from blackbox.live.engines import Ending, Engine, OffEngine, RecordEngine, ReplayEngine, RunSummary, now_ms
+from blackbox.live.recorder import ToolSlot
+from blackbox.live.replayer import ToolClaim
+from blackbox.live.report import SessionReport, write_report
+from blackbox.live.sdk_clients import genai_http_options, guard_genai
+from blackbox.live.settings import UNSET, Continue, Match, Mode, Pace, Settings, default_trace_id, resolve_settings
+from blackbox.live.tee import OpenStreams, not_recorded
+from blackbox.live.transport import make_client
+from blackbox.live.wrapping import RESULT_ADVICE, json_input, json_result, wrap_tool
 from blackbox.providers import OPENAI_CHAT, Provider, route, unknown_request
 from blackbox.providers.neutral import CallIds, unsupported
 from blackbox.providers.stream import StreamResult
-from blackbox.recorder import ToolSlot
-from blackbox.replayer import ToolClaim
-from blackbox.report import SessionReport, write_report
-from blackbox.sdk_clients import genai_http_options, guard_genai
-from blackbox.secrets import Secrets
-from blackbox.settings import UNSET, Continue, Match, Mode, Pace, Settings, default_trace_id, resolve_settings
-from blackbox.tee import OpenStreams, not_recorded
-from blackbox.transport import make_client
-from blackbox.wrapping import RESULT_ADVICE, json_input, json_result, wrap_tool
 
-__all__ = ["RunSummary", "Session", "Settings", "session", "terminal_payload"]
+__all__ = ["RunSummary", "Session", "Settings", "session"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 

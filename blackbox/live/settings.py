@@ -14,8 +14,8 @@ from typing import Any, Literal, get_args
 
 import msgspec
 
-from blackbox.canonical import CanonicalError, canonical_text, decode_json, json_value
 from blackbox.errors import UsageError
+from blackbox.format.canonical import CanonicalError, canonical_text, decode_json, json_value
 
 __all__ = [
     "ENV_ALLOW_HOSTS",
@@ -56,7 +56,7 @@ ENV_SCRIPT = "BLACKBOX_SCRIPT"
 ENV_MATCH = "BLACKBOX_MATCH"
 ENV_PACE = "BLACKBOX_PACE"
 ENV_REPORT = "BLACKBOX_REPORT"  # where the session writes its report for the launcher
-# Set by the pytest plugin's network guard for the child processes of a replayed test (`blackbox.netguard`).
+# Set by the pytest plugin's network guard for the child processes of a replayed test (`blackbox.plugin.network`).
 ENV_NO_NETWORK = "BLACKBOX_NO_NETWORK"  # what started the process ("tests/x.py::test_y replays ...")
 ENV_ALLOW_HOSTS = "BLACKBOX_ALLOW_HOSTS"  # the hosts that test allows, as `parse_hosts` reads them
 # Every variable a session reads (what `blackbox record|replay|fork -- cmd` sets for the agent).

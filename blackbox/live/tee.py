@@ -24,7 +24,7 @@ import sys
 import threading
 from collections.abc import Callable
 
-from blackbox.calls import ModelCall
+from blackbox.live.calls import ModelCall
 from blackbox.providers.stream import ContentDecoder, StreamCodec, StreamResult, StreamStatus
 
 __all__ = ["RECORD_LIMIT", "OpenStreams", "StreamRecording", "not_recorded"]

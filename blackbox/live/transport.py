@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Iterator
 from types import ModuleType
 from typing import Any
 
-from blackbox.calls import SSE, CallHandler, Forward, ModelCall, Reply, Request, StreamSink
+from blackbox.live.calls import SSE, CallHandler, Forward, ModelCall, Reply, Request, StreamSink
 
 __all__ = ["http_module", "make_client", "transport_classes"]
 

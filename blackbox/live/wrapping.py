@@ -12,10 +12,10 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from blackbox.canonical import CanonicalError, json_value
 from blackbox.errors import SessionError
-from blackbox.recorder import ToolSlot
-from blackbox.replayer import ReplayedToolError, ToolClaim
+from blackbox.format.canonical import CanonicalError, json_value
+from blackbox.live.recorder import ToolSlot
+from blackbox.live.replayer import ReplayedToolError, ToolClaim
 
 __all__ = ["RESULT_ADVICE", "json_input", "json_result", "tool_input", "wrap_tool"]
 

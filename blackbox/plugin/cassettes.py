@@ -1,6 +1,6 @@
 """One cassette of one pytest test: where it lives, and the Blackbox session that replays or records it.
 
-The plugin (`blackbox.pytest_plugin`) owns the hooks, the fixture and the marker; this module owns a cassette's
+The plugin (`blackbox.plugin.plugin`) owns the hooks, the fixture and the marker; this module owns a cassette's
 life: its default path (from the test's module and name, parametrized ids made safe for a file name), the
 command that records it, verify before replay, a recording made into a temporary file and moved over the
 cassette only when the test passed, and the nearest recorded request when a replay diverged.
@@ -25,14 +25,14 @@ import pytest
 
 import blackbox as bb_api
 from blackbox.errors import BlackboxError, CassetteError, ReplayDivergenceError
-from blackbox.expectations import Expectations, check_expectations
-from blackbox.inert import inert
-from blackbox.outcome import Outcome
-from blackbox.sdk_clients import genai_http_options
-from blackbox.secrets import KEY_VARIABLES, PLACEHOLDER_KEYS
-from blackbox.session import RunSummary
-from blackbox.settings import SESSION_VARIABLES
-from blackbox.transport import http_module
+from blackbox.format.expectations import Expectations, check_expectations
+from blackbox.format.inert import inert
+from blackbox.format.outcome import Outcome
+from blackbox.format.secrets import KEY_VARIABLES, PLACEHOLDER_KEYS
+from blackbox.live.sdk_clients import genai_http_options
+from blackbox.live.session import RunSummary
+from blackbox.live.settings import SESSION_VARIABLES
+from blackbox.live.transport import http_module
 
 __all__ = ["MATCHES", "RECORD_MODES", "CassetteOwner", "CassetteRun", "default_cassette", "fail", "record_command",
            "safe_name", "shown_path"]

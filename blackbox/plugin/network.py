@@ -39,7 +39,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn
 
-from blackbox.settings import ENV_ALLOW_HOSTS, ENV_NO_NETWORK
+from blackbox.live.settings import ENV_ALLOW_HOSTS, ENV_NO_NETWORK
 
 __all__ = ["Host", "NetGuard", "NetworkRefused", "format_hosts", "guard_from_environment", "parse_hosts"]
 

@@ -16,15 +16,15 @@ Safe by default, because the failures users of recording libraries know best are
 - a cassette is verified (hash chain, neutrality) before it is replayed;
 - while a test replays (its setup, call and teardown: every function-scoped fixture), any request that does not
   go through Blackbox's client fails the test, naming the URL (loopback too; `allow_hosts` /
-  `blackbox_allow_hosts` names the exceptions) - see `blackbox.netguard`; a child pytest run honours it;
+  `blackbox_allow_hosts` names the exceptions) - see `blackbox.plugin.network`; a child pytest run honours it;
 - a divergence fails the test with the replay report (step, path, recorded, actual, hint), not a traceback
   through the SDK.
 
 This module holds the hooks, options, fixture and marker; one cassette's life (its path, verify, replay or
-record, the move into place, the nearest recorded request on a divergence) is `blackbox.plugin_cassettes`;
-the run summary is `blackbox.plugin_summary`.
-Only the public session API is used (`blackbox.session`, `http_client()`, `tools`, `finish()`,
-`blackbox.verify`, `blackbox.outcome`).
+record, the move into place, the nearest recorded request on a divergence) is `blackbox.plugin.cassettes`;
+the run summary is `blackbox.plugin.summary`.
+Only the public session API is used (`blackbox.live.session`, `http_client()`, `tools`, `finish()`,
+`blackbox.format.verify`, `blackbox.format.outcome`).
 """
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ from typing import Any, NoReturn
 import pytest
 
 from blackbox.errors import BlackboxError, ReplayDivergenceError, is_blackbox_error
-from blackbox.inert import inert_lines
-from blackbox.netguard import NetGuard, guard_from_environment, parse_hosts
-from blackbox.outcome import Outcome
-from blackbox.plugin_cassettes import (
+from blackbox.format.inert import inert_lines
+from blackbox.format.outcome import Outcome
+from blackbox.format.secrets import KEY_VARIABLES, PLACEHOLDER_KEYS
+from blackbox.plugin.cassettes import (
     MATCHES,
     RECORD_MODES,
     CassetteRun,
@@ -51,8 +51,8 @@ from blackbox.plugin_cassettes import (
     safe_name,
     shown_path,
 )
-from blackbox.plugin_summary import CassetteTally
-from blackbox.secrets import KEY_VARIABLES, PLACEHOLDER_KEYS
+from blackbox.plugin.network import NetGuard, guard_from_environment, parse_hosts
+from blackbox.plugin.summary import CassetteTally
 
 __all__ = ["BlackboxFixture", "CassetteRun"]
 

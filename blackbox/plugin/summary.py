@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from blackbox.inert import inert
+from blackbox.format.inert import inert
 
 __all__ = ["CassetteTally"]
 
