@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 import blackbox
-from blackbox.cassette import load
 from blackbox.errors import ReplayDivergenceError
-from blackbox.verify import verify
+from blackbox.format.cassette import load
+from blackbox.format.verify import verify
 from tests.fakeapi import FakeAPI, anthropic_message, last_tool_results, turn_brain, weather_brain
 from tests.mcp_servers import Served, served, served_any, stdio_params
 
