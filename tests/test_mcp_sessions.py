@@ -166,7 +166,7 @@ def test_raw_session_record_verify_replay_diverge_fork(fake_api: FakeAPI, tmp_pa
 def test_model_only_what_if_serves_recorded_mcp_results(fake_api: FakeAPI, tmp_path: Path) -> None:
     """What-if at an MCP tool result with no agent and no server: a repeated MCP call is answered from the
     recording (and still says which server it came from); a new one stops and asks for its result."""
-    from blackbox.whatif import NO_RESULT, ScriptedModel, what_if
+    from blackbox.fork.whatif import NO_RESULT, ScriptedModel, what_if
 
     out = tmp_path / "run.json"
     fake_api.brain = weather_brain("anthropic", text=None)
