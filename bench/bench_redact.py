@@ -16,15 +16,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from blackbox.cassette import StepChain
+from blackbox.format.cassette import StepChain
+from blackbox.format.secrets import Secrets
+from blackbox.format.verify import verify
+from blackbox.format.writing import atomic_write, dumps
+from blackbox.live.recorder import Recorder
+from blackbox.live.scan import scan_paths, scanner_for
 from blackbox.providers.neutral import CallIds
-from blackbox.recorder import Recorder
 from blackbox.redaction.apply import Redactor
 from blackbox.redaction.policy import policy_from_table
-from blackbox.redaction.scan import scan_paths, scanner_for
-from blackbox.secrets import Secrets
-from blackbox.verify import verify
-from blackbox.writing import atomic_write, dumps
 
 TEXT = ("The customer wrote from a phone at the airport; the booking for two nights failed twice and the agent "
         "retried with the corporate rate. ") * 4

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from blackbox.redaction import active_redactor, load_redactor
+from blackbox.live.redaction import active_redactor, load_redactor
 from blackbox.redaction.apply import Redactor
 from blackbox.redaction.detectors import DETECTORS, luhn_ok
 from blackbox.redaction.policy import PolicyError, policy_from_table

@@ -17,12 +17,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import blackbox
-from blackbox.cassette import StepChain, load
 from blackbox.errors import BlackboxError
-from blackbox.recorder import journal_path, recover
-from blackbox.redaction import load_redactor, redact_cassette
-from blackbox.verify import verify
-from blackbox.whatif import ScriptedModel, what_if
+from blackbox.fork.whatif import ScriptedModel, what_if
+from blackbox.format.cassette import StepChain, load
+from blackbox.format.verify import verify
+from blackbox.live.recorder import journal_path, recover
+from blackbox.live.redaction import load_redactor
+from blackbox.redaction import redact_cassette
 from tests.agents.loops import anthropic_agent
 from tests.cli_helpers import run_cli
 from tests.fakeapi import FakeAPI, anthropic_message, turn_brain

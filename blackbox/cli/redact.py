@@ -13,12 +13,12 @@ from typing import Annotated
 
 import typer
 
-from blackbox.cli.app import app
+from blackbox.cli._app import app
 from blackbox.cli.jsonout import print_json
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, fail
 from blackbox.cli.term import JSON_OUTPUT
 from blackbox.errors import CassetteError, UsageError
-from blackbox.inert import inert
+from blackbox.format.inert import inert
 
 _PANEL = "Cassettes"
 
@@ -35,7 +35,7 @@ PolicyOption = Annotated[Path | None, typer.Option(
 
 
 def _redactor(policy: Path | None, required: bool):  # type: ignore[no-untyped-def]
-    from blackbox.redaction import active_redactor
+    from blackbox.live.redaction import active_redactor
 
     try:
         found = active_redactor(policy)
@@ -68,7 +68,7 @@ def scan_command(
       blackbox scan run.json --json | jq '.hits[].rule'
       blackbox scan traces --format markdown >> "$GITHUB_STEP_SUMMARY"
     """
-    from blackbox.redaction.scan import scan_paths, scanner_for
+    from blackbox.live.scan import scan_paths, scanner_for
 
     JSON_OUTPUT.begin(json_out or fmt == ScanFormat.json)
     if json_out and fmt not in (None, ScanFormat.json):
@@ -119,12 +119,12 @@ def redact_command(
       blackbox redact run.json --out run.shared.json
       blackbox redact run.json --out run.shared.json --policy redact.toml
     """
-    from blackbox.cassette import load
-    from blackbox.fork import same_file
+    from blackbox.fork.plan import same_file
+    from blackbox.format.cassette import load
+    from blackbox.format.marks import count_marks
+    from blackbox.format.verify import verify
+    from blackbox.format.writing import atomic_write, dumps
     from blackbox.redaction import redact_cassette
-    from blackbox.redaction.markers import count_marks
-    from blackbox.verify import verify
-    from blackbox.writing import atomic_write, dumps
 
     JSON_OUTPUT.begin(json_out)
     redactor = _redactor(policy, required=True)

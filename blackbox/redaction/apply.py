@@ -24,9 +24,9 @@ from collections.abc import Iterator
 from fnmatch import fnmatchcase
 from typing import Any
 
-from blackbox.canonical import canonical_text
+from blackbox.format.canonical import canonical_text
+from blackbox.format.marks import MARK, dropped, is_mark, masked
 from blackbox.redaction.detectors import Detector
-from blackbox.redaction.markers import MARK, dropped, is_mark, masked
 from blackbox.redaction.policy import Policy, Rule, Segment
 
 __all__ = ["STRUCTURAL_KEYS", "USER_KEYS", "Redactor", "token"]

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from blackbox.errors import UsageError
+from blackbox.format.marks import RULE_NAME
 from blackbox.redaction.detectors import DETECTORS, Detector
-from blackbox.redaction.markers import RULE_NAME
 
 __all__ = ["ACTIONS", "Policy", "PolicyError", "Rule", "find_pyproject", "parse_path", "policy_from_file",
            "policy_from_table"]

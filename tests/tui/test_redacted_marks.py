@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from blackbox.cassette import load
+from blackbox.format.cassette import load
+from blackbox.format.writing import atomic_write, dumps
 from blackbox.redaction import redact_cassette
 from blackbox.redaction.apply import Redactor
 from blackbox.redaction.policy import policy_from_table
-from blackbox.writing import atomic_write, dumps
 from blackbox_tui.widgets.payload_view import REDACTED_STYLE
 from tests.tui.conftest import INCIDENT, SIZE, make_app, settle
 

@@ -16,8 +16,8 @@ from textual.content import Content
 from textual.highlight import highlight
 from textual.widgets import Static
 
-from blackbox.inert import inert_lines
-from blackbox.redaction.markers import MARK
+from blackbox.format.inert import inert_lines
+from blackbox.format.marks import MARK
 
 from ..run import pretty_json
 
