@@ -107,5 +107,5 @@ def output_messages(output: Any) -> list[dict[str, Any]]:
         calls = output.get("calls") if isinstance(output.get("calls"), list) else []
         parts += [_part({"type": "tool_use", **call}) for call in calls if isinstance(call, dict)]
     elif kind == "tool_call":
-        parts.append(_part({"type": "tool_use", **output}))
+        parts.append(_part({**output, "type": "tool_use"}))
     return [{"role": "assistant", "parts": parts}]
