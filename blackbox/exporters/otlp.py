@@ -15,7 +15,7 @@ from typing import Any
 from blackbox.errors import BlackboxError
 from blackbox.exporters.spans import SCHEMA_URL, SCOPE, SpanData
 
-__all__ = ["MISSING", "ExportError", "endpoint_url", "readable_spans", "request_json", "request_of", "require", "send"]
+__all__ = ["MISSING", "ExportError", "endpoint_url", "readable_json", "readable_spans", "request_json", "request_of", "require", "send"]
 
 MISSING = ("OpenTelemetry export needs the otel extra: pip install 'blackbox-agent[otel]' "
            "(opentelemetry-sdk and opentelemetry-exporter-otlp-proto-http)")
@@ -85,11 +85,17 @@ def _hex_ids(value: Any) -> Any:
     return value
 
 
-def request_json(spans: Sequence[SpanData], service: str = "blackbox") -> dict[str, Any]:
-    """The OTLP JSON form of the request (ids in hex, enums as integers, field names in lowerCamelCase)."""
+def readable_json(spans: Sequence[Any]) -> dict[str, Any]:
+    """The OTLP JSON form of the SDK's spans (ids in hex, enums as integers, field names in lowerCamelCase)."""
     from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-    return dict(_hex_ids(MessageToDict(request_of(spans, service), use_integers_for_enums=True)))
+    return dict(_hex_ids(MessageToDict(encode_spans(spans), use_integers_for_enums=True)))
+
+
+def request_json(spans: Sequence[SpanData], service: str = "blackbox") -> dict[str, Any]:
+    """The OTLP JSON form of the request `request_of` builds."""
+    return readable_json(readable_spans(spans, service))
 
 
 _EXPORTER_LOGGERS = ("opentelemetry.exporter.otlp.proto.http.trace_exporter", "opentelemetry.exporter.otlp.common.http")
