@@ -174,8 +174,9 @@ def _model_output(span: Span, ids: _Ids) -> dict[str, Any]:
              for p in _neutral_parts(m["parts"], ids, f"{span.where}: gen_ai.output.messages")]
     text = "".join(p["text"] for p in parts if p["type"] == "text")
     calls = [{k: p[k] for k in ("toolCallId", "toolName", "toolInput")} for p in parts if p["type"] == "tool_use"]
-    reasons = span.attributes.get("gen_ai.response.finish_reasons") or [
-        m.get("finish_reason") for m in raw if isinstance(m, dict)]
+    reasons = span.attributes.get("gen_ai.response.finish_reasons")
+    if not isinstance(reasons, list):
+        reasons = [m.get("finish_reason") for m in raw if isinstance(m, dict)]
     stop = "length" if "length" in reasons else "refusal" if "content_filter" in reasons else None
     if calls:
         out: dict[str, Any] = {"type": "tool_calls", "calls": calls}

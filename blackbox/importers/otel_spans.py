@@ -43,11 +43,16 @@ def _any_value(value: Any) -> Any:
     if "doubleValue" in value:
         return value["doubleValue"]
     if "arrayValue" in value:
-        return [_any_value(v) for v in (value["arrayValue"] or {}).get("values") or []]
+        return [_any_value(v) for v in _values(value["arrayValue"])]
     if "kvlistValue" in value:
-        return {kv.get("key"): _any_value(kv.get("value")) for kv in (value["kvlistValue"] or {}).get("values") or []
-                if isinstance(kv, dict)}
+        return {kv["key"]: _any_value(kv.get("value")) for kv in _values(value["kvlistValue"])
+                if isinstance(kv, dict) and isinstance(kv.get("key"), str)}
     return None
+
+
+def _values(container: Any) -> list[Any]:
+    values = container.get("values") if isinstance(container, dict) else None
+    return values if isinstance(values, list) else []
 
 
 def _ns(value: Any, where: str, field: str) -> int:
@@ -78,7 +83,10 @@ def _otlp_span(span: Any, where: str) -> Span:
     if not isinstance(span, dict):
         raise TranscriptError(f"{where} must be an object")
     attributes: dict[str, Any] = {}
-    for i, kv in enumerate(span.get("attributes") or []):
+    items = span.get("attributes") or []
+    if not isinstance(items, list):
+        raise TranscriptError(f"{where}.attributes must be an array")
+    for i, kv in enumerate(items):
         if not isinstance(kv, dict) or not isinstance(kv.get("key"), str):
             raise TranscriptError(f"{where}.attributes[{i}] must be an object with a `key`")
         attributes[kv["key"]] = _any_value(kv.get("value"))
@@ -103,6 +111,8 @@ def _otlp_request(document: dict[str, Any], prefix: str) -> list[Span]:
             if isinstance(resource, dict) else None
         if not isinstance(scopes, list):
             raise TranscriptError(f"{prefix}resourceSpans[{r}].scopeSpans must be an array")
+        if not isinstance(resource, dict):
+            raise TranscriptError(f"{prefix}resourceSpans[{r}] must be an object")
         for s, scope in enumerate(scopes):
             items = scope.get("spans") if isinstance(scope, dict) else None
             if not isinstance(items, list):
