@@ -58,7 +58,7 @@ def rich_cassette(path: Path, result: str = "sunny") -> Cassette:
 
 
 def export(capsys: pytest.CaptureFixture[str], receiver: Receiver, *args: object) -> list[Any]:
-    code, out, err = run_cli(capsys, "export", *args, "--endpoint", f"{receiver.url}/v1/traces")
+    code, _out, err = run_cli(capsys, "export", *args, "--endpoint", f"{receiver.url}/v1/traces")
     assert code == 0, err
     return [spans_of(r) for r in receiver.decoded()]
 
@@ -197,7 +197,7 @@ def test_the_otlp_json_file_is_the_request_the_http_exporter_sends(tmp_path: Pat
     rich_cassette(tmp_path / "run.json")
     with Receiver() as receiver:
         export(capsys, receiver, tmp_path / "run.json", "--content")
-    code, out, err = run_cli(capsys, "export", tmp_path / "run.json", "--to", "otlp-json", "--out",
+    code, _out, err = run_cli(capsys, "export", tmp_path / "run.json", "--to", "otlp-json", "--out",
                              tmp_path / "run.otlp.json", "--content")
     assert code == 0, err
     document = json.loads((tmp_path / "run.otlp.json").read_text())
@@ -244,7 +244,7 @@ def test_the_otel_variables_and_headers_are_honoured(tmp_path: Path, capsys: pyt
     with Receiver() as receiver:
         monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
         monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-team=blackbox")
-        code, out, err = run_cli(capsys, "export", tmp_path / "run.json", "--header", "x-mlflow-experiment-id=7")
+        code, _out, err = run_cli(capsys, "export", tmp_path / "run.json", "--header", "x-mlflow-experiment-id=7")
     assert code == 0, err
     [(path, headers, _)] = receiver.requests
     assert path == "/v1/traces" and headers["x-team"] == "blackbox" and headers["x-mlflow-experiment-id"] == "7"
@@ -259,7 +259,7 @@ def test_the_otel_variables_and_headers_are_honoured(tmp_path: Path, capsys: pyt
 def test_wrong_flags_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str],
                                   message: str) -> None:
     rich_cassette(tmp_path / "run.json")
-    code, out, err = run_cli(capsys, "export", tmp_path / "run.json", *args)
+    code, _out, err = run_cli(capsys, "export", tmp_path / "run.json", *args)
     assert code in (1, 2) and message in err and err.count("\n") == 1
 
 

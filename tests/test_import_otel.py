@@ -178,7 +178,7 @@ def test_pydantic_ais_own_trace_imports(fake_api: FakeAPI, tmp_path: Path, capsy
 
 
 def _one_line_refusal(capsys: pytest.CaptureFixture[str], trace: Path, out: Path, message: str) -> None:
-    code, stdout, err = run_cli(capsys, "import", "--from", "otel", "--in", trace, "--out", out)
+    code, _stdout, err = run_cli(capsys, "import", "--from", "otel", "--in", trace, "--out", out)
     assert code == 1 and err.count("\n") == 1, err
     assert message in err and "Nothing was written." in err
     assert not out.exists()

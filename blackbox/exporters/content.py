@@ -104,7 +104,7 @@ def output_messages(output: Any) -> list[dict[str, Any]]:
     if isinstance(output.get("text"), str) and (output["text"] or kind == "final_answer"):
         parts.append({"type": "text", "content": output["text"]})
     if kind == "tool_calls":
-        calls = output.get("calls") if isinstance(output.get("calls"), list) else []
+        calls: list[Any] = output["calls"] if isinstance(output.get("calls"), list) else []
         parts += [_part({"type": "tool_use", **call}) for call in calls if isinstance(call, dict)]
     elif kind == "tool_call":
         parts.append(_part({**output, "type": "tool_use"}))

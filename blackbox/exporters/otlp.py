@@ -15,7 +15,8 @@ from typing import Any
 from blackbox.errors import BlackboxError
 from blackbox.exporters.spans import SCHEMA_URL, SCOPE, SpanData
 
-__all__ = ["MISSING", "ExportError", "endpoint_url", "readable_json", "readable_spans", "request_json", "request_of", "require", "send"]
+__all__ = ["MISSING", "ExportError", "endpoint_url", "readable_json", "readable_spans", "request_json", "request_of",
+           "require", "send"]
 
 MISSING = ("OpenTelemetry export needs the otel extra: pip install 'blackbox-agent[otel]' "
            "(opentelemetry-sdk and opentelemetry-exporter-otlp-proto-http)")
@@ -28,7 +29,7 @@ class ExportError(BlackboxError):
 def require() -> None:
     """ExportError naming the extra when OpenTelemetry's SDK or OTLP exporter is not installed."""
     try:
-        import opentelemetry.exporter.otlp.proto.http.trace_exporter  # noqa: F401
+        import opentelemetry.exporter.otlp.proto.http.trace_exporter
         import opentelemetry.sdk.trace  # noqa: F401
     except ImportError:
         raise ExportError(MISSING) from None
@@ -172,7 +173,7 @@ def send(spans: Sequence[SpanData], endpoint: str | None, headers: Mapping[str, 
         with _quiet() as failure:
             result = exporter.export(readable_spans(spans, service))
     finally:
-        exporter.shutdown()
+        exporter.shutdown()  # type: ignore[no-untyped-call]
     if result is not SpanExportResult.SUCCESS:
         if failure.status is not None:
             raise ExportError(f"{where} refused the export (HTTP {failure.status}); check the endpoint and its "

@@ -128,7 +128,7 @@ def _chat_attributes(model_input: Step, output: Step | None, with_content: bool,
         attrs["gen_ai.response.model"] = model  # the cassette keeps the model the request named, no other
     if api_type is not None:
         attrs["openai.api.type"] = api_type
-    params = request.get("params") if isinstance(request.get("params"), dict) else {}
+    params: dict[str, Any] = request["params"] if isinstance(request.get("params"), dict) else {}
     for name, attribute in _PARAMS.items():
         value = params.get(name)
         if isinstance(value, str) and attribute == "stop_sequences":
@@ -225,7 +225,7 @@ def fork_point(cassette: Cassette, parent: Cassette | None) -> int | None:
     if cassette.parentId is None:
         return None
     if parent is not None:
-        return next((i for i, (a, b) in enumerate(zip(cassette.steps, parent.steps)) if a.hash != b.hash),
+        return next((i for i, (a, b) in enumerate(zip(cassette.steps, parent.steps, strict=False)) if a.hash != b.hash),
                     min(len(cassette.steps), len(parent.steps)))
     at = cassette.forkedFromStepId
     tail = at.rsplit(":", 1)[-1] if isinstance(at, str) else ""

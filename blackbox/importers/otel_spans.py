@@ -91,7 +91,7 @@ def _otlp_span(span: Any, where: str) -> Span:
             raise TranscriptError(f"{where}.attributes[{i}] must be an object with a `key`")
         attributes[kv["key"]] = _any_value(kv.get("value"))
     parent = span.get("parentSpanId")
-    status = span.get("status") if isinstance(span.get("status"), dict) else {}
+    status: dict[str, Any] = span["status"] if isinstance(span.get("status"), dict) else {}
     name = span.get("name")
     return Span(_hex_id(span.get("traceId"), where, "traceId", 16), _hex_id(span.get("spanId"), where, "spanId", 8),
                 _hex_id(parent, where, "parentSpanId", 8) if parent else None,
@@ -135,8 +135,8 @@ def _mlflow_value(value: Any) -> Any:
 def _mlflow_span(span: Any, where: str) -> Span:
     if not isinstance(span, dict):
         raise TranscriptError(f"{where} must be an object")
-    attributes = span.get("attributes") if isinstance(span.get("attributes"), dict) else {}
-    status = span.get("status") if isinstance(span.get("status"), dict) else {}
+    attributes: dict[str, Any] = span["attributes"] if isinstance(span.get("attributes"), dict) else {}
+    status: dict[str, Any] = span["status"] if isinstance(span.get("status"), dict) else {}
     parent = span.get("parent_span_id")
     name = span.get("name")
     return Span(_hex_id(span.get("trace_id"), where, "trace_id", 16), _hex_id(span.get("span_id"), where, "span_id", 8),

@@ -19,7 +19,8 @@ from blackbox.importers.otel import Otel
 
 __all__ = ["IMPORTERS", "imported_provider", "names", "with_folder"]
 
-IMPORTERS: dict[str, Importer] = {importer.name: importer for importer in (ClaudeCode(), Codex(), Gemini(), ChatJson(), Otel())}
+IMPORTERS: dict[str, Importer] = {importer.name: importer
+                                  for importer in (ClaudeCode(), Codex(), Gemini(), ChatJson(), Otel())}
 
 
 def names() -> tuple[str, ...]:
