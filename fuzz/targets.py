@@ -276,7 +276,7 @@ def seeds(target: str) -> list[bytes]:
     elif target == "gemini":
         out = [(FIXTURES / "import/gemini-tax-rewind.jsonl").read_bytes()]
     elif target == "otel":
-        out = [(FIXTURES / "import/otel-weather.otlp.json").read_bytes()]
+        out = [(FIXTURES / "import/otel-weather.foreign.json").read_bytes()]
     elif target == "recover":
         out = [_journal_of(p) for p in traces]
     elif target == "cli":

@@ -272,3 +272,32 @@ def test_without_the_otel_extra_the_error_names_it(tmp_path: Path) -> None:
                            "--out", str(tmp_path / "out.json")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and done.stderr.count("\n") == 1
     assert "pip install 'blackbox-agent[otel]'" in done.stderr and not (tmp_path / "out.json").exists()
+
+
+def test_a_folder_export_shows_progress_on_a_terminal(tmp_path: Path) -> None:
+    import os
+
+    from tests.cli_helpers import on_terminal
+
+    for name in ("a", "b", "c"):
+        rich_cassette(tmp_path / "runs" / f"{name}.json")
+    code, stdout, seen = on_terminal(["export", tmp_path / "runs", "--to", "otlp-json", "--out",
+                                      tmp_path / "all.json"], {**os.environ, "COLUMNS": "100"})
+    assert code == 0, seen
+    assert b"reading runs" in seen and b"3/3" in seen
+    assert b"Exported 3 cassette(s)" in stdout
+    assert len(json.loads((tmp_path / "all.json").read_text())["resourceSpans"][0]["scopeSpans"][0]["spans"]) == 15
+
+
+def test_a_fork_is_linked_to_the_parent_given_with_parent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rich_cassette(tmp_path / "run.json")
+    script = _script(tmp_path)
+    (tmp_path / "forks").mkdir()
+    code, _, err = run_cli(capsys, "fork", tmp_path / "run.json", "--at", "3", "--set", '"snowy"', "--out",
+                           tmp_path / "forks" / "fork.json", "--model-only", "--script", script)
+    assert code == 0, err
+    with Receiver() as receiver:
+        export(capsys, receiver, tmp_path / "forks" / "fork.json")  # the parent is not beside it
+        alone, linked = export(capsys, receiver, tmp_path / "forks" / "fork.json", "--parent", tmp_path / "run.json")
+    assert not alone[0].links and "blackbox.fork.parent_head_hash" not in attributes(alone[0])
+    assert len(linked[0].links) == 1 and attributes(linked[0])["blackbox.fork.at_step"] == 3

@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 
 from blackbox.cli.app import app
 from blackbox.cli.jsonout import print_json
 from blackbox.cli.render import EXIT_USAGE, console, fail
 from blackbox.cli.term import JSON_OUTPUT
 from blackbox.exporters.registry import EXPORTERS, Exporter, Target
+from blackbox.exporters.spans import GENAI_SEMCONV
 from blackbox.inert import inert
 
 if TYPE_CHECKING:
@@ -26,14 +28,15 @@ _PANEL = "Cassettes"
 
 
 def _help() -> str:
-    lines = ["Export a cassette, or every cassette of a folder, as OpenTelemetry GenAI traces "
-             "(semantic conventions gen-ai 1.42.0-dev).", ""]
-    lines += [f"[bold]{name}[/]: {exporter.description}." for name, exporter in EXPORTERS.items()]
-    lines += ["", "One trace per cassette: an invoke_agent root, a chat span per model call, an execute_tool span "
+    lines = ["Export a cassette or a folder of them as OpenTelemetry GenAI traces (OTLP, or its JSON file).", "",
+             f"The spans follow the GenAI semantic conventions {GENAI_SEMCONV}.", ""]
+    for name, exporter in EXPORTERS.items():
+        lines += [f"[bold]{name}[/]: {escape(exporter.description)}.", ""]
+    lines += ["One trace per cassette: an invoke_agent root, a chat span per model call, an execute_tool span "
               "per tool call; ids derived from the cassette's hashes, so exporting twice gives the same trace. "
               "A fork is its own trace, linked to its parent's span at the fork point (the parent is looked for "
               "beside the fork, in the folder, or given with --parent). Message content only with --content, keys "
-              "masked. Needs the otel extra: pip install 'blackbox-agent[otel]'.", "",
+              "masked. Needs the otel extra: pip install 'blackbox-agent\\[otel]'.", "",
               "[bold]Examples[/]", "",
               "  blackbox export traces/run.json --endpoint http://localhost:6006/v1/traces", "",
               "  blackbox export traces/ --to otlp --header x-mlflow-experiment-id=0", "",
