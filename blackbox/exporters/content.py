@@ -4,17 +4,19 @@ Neutral messages become `{role, parts}` messages: text → `text{content}`, a to
 arguments}`, a tool result → `tool_call_response{id, response}` in a `tool` message (Blackbox adds the tool's
 `name`, and `error: true` when the result is the tool's error text, so an import can rebuild the step).
 
-Content leaves Blackbox only with `--content`, and only through `redact`: every string with known key values
-and credential patterns masked (`secrets`), then `policy`, the one place a redaction policy plugs in.
+Content leaves Blackbox only with `--content`, and only through `json_text`: the redaction `policy` (the one
+place a redaction policy plugs in: a function taking the payload), then known key values and credential
+patterns masked in the written JSON (`secrets`).
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["input_messages", "output_messages", "policy", "redact", "tool_definitions"]
+__all__ = ["input_messages", "json_text", "output_messages", "policy", "redact", "tool_definitions"]
 
 #: The redaction policy applied to exported content after key masking; identity until one is configured.
 policy: Callable[[Any], Any] = lambda payload: payload  # noqa: E731
@@ -27,23 +29,22 @@ def _mask(text: str) -> str:
 
     global _KEYS
     if _KEYS is None:
-        _KEYS = key_values(os.environ)
+        values = key_values(os.environ)
+        _KEYS = values + [json.dumps(v)[1:-1] for v in values if json.dumps(v)[1:-1] != v]  # as JSON writes them
     return mask_secrets(text, {}, _KEYS)
 
 
-def _masked(value: Any) -> Any:
-    if isinstance(value, str):
-        return _mask(value)
-    if isinstance(value, dict):
-        return {_mask(k) if isinstance(k, str) else k: _masked(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_masked(v) for v in value]
-    return value
-
-
 def redact(payload: Any) -> Any:
-    """`payload` as it may leave the machine: keys masked, then the redaction `policy`."""
-    return policy(_masked(payload))
+    """`payload` as the redaction `policy` lets it leave the machine."""
+    return policy(payload)
+
+
+def json_text(value: Any, redaction: Callable[[Any], Any] | None = None) -> str:
+    """Content as a JSON attribute: redacted (`redaction`, else `policy`), written, then every known key value
+    and credential pattern in the text masked (one pass over the text, not one per string)."""
+    from blackbox.writing import pretty_json
+
+    return _mask(pretty_json((redaction or redact)(value), indent=0))
 
 
 def tool_definitions(tools: Any, with_content: bool) -> list[dict[str, Any]]:

@@ -81,10 +81,8 @@ def _ns(timestamp: float) -> int:
     return int(timestamp * _MS)
 
 
-def _json(value: Any) -> str:
-    from blackbox.writing import pretty_json
-
-    return pretty_json(value, indent=0)
+def _same(value: Any) -> Any:
+    return value
 
 
 def _provider(model: Any) -> tuple[str, str | None]:
@@ -139,7 +137,8 @@ def _chat_attributes(model_input: Step, output: Step | None, with_content: bool,
             attrs[f"gen_ai.request.{attribute}"] = value
     if isinstance(params.get("responseFormat"), dict) or isinstance(params.get("outputConfig"), dict):
         attrs["gen_ai.output.type"] = "json"
-    attrs["gen_ai.tool.definitions"] = _json(content.tool_definitions(request.get("tools"), with_content))
+    attrs["gen_ai.tool.definitions"] = content.json_text(content.tool_definitions(request.get("tools"), with_content),
+                                                          redact if with_content else _same)
     attrs["blackbox.step.index"] = model_input.index
     attrs["blackbox.step.hash"] = model_input.hash
     if output is not None:
@@ -149,10 +148,10 @@ def _chat_attributes(model_input: Step, output: Step | None, with_content: bool,
     if with_content:
         system = request.get("systemPrompt")
         if isinstance(system, str) and system:
-            attrs["gen_ai.system_instructions"] = _json([{"type": "text", "content": redact(system)}])
-        attrs["gen_ai.input.messages"] = _json(redact(content.input_messages(request.get("messages"))))
+            attrs["gen_ai.system_instructions"] = content.json_text([{"type": "text", "content": system}], redact)
+        attrs["gen_ai.input.messages"] = content.json_text(content.input_messages(request.get("messages")), redact)
         if output is not None:
-            attrs["gen_ai.output.messages"] = _json(redact(content.output_messages(output.payload)))
+            attrs["gen_ai.output.messages"] = content.json_text(content.output_messages(output.payload), redact)
     return attrs
 
 
@@ -173,7 +172,7 @@ def _tool_attributes(call: Step, result: Step | None, with_content: bool,
         if isinstance(mcp.get("method"), str):
             attrs["mcp.method.name"] = mcp["method"]
     if with_content:
-        attrs["gen_ai.tool.call.arguments"] = _json(redact(payload.get("toolInput")))
+        attrs["gen_ai.tool.call.arguments"] = content.json_text(payload.get("toolInput"), redact)
     error: str | None = None
     if result is None:
         error = "incomplete"  # the run ended before the tool returned
@@ -185,9 +184,9 @@ def _tool_attributes(call: Step, result: Step | None, with_content: bool,
             code = mcp_error.get("code") if isinstance(mcp_error, dict) else None
             error = str(code) if isinstance(code, int) and not isinstance(code, bool) else "tool_error"
             if with_content:
-                attrs["gen_ai.tool.call.result"] = _json(redact({"error": outcome.get("error")}))
+                attrs["gen_ai.tool.call.result"] = content.json_text({"error": outcome.get("error")}, redact)
         elif with_content:
-            attrs["gen_ai.tool.call.result"] = _json(redact(outcome.get("result")))
+            attrs["gen_ai.tool.call.result"] = content.json_text(outcome.get("result"), redact)
     return attrs, error
 
 
@@ -282,7 +281,8 @@ def cassette_spans(cassette: Cassette, *, with_content: bool = False, parent: Ca
                    redact: Callable[[Any], Any] | None = None) -> list[SpanData]:
     """The spans of one cassette: the `invoke_agent` root, then a `chat` or `execute_tool` span per call.
 
-    `redact` is applied to every piece of content before it is written (`content.redact` by default)."""
+    `redact` is applied to every piece of content before it is written (`content.redact`, the redaction
+    policy, by default); keys are masked after it in any case."""
     policy = redact or content.redact
     trace = trace_id(cassette)
     root = _root(cassette, trace, parent)
