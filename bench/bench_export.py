@@ -42,7 +42,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     sys.path[:0] = [str(ROOT)]
-    from blackbox.cassette import load
+    from blackbox.format.cassette import load
     from tests.tui.synthetic import write_synthetic
 
     with tempfile.TemporaryDirectory() as tmp:

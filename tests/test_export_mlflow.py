@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from blackbox.cassette import load
+from blackbox.format.cassette import load
 from tests.cli_helpers import run_cli
 from tests.test_import_otel import steps
 

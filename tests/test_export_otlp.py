@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from blackbox.cassette import Cassette, StepChain, Tokens, load, save
+from blackbox.format.cassette import Cassette, StepChain, Tokens, load, save
 from tests.cli_helpers import run_cli
 from tests.otlp_receiver import Receiver, attributes, spans_of
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from blackbox.cassette import Cassette, load
-from blackbox.verify import verify
+from blackbox.format.cassette import Cassette, load
+from blackbox.format.verify import verify
 from tests.cli_helpers import run_cli
 from tests.fakeapi import FakeAPI, weather_brain
 from tests.test_export_otlp import rich_cassette

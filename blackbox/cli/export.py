@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from blackbox.cli.app import app
+from blackbox.cli._app import app
 from blackbox.cli.jsonout import print_json
 from blackbox.cli.render import EXIT_USAGE, console, fail
 from blackbox.cli.term import JSON_OUTPUT
 from blackbox.exporters.registry import EXPORTERS, Exporter, Target
 from blackbox.exporters.spans import GENAI_SEMCONV
-from blackbox.inert import inert
+from blackbox.format.inert import inert
 
 if TYPE_CHECKING:
     from blackbox.exporters.spans import SpanData

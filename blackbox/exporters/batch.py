@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from blackbox.cassette import Cassette, chain_break, load
 from blackbox.errors import BlackboxError
 from blackbox.exporters.spans import SpanData, cassette_spans
+from blackbox.format.cassette import Cassette, chain_break, load
 
 __all__ = ["cassette_files", "find_parent", "span_batches"]
 
@@ -42,7 +42,7 @@ def find_parent(fork: Cassette, candidates: Iterable[Cassette]) -> Cassette | No
 
 def _neighbours(path: Path, parent_id: str) -> Iterable[Cassette]:
     """Cassettes beside `path` whose id is `parent_id` (a fork is usually written next to its parent)."""
-    from blackbox.lazy import load_lazy
+    from blackbox.format.lazy import load_lazy
 
     for other in sorted(path.parent.glob("*.json")):
         if other == path or not other.is_file():

@@ -25,7 +25,7 @@ _KEYS: list[str] | None = None
 
 
 def _mask(text: str) -> str:
-    from blackbox.secrets import key_values, mask_secrets
+    from blackbox.format.secrets import key_values, mask_secrets
 
     global _KEYS
     if _KEYS is None:
@@ -42,7 +42,7 @@ def redact(payload: Any) -> Any:
 def json_text(value: Any, redaction: Callable[[Any], Any] | None = None) -> str:
     """Content as a JSON attribute: redacted (`redaction`, else `policy`), written, then every known key value
     and credential pattern in the text masked (one pass over the text, not one per string)."""
-    from blackbox.writing import pretty_json
+    from blackbox.format.writing import pretty_json
 
     return _mask(pretty_json((redaction or redact)(value), indent=0))
 

@@ -61,7 +61,7 @@ class OtlpJson(Exporter):
     def export(self, batches: Sequence[Sequence[SpanData]], target: Target,
                done: Callable[[int], None] | None = None) -> None:
         from blackbox.exporters.otlp import request_json
-        from blackbox.writing import atomic_write, pretty_json
+        from blackbox.format.writing import atomic_write, pretty_json
 
         assert target.out is not None
         spans = [span for batch in batches for span in batch]

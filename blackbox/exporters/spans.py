@@ -18,8 +18,8 @@ from typing import Any
 
 import msgspec
 
-from blackbox.cassette import Cassette, Step, Tokens
 from blackbox.exporters import content
+from blackbox.format.cassette import Cassette, Step, Tokens
 
 __all__ = ["GENAI_SEMCONV", "Link", "SpanData", "cassette_spans", "fork_point", "span_id", "trace_id"]
 

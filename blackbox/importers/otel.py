@@ -15,8 +15,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from blackbox.canonical import json_value
-from blackbox.cassette import Cassette, StepChain, Tokens
+from blackbox.format.canonical import json_value
+from blackbox.format.cassette import Cassette, StepChain, Tokens
 from blackbox.importers.common import DEFAULT_TRACE_ID, Importer, Reading, TranscriptError, json_numbers, json_or_text
 from blackbox.importers.otel_spans import Span, read_spans
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from blackbox.canonical import decode_json
+from blackbox.format.canonical import decode_json
 from blackbox.importers.common import TranscriptError, json_position
 
 __all__ = ["Span", "read_spans"]
