@@ -17,6 +17,7 @@ import pytest
 
 from blackbox.format.cassette import Cassette, StepChain, Tokens, load, save
 from tests.cli_helpers import run_cli
+from tests.test_cli_json import validate
 from tests.otlp_receiver import Receiver, attributes, spans_of
 
 pytest.importorskip("opentelemetry.sdk")
@@ -215,6 +216,7 @@ def test_a_folder_exports_every_cassette_one_request_each_and_a_bad_file_stops_i
     with Receiver() as receiver:
         code, out, err = run_cli(capsys, "export", folder, "--endpoint", receiver.url, "--json")
         assert code == 0, err
+        validate("export", json.loads(out))
         assert json.loads(out)["cassettes"] == 2 and len(receiver.requests) == 2
         assert receiver.requests[0][0] == "/v1/traces"  # a base URL gets the traces path
         (folder / "ci" / "broken.json").write_text('{"version": 2, "id": "x", "createdAt": 0, "steps": [')
@@ -235,7 +237,7 @@ def test_a_backend_that_refuses_or_is_down_is_one_line_and_exit_1(tmp_path: Path
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "1")  # how long the exporter retries a dead backend
     code, out, err = run_cli(capsys, "export", tmp_path / "run.json", "--endpoint", down, "--json")
     assert code == 1 and "did not answer" in err and err.count("\n") == 1
-    assert json.loads(out)["ok"] is False
+    validate("error", json.loads(out))
 
 
 def test_the_otel_variables_and_headers_are_honoured(tmp_path: Path, capsys: pytest.CaptureFixture[str],
