@@ -17,8 +17,8 @@ import pytest
 
 from blackbox.format.cassette import Cassette, StepChain, Tokens, load, save
 from tests.cli_helpers import run_cli
-from tests.test_cli_json import validate
 from tests.otlp_receiver import Receiver, attributes, spans_of
+from tests.test_cli_json import validate
 
 pytest.importorskip("opentelemetry.sdk")
 

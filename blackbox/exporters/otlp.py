@@ -1,5 +1,5 @@
-"""Spans as OpenTelemetry sends them: the SDK's `ReadableSpan`s, the OTLP protobuf request, its JSON file form,
-and the OTLP/HTTP exporter (`opentelemetry-sdk`, `opentelemetry-exporter-otlp-proto-http`: the `otel` extra).
+"""Spans as OpenTelemetry sends them: the SDK's `ReadableSpan`s, the OTLP protobuf request (and the JSON form
+of any SDK spans), and the OTLP/HTTP exporter (`opentelemetry-sdk`, `opentelemetry-exporter-otlp-proto-http`: the `otel` extra).
 
 Imported only when an export runs, so the core and `blackbox --help` never load OpenTelemetry.
 """
@@ -15,7 +15,7 @@ from typing import Any
 from blackbox.errors import BlackboxError
 from blackbox.exporters.spans import SCHEMA_URL, SCOPE, SpanData
 
-__all__ = ["MISSING", "ExportError", "endpoint_url", "readable_json", "readable_spans", "request_json", "request_of",
+__all__ = ["MISSING", "ExportError", "endpoint_url", "readable_json", "readable_spans", "request_of",
            "require", "send"]
 
 MISSING = ("OpenTelemetry export needs the otel extra: pip install 'blackbox-agent[otel]' "
@@ -92,11 +92,6 @@ def readable_json(spans: Sequence[Any]) -> dict[str, Any]:
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
     return dict(_hex_ids(MessageToDict(encode_spans(spans), use_integers_for_enums=True)))
-
-
-def request_json(spans: Sequence[SpanData], service: str = "blackbox") -> dict[str, Any]:
-    """The OTLP JSON form of the request `request_of` builds."""
-    return readable_json(readable_spans(spans, service))
 
 
 _EXPORTER_LOGGERS = ("opentelemetry.exporter.otlp.proto.http.trace_exporter", "opentelemetry.exporter.otlp.common.http")

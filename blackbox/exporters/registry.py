@@ -45,10 +45,16 @@ class Otlp(Exporter):
 
     def export(self, batches: Sequence[Sequence[SpanData]], target: Target,
                done: Callable[[int], None] | None = None) -> None:
-        from blackbox.exporters.otlp import send
+        from blackbox.exporters.otlp import ExportError, send
 
         for n, batch in enumerate(batches, start=1):  # one request per cassette: a refusal stores none of it
-            send(batch, target.endpoint, target.headers)
+            try:
+                send(batch, target.endpoint, target.headers)
+            except ExportError as exc:
+                if len(batches) == 1:
+                    raise
+                raise ExportError(f"{exc} (cassette {n} of {len(batches)}: the {n - 1} before it were sent, the "
+                                  "rest were not)") from None
             if done is not None:
                 done(n)
 
@@ -60,12 +66,12 @@ class OtlpJson(Exporter):
 
     def export(self, batches: Sequence[Sequence[SpanData]], target: Target,
                done: Callable[[int], None] | None = None) -> None:
-        from blackbox.exporters.otlp import request_json
+        from blackbox.exporters.otlp_json import request_document
         from blackbox.format.writing import atomic_write, pretty_json
 
         assert target.out is not None
         spans = [span for batch in batches for span in batch]
-        document = request_json(spans)
+        document = request_document(spans)
         atomic_write(target.out, pretty_json(document, indent=0).encode("utf-8", "surrogatepass"))
         if done is not None:
             done(len(batches))

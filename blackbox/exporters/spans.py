@@ -12,6 +12,7 @@ hand: `parent=`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -87,6 +88,11 @@ def _same(value: Any) -> Any:
 
 def _provider(model: Any) -> tuple[str, str | None]:
     """(gen_ai.provider.name, openai.api.type or None) of a model name, through the provider registry."""
+    return _provider_of(model) if isinstance(model, str) else ("unknown", None)
+
+
+@functools.lru_cache(maxsize=256)
+def _provider_of(model: str) -> tuple[str, str | None]:
     from blackbox.providers import for_model
 
     provider = for_model(model)
