@@ -1,5 +1,6 @@
 """Spans as OpenTelemetry sends them: the SDK's `ReadableSpan`s, the OTLP protobuf request (and the JSON form
-of any SDK spans), and the OTLP/HTTP exporter (`opentelemetry-sdk`, `opentelemetry-exporter-otlp-proto-http`: the `otel` extra).
+of any SDK spans), and the OTLP/HTTP exporter (`opentelemetry-sdk`, `opentelemetry-exporter-otlp-proto-http`:
+the `otel` extra).
 
 Imported only when an export runs, so the core and `blackbox --help` never load OpenTelemetry.
 """
