@@ -63,6 +63,13 @@ def test_the_demo_run_round_trips_and_the_model_only_what_if_continues_the_impor
     original = load(tmp_path / "example-trace.json")
     path = round_trip(tmp_path, capsys, tmp_path / "example-trace.json")
     assert steps(load(path)) == steps(original)
+    # the demo's steps share one millisecond: in any file order, Blackbox's step index keeps them in order
+    shuffled = _shuffled(json.loads((tmp_path / "trace.json").read_text()), seed=5)
+    (tmp_path / "shuffled.json").write_text(json.dumps(shuffled))
+    code, _, err = run_cli(capsys, "import", "--from", "otel", "--in", tmp_path / "shuffled.json", "--out",
+                           tmp_path / "again.json", "--id", "imported-run")
+    assert code == 0, err
+    assert load(tmp_path / "again.json") == load(path)
     script = tmp_path / "replies.json"
     script.write_text(json.dumps([{"type": "final_answer", "text": "Nothing free this weekend."}]))
     code, _, err = run_cli(capsys, "fork", path, "--at", "3", "--set", '{"results": []}', "--out",
