@@ -179,6 +179,15 @@ def test_pydantic_ais_own_trace_imports(fake_api: FakeAPI, tmp_path: Path, capsy
         "sunny in Paris", "sunny in Rome"]
     assert imported.steps[-1].payload == {"event": "run_completed", "status": "success", "result": answer}
     assert imported.steps[1].tokens is not None  # the fake API's usage, kept
+    # a run seen in production, forked locally: the model-only what-if continues it (the provider from the model)
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps([{"type": "final_answer", "text": "Snow in Paris, sun in Rome."}]))
+    code, _, err = run_cli(capsys, "fork", tmp_path / "imported.json", "--at", "3", "--set", '"snowy"', "--out",
+                           tmp_path / "fork.json", "--model-only", "--script", script)
+    assert code == 0, err
+    fork = load(tmp_path / "fork.json")
+    assert verify(fork).ok and fork.steps[3].payload["result"] == "snowy"
+    assert fork.steps[-1].payload["result"] == "Snow in Paris, sun in Rome."
 
 
 # -- bad traces ----------------------------------------------------------------------------------------------
