@@ -30,8 +30,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     in_ci = bool(os.environ.get("CI") or os.environ.get("BLACKBOX_CI"))
     if report.skipped and in_ci and item.nodeid.startswith(REQUIRED_IN_CI):
         report.outcome = "failed"
-        report.longrepr = (f"{item.nodeid} was skipped in CI ({report.longrepr}); CI must run it: install tmux, "
-                           "and the otel-e2e extra")
+        report.longrepr = (f"{item.nodeid} was skipped in CI ({report.longrepr}); CI must run it: install what "
+                           "it needs (tmux for the terminal test, the otel-e2e extra for MLflow's)")
     return None
 
 
