@@ -303,3 +303,14 @@ def test_a_fork_is_linked_to_the_parent_given_with_parent(tmp_path: Path, capsys
         alone, linked = export(capsys, receiver, tmp_path / "forks" / "fork.json", "--parent", tmp_path / "run.json")
     assert not alone[0].links and "blackbox.fork.parent_head_hash" not in attributes(alone[0])
     assert len(linked[0].links) == 1 and attributes(linked[0])["blackbox.fork.at_step"] == 3
+
+
+def test_a_tampered_cassette_is_not_exported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rich_cassette(tmp_path / "run.json")
+    document = json.loads((tmp_path / "run.json").read_text())
+    document["steps"][3]["payload"]["result"] = "stormy"  # the hash no longer matches
+    (tmp_path / "run.json").write_text(json.dumps(document))
+    with Receiver() as receiver:
+        code, _, err = run_cli(capsys, "export", tmp_path / "run.json", "--endpoint", receiver.url)
+    assert code == 1 and err.count("\n") == 1 and "hash chain breaks at step 3" in err
+    assert "stormy" not in err and receiver.requests == []
