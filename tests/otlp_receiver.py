@@ -9,8 +9,9 @@ from typing import Any
 
 
 class Receiver:
-    def __init__(self, status: int = 200) -> None:
+    def __init__(self, status: int = 200, refuse_from: int | None = None) -> None:
         self.status = status
+        self.refuse_from = refuse_from  # from this request on (1-based) the answer is 400
         self.requests: list[tuple[str, dict[str, str], bytes]] = []
         receiver = self
 
@@ -18,7 +19,8 @@ class Receiver:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 receiver.requests.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-                self.send_response(receiver.status)
+                late = receiver.refuse_from is not None and len(receiver.requests) >= receiver.refuse_from
+                self.send_response(400 if late else receiver.status)
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.send_header("Content-Length", "0")
                 self.end_headers()

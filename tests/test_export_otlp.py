@@ -314,3 +314,13 @@ def test_a_tampered_cassette_is_not_exported(tmp_path: Path, capsys: pytest.Capt
         code, _, err = run_cli(capsys, "export", tmp_path / "run.json", "--endpoint", receiver.url)
     assert code == 1 and err.count("\n") == 1 and "hash chain breaks at step 3" in err
     assert "stormy" not in err and receiver.requests == []
+
+
+def test_a_folder_export_refused_midway_says_what_was_sent(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("a", "b", "c"):
+        rich_cassette(tmp_path / "runs" / f"{name}.json", result=name)
+    with Receiver(refuse_from=2) as receiver:
+        code, _, err = run_cli(capsys, "export", tmp_path / "runs", "--endpoint", receiver.url)
+    assert code == 1 and err.count("\n") == 1 and len(receiver.requests) == 2
+    assert "refused the export (HTTP 400)" in err and "cassette 2 of 3: the 1 before it were sent" in err
