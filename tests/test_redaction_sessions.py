@@ -360,3 +360,21 @@ def test_the_launcher_hands_the_policy_and_the_key_to_the_agent(tmp_path: Path, 
     result = launch("record", "--out", tmp_path / "no.json", "--policy", bad, "--", PY, agent)
     assert result.returncode == 2 and "rule 1 (x): `action` must be drop, mask or keep" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not (tmp_path / "no.json").exists()
+
+
+def test_the_export_sends_content_only_as_the_policy_lets_it(tmp_path: Path, policy: Path,
+                                                             capsys: pytest.CaptureFixture[str],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("opentelemetry.sdk")
+    source = tmp_path / "leaky.json"
+    bb = blackbox.session("record", out=source)  # recorded before the policy existed
+    bb.tools({"lookup_customer": lookup_customer})["lookup_customer"](customer_id=CUSTOMER)
+    bb.finish(result=f"mailed {EMAIL}")
+    out = tmp_path / "run.otlp.json"
+    monkeypatch.setenv("BLACKBOX_POLICY", str(policy))
+    code, _, err = run_cli(capsys, "export", source, "--to", "otlp-json", "--out", out, "--content")
+    assert code == 0, err
+    text = out.read_text()
+    assert "[redacted:email:" in text and "[redacted:customer:" in text
+    for value in (EMAIL, CARD, CUSTOMER):
+        assert value not in text and json.dumps(value)[1:-1] not in text

@@ -466,7 +466,8 @@ class StepChain:
 
 def rechain(steps: list[Step], transform: Callable[[str, Any], Any]) -> list[Step]:
     """`steps` with `transform(type, payload)` applied, each step from the first changed one re-hashed and
-    re-linked (ids and timestamps kept); steps `transform` leaves alone (it returns the same object) are kept."""
+    re-linked (ids, timestamps and token counts kept); steps `transform` leaves alone (it returns the same
+    object) are kept."""
     out: list[Step] = []
     relinked = False
     for step in steps:
@@ -476,6 +477,6 @@ def rechain(steps: list[Step], transform: Callable[[str, Any], Any]) -> list[Ste
             continue
         relinked = True
         prev = out[-1].hash if out else None
-        out.append(Step(step.id, step.index, step.type, step.timestamp, payload, prev,
-                        step_hash(step.index, step.type, step.timestamp, payload, prev)))
+        out.append(msgspec.structs.replace(step, payload=payload, prevHash=prev,  # tokens and all else kept
+                                           hash=step_hash(step.index, step.type, step.timestamp, payload, prev)))
     return out

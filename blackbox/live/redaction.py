@@ -9,7 +9,7 @@ exporter, a printer) calls.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from blackbox.redaction import key_id
 from blackbox.redaction.apply import Redactor
 from blackbox.redaction.policy import Policy, PolicyError, find_pyproject, policy_from_file
 
-__all__ = ["ACTIVE", "MIN_KEY_LENGTH", "active_redactor", "chosen", "load_redactor", "policy_file",
+__all__ = ["ACTIVE", "MIN_KEY_LENGTH", "active_redactor", "chosen", "content_policy", "load_redactor", "policy_file",
            "redact_payload"]
 
 #: "The policy in force": the default of every function that makes a cassette, so none can skip it.
@@ -75,6 +75,19 @@ def active_redactor(policy: str | os.PathLike[str] | None = None, *, env: Mappin
 def chosen(redactor: Any) -> Redactor | None:
     """`redactor`, or the one in force when it is `ACTIVE`."""
     return active_redactor() if redactor is ACTIVE else redactor
+
+
+def content_policy(redactor: Redactor | None) -> Callable[[Any], Any]:
+    """A redaction of content cut out of its step (an exporter's message, arguments or result): the value read
+    as a tool result's user data, so the detectors, patterns and header rules apply (rules placed by a step's
+    path or a tool's name need the step: they apply when the cassette itself is redacted)."""
+    if redactor is None:
+        return lambda value: value
+
+    def redact(value: Any) -> Any:
+        return redactor("tool_result", {"toolCallId": "", "toolName": "", "result": value})["result"]
+
+    return redact
 
 
 def redact_payload(step_type: str, payload: Any, redactor: Redactor | None = None) -> Any:
