@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from blackbox import __version__
 from blackbox.cli.term import EXIT_USAGE, colour, paint
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMANDS", "OPTIONS", "dispatch", "root_help"]
 
-VERSION = "0.1.0"
+VERSION = __version__  # the one version string is the package's
 
 # (panel, ((command, first line of its help), ...)) in the order the help lists them.
 COMMANDS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (

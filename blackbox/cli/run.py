@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal, cast
+from typing import Annotated, Literal
 
 import typer
 
@@ -35,7 +35,7 @@ from blackbox.live.recorder import recover as recover_journal
 from blackbox.live.report import SessionReport
 from blackbox.live.settings import Match as MatchMode
 from blackbox.live.settings import Pace as PaceMode
-from blackbox.live.settings import Settings
+from blackbox.live.settings import Settings, match_mode, pace_mode
 
 _RUN = "Run an agent"
 _ADD_SESSION = (
@@ -59,17 +59,17 @@ PaceOption = Annotated[
 
 
 def _check_pace(pace: str) -> PaceMode:
-    value = pace.lower()
-    if value not in ("fast", "recorded"):
-        fail(f"--pace must be fast or recorded, not {pace!r}", EXIT_USAGE)
-    return cast(PaceMode, value)
+    try:
+        return pace_mode(pace, "--pace")
+    except UsageError as exc:
+        fail(str(exc), EXIT_USAGE)
 
 
 def _check_match(match: str) -> MatchMode:
-    value = match.lower()
-    if value not in ("strict", "sequence"):
-        fail(f"--match must be strict or sequence, not {match!r}", EXIT_USAGE)
-    return cast(MatchMode, value)
+    try:
+        return match_mode(match, "--match")
+    except UsageError as exc:
+        fail(str(exc), EXIT_USAGE)
 
 
 def _launch(command: list[str], settings: Settings, *, placeholders: bool) -> tuple[int, SessionReport]:
@@ -389,7 +389,7 @@ def _demo_fork(trace: Path | None, out: Path | None, fork_index: int | None, mut
                payload_json: str | None, mode: str, prompt: str | None) -> None:
     """`blackbox fork` without a command forks the built-in demo's cassette offline, then says what it wrote.
 
-    Defaults as in the original: --trace traces/example-trace.json, --out traces/<parent id>-fork.json,
+    Defaults as in the TypeScript Blackbox: --trace traces/example-trace.json, --out traces/<parent id>-fork.json,
     --fork-index 4, --mutation-step 3, --payload-json the no-hotels result, --mode tool-result.
     """
     parent_path = trace or DEFAULT_TRACE

@@ -61,13 +61,13 @@ STEP_TYPES: tuple[str, ...] = ("model_input", "model_output", "tool_call", "tool
 SCHEMA_VERSION = 2
 
 
-# JSON has one number type, and the original takes any number as a timestamp: a non-integral one is kept
+# JSON has one number type, and the TypeScript Blackbox takes any number as a timestamp: a non-integral one is kept
 # (a float) and hashed as JavaScript prints it.
 Timestamp = int | float
 
 
 class Step(msgspec.Struct):
-    """One recorded event; fields in the original's order, `id` not hashed."""
+    """One recorded event; fields in the TypeScript Blackbox's order, `id` not hashed."""
 
     id: str
     index: int
@@ -123,7 +123,7 @@ def _json_error(name: str, data: bytes, exc: Exception) -> CassetteError:
         return CassetteError(f"{name}: not UTF-8 text at {text_position(data, exc.start)}, so not a cassette; "
                              "re-record it or restore it from a copy")
     if data.startswith(b"\xef\xbb\xbf"):
-        return CassetteError(f"{name}: starts with a byte-order mark, which JSON (and the original tool) "
+        return CassetteError(f"{name}: starts with a byte-order mark, which JSON (and the TypeScript Blackbox) "
                              "rejects; save the file as UTF-8 without a BOM")
     if "truncated" in message:
         return CassetteError(f"{name}: not JSON: the file ends early at {text_position(data, len(data))} "
@@ -190,7 +190,7 @@ def _integer(value: Any) -> Any:
 
 def _integral_numbers(raw: Any) -> Any:
     """The same document with integral floats in `version`, `createdAt` and each step's `index` as integers:
-    JSON has one number type, so `1.0` is the integer 1 there, as it is for the original."""
+    JSON has one number type, so `1.0` is the integer 1 there, as it is for the TypeScript Blackbox."""
     if not isinstance(raw, dict):
         return raw
     for field in ("version", "createdAt"):
@@ -395,7 +395,7 @@ def hash_break(i: int, step: Step) -> tuple[ChainBreak | None, bytes]:
 
 
 def save(cassette: Cassette, path: str | os.PathLike[str]) -> None:
-    """Write a cassette atomically in the original's layout."""
+    """Write a cassette atomically in the TypeScript Blackbox's layout."""
     atomic_write(path, dumps(cassette))
 
 

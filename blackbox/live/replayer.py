@@ -109,7 +109,7 @@ class Replayer:
         start = self._steps[answer.index - 1].timestamp if answer.index > 0 else answer.timestamp
         return int(max(0, answer.timestamp - start))
 
-    def model_call(self, live: ModelInput) -> Step:
+    def claim_model_call(self, live: ModelInput) -> Step:
         """Check a normalized request against the recording; the recorded `model_output` step to answer with."""
         unrun = self._unrun()
         if unrun is not None:
