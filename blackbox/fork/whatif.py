@@ -199,18 +199,25 @@ def _key(name: Any, tool_input: Any) -> bytes:
     return canonical_bytes([name, tool_input])
 
 
-def _recorded_results(parent: Cassette) -> dict[bytes, dict[str, Any]]:
-    """Each recorded (tool name, input) → the first result the run got for it (its `result` or `error`)."""
+CALL_FIELDS = ("toolCallId", "toolName", "toolInput")
+
+
+def _recorded_results(parent: Cassette) -> tuple[dict[bytes, dict[str, Any]], dict[bytes, dict[str, Any]]]:
+    """Each recorded (tool name, input) → the first result the run got for it (its `result` or `error`), and →
+    what else its tool_call step said of it (an MCP call's `mcp`: which server), so a repeated call is answered
+    and shown as the recorded one was."""
     inputs: dict[str, bytes] = {}
     found: dict[bytes, dict[str, Any]] = {}
+    marks: dict[bytes, dict[str, Any]] = {}
     for step in parent.steps:
         payload = step.payload if isinstance(step.payload, dict) else {}
         call_id = str(payload.get("toolCallId"))
         if step.type == "tool_call":
-            inputs[call_id] = _key(payload.get("toolName"), payload.get("toolInput"))
+            key = inputs[call_id] = _key(payload.get("toolName"), payload.get("toolInput"))
+            marks.setdefault(key, {k: v for k, v in payload.items() if k not in CALL_FIELDS})
         elif step.type == "tool_result" and call_id in inputs:
             found.setdefault(inputs[call_id], {k: payload[k] for k in ("result", "error") if k in payload})
-    return found
+    return found, marks
 
 
 
@@ -281,7 +288,7 @@ def what_if(
     chain: StepChain = fork_chain(parent, at, value, trace_id)
     steps = parent.steps
     say = progress or (lambda _: None)
-    recorded = _recorded_results(parent)
+    recorded, marks = _recorded_results(parent)
     end = turn_end(steps, at + 1)
     last: list[float] = [steps[at].timestamp]
 
@@ -321,8 +328,10 @@ def what_if(
         results: list[dict[str, Any]] = []
         for call in calls:
             name, tool_input = call.get("toolName"), call.get("toolInput")
-            add("tool_call", {"toolCallId": call.get("toolCallId"), "toolName": name, "toolInput": tool_input})
-            answer = recorded.get(_key(name, tool_input))
+            key = _key(name, tool_input)
+            answer = recorded.get(key)
+            made = copy.deepcopy(marks.get(key, {})) if answer is not None else {}
+            add("tool_call", {"toolCallId": call.get("toolCallId"), "toolName": name, "toolInput": tool_input, **made})
             if answer is None:
                 given = tool_results(call) if tool_results is not None else NO_RESULT
                 if given is NO_RESULT:
