@@ -300,6 +300,12 @@ def fork(
         run_demo_fork(trace or cassette, out, fork_index, mutation_step, payload_json, mode or "tool-result", prompt)
         return
     _refuse(demo, "the agent's fork")
+    _fork_agent(cassette, command, at, set_value, out, live=live, script=script, match=match, pace=pace)
+
+
+def _fork_agent(cassette: Path | None, command: list[str], at: int | None, set_value: str | None,
+                out: Path | None, *, live: bool, script: Path | None, match: str, pace: str) -> None:
+    """`blackbox fork … -- <agent>`: check what can be checked, run the agent in fork mode, say what it wrote."""
     match_mode = _check_match(match)
     pace_mode = _check_pace(pace)
     if cassette is None or at is None or set_value is None or out is None:
