@@ -139,8 +139,8 @@ class Replayer:
     def _compare(self, step: Step, live: Any) -> None:
         diff = first_difference(step.payload, live)
         if diff is not None:
-            raise divergence(step.index, diff.path, format_value(diff.recorded, diff.recorded_present),
-                             format_value(diff.actual, diff.actual_present), _HINT)
+            raise divergence(step.index, diff.path, format_value(diff.old, diff.old_present),
+                             format_value(diff.new, diff.new_present), _HINT)
 
     # -- tools -------------------------------------------------------------------------------------
 
