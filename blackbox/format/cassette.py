@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 import msgspec
 
@@ -78,15 +78,24 @@ class Step(msgspec.Struct):
     hash: str
 
 
-class Cassette(msgspec.Struct, omit_defaults=True):
-    """One run of an agent; `parentId` and `forkedFromStepId` only on a fork, written after `steps`."""
+S = TypeVar("S")
+
+
+class CassetteOf(msgspec.Struct, Generic[S], omit_defaults=True):
+    """A cassette's fields, declared once for every reader: its steps are `Step`s (`Cassette`), undecoded
+    views (`lazy.LazyCassette`) or none yet (`indexing.CassetteHeader`).  `parentId` and `forkedFromStepId`
+    only on a fork, written after `steps`."""
 
     version: int
     id: str
     createdAt: int
-    steps: list[Step]
+    steps: list[S]
     parentId: str | None = None
     forkedFromStepId: str | None = None
+
+
+class Cassette(CassetteOf[Step], omit_defaults=True):
+    """One run of an agent, every step decoded."""
 
 
 
