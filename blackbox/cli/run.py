@@ -12,6 +12,7 @@ import typer
 from blackbox.cli._app import app
 from blackbox.cli.cassettes import replay_summary
 from blackbox.cli.demo_fork import DEMO_OPTIONS, demo_option
+from blackbox.cli.fork_options import At, Live, Out, Parent, Script, SetValue
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, err_console, fail
 from blackbox.cli.term import JSON_OUTPUT
 from blackbox.errors import BlackboxUnsupportedError, CassetteError, UsageError
@@ -239,17 +240,13 @@ _WHATIF_ONLY = {"provider": "--provider", "model_name": "--model", "tool_results
 
 @app.command(rich_help_panel=_RUN)
 def fork(
-    cassette: Annotated[Path | None, typer.Argument(help="The parent cassette.", dir_okay=False)] = None,
+    cassette: Parent = None,
     command: Command = None,
-    at: Annotated[int | None, typer.Option("--at", help="The tool_result step to fork at.")] = None,
-    set_value: Annotated[
-        str | None, typer.Option("--set", help="The new tool result: JSON (quote strings) or @file.")
-    ] = None,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Where to write the fork.", dir_okay=False)] = None,
-    live: Annotated[bool, typer.Option("--live", help="Continue against the real API after the fork.")] = False,
-    script: Annotated[
-        Path | None, typer.Option("--script", help="Continue from a JSON array of model replies.", dir_okay=False)
-    ] = None,
+    at: At = None,
+    set_value: SetValue = None,
+    out: Out = None,
+    live: Live = False,
+    script: Script = None,
     match: Match = "strict",
     pace: PaceOption = "fast",
     # The older forms, accepted and not shown: no agent command forks the demo (the TypeScript Blackbox's

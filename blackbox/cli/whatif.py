@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from blackbox.cli._app import app
+from blackbox.cli.fork_options import At, Live, Out, Parent, Script, SetValue
 from blackbox.cli.render import EXIT_USAGE, console, err_console, fail
 from blackbox.errors import BlackboxError, CassetteError, UsageError
 from blackbox.fork.plan import check_out_path, load_script, parse_set_value
@@ -24,16 +25,12 @@ __all__ = ["load_tool_results", "run_model_only", "what_if_command"]
 
 @app.command("what-if", rich_help_panel="Run an agent")
 def what_if_command(
-    cassette: Annotated[Path | None, typer.Argument(help="The parent cassette.", dir_okay=False)] = None,
-    at: Annotated[int | None, typer.Option("--at", help="The tool_result step to fork at.")] = None,
-    set_value: Annotated[
-        str | None, typer.Option("--set", help="The new tool result: JSON (quote strings) or @file.")
-    ] = None,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Where to write the fork.", dir_okay=False)] = None,
-    live: Annotated[bool, typer.Option("--live", help="Send the conversation to the provider's API.")] = False,
-    script: Annotated[
-        Path | None, typer.Option("--script", help="Answer it from a JSON array of model replies.", dir_okay=False)
-    ] = None,
+    cassette: Parent = None,
+    at: At = None,
+    set_value: SetValue = None,
+    out: Out = None,
+    live: Live = False,
+    script: Script = None,
     provider: Annotated[
         str | None, typer.Option("--provider", help="--live: the API to continue with, a provider name (anthropic, "
                                  "openai, responses, azure, …; default: from the recorded model).")
