@@ -28,13 +28,14 @@ from blackbox.inert import inert
 from blackbox.providers import for_model
 
 from .fork_files import fork_argv, write_inputs
+from .run import Run
 from .state import ForkSettings
 
 if TYPE_CHECKING:
     from blackbox.cassette import Cassette
 
 __all__ = ["RUNNERS", "AgentRunner", "DemoRunner", "ForkEvents", "ForkJob", "ForkResult", "ForkRunner",
-           "WhatIfRunner", "provider_of", "runner_for"]
+           "WhatIfRunner", "next_model_input", "provider_of", "recorded_model", "runner_for"]
 
 KILL_GRACE = 3.0  # seconds between SIGTERM and SIGKILL when a running agent is cancelled
 
@@ -43,6 +44,21 @@ def provider_of(model: str | None) -> str | None:
     """The provider name a model name belongs to, or None."""
     found = for_model(model)
     return found.name if found is not None else None
+
+
+def next_model_input(run: Run, index: int) -> int | None:
+    """The first model request after step `index` (where the demo agent resumes), or None."""
+    return next((i for i in range(index + 1, len(run)) if run.steps.type(i) == "model_input"), None)
+
+
+def recorded_model(run: Run) -> str | None:
+    """The model the run's last request named, or None."""
+    for i in range(len(run) - 1, -1, -1):
+        if run.steps.type(i) == "model_input":
+            payload = run.steps[i].payload
+            if isinstance(payload, dict) and isinstance(payload.get("model"), str):
+                return str(payload["model"])
+    return None
 
 
 @dataclass(frozen=True)

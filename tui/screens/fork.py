@@ -23,13 +23,13 @@ from blackbox.fork import same_file
 from blackbox.inert import inert
 
 from ..fork_files import default_out, fork_argv
-from ..fork_runners import AgentRunner, ForkJob, ForkResult, ForkRunner, runner_for
+from ..fork_runners import AgentRunner, ForkJob, ForkResult, ForkRunner, next_model_input, runner_for
 from ..messages import JsonValidated
 from ..notice import say
 from ..run import Run
 from ..state import ForkSettings, recall_fork, remember_fork
 from ..widgets.fit_footer import FitFooter
-from ..widgets.fork_form import RUNNERS, ForkForm, next_model_input
+from ..widgets.fork_form import RUNNERS, ForkForm
 from ..widgets.fork_log import ForkLog, ForkStatus
 from .base import BlackboxScreen
 from .tool_answer import ask_tool_result

@@ -13,12 +13,12 @@ from textual.widgets import Input, Label, RadioButton, RadioSet
 
 from blackbox.whatif import key_problem
 
-from ..fork_runners import provider_of
+from ..fork_runners import next_model_input, provider_of, recorded_model
 from ..run import Run, pretty_json
 from ..state import ForkSettings
 from .json_editor import JsonEditor
 
-__all__ = ["CONTINUATIONS", "RUNNERS", "ForkForm", "initial_value", "next_model_input"]
+__all__ = ["CONTINUATIONS", "RUNNERS", "ForkForm", "initial_value"]
 
 CONTINUATIONS = ("script", "inline", "live")
 RUNNERS = ("whatif", "agent", "demo")
@@ -29,21 +29,6 @@ def initial_value(payload: object) -> str:
     if isinstance(payload, dict):
         return str(pretty_json(payload["result"] if "result" in payload else payload.get("error")))
     return str(pretty_json(payload))
-
-
-def next_model_input(run: Run, index: int) -> int | None:
-    """The first model request after step `index` (where the demo agent resumes), or None."""
-    return next((i for i in range(index + 1, len(run)) if run.steps.type(i) == "model_input"), None)
-
-
-def recorded_model(run: Run) -> str | None:
-    """The model the run's last request named, or None."""
-    for i in range(len(run) - 1, -1, -1):
-        if run.steps.type(i) == "model_input":
-            payload = run.steps[i].payload
-            if isinstance(payload, dict) and isinstance(payload.get("model"), str):
-                return str(payload["model"])
-    return None
 
 
 class ForkForm(VerticalScroll):
