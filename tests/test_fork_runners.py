@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from blackbox.cassette import load
+from blackbox.format.cassette import load
 from blackbox_tui.fork_runners import AgentRunner, ForkJob, ForkResult, ForkRunner, next_model_input, runner_for
 from blackbox_tui.run import Run
 from blackbox_tui.state import ForkSettings

@@ -1,7 +1,7 @@
 """Who continues a fork from the UI after its fork point, behind one interface (no Textual here: the fork screen
 drives a `ForkRunner` and shows what it reports; tests/test_fork_runners.py runs each without a UI).
 
-- `WhatIfRunner`, Blackbox itself (no agent): `blackbox.whatif` sends the model the recorded history with the new
+- `WhatIfRunner`, Blackbox itself (no agent): `blackbox.fork.whatif` sends the model the recorded history with the new
   value, live to the provider or answered from scripted replies, serving recorded results for repeated calls;
 - `AgentRunner`, the agent command: the CLI's `python -m blackbox fork … -- <agent>`, run as a subprocess in its
   own process group, so its output streams into the log and `cancel` stops the agent and everything it started;
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from blackbox.errors import BlackboxError, UsageError
-from blackbox.inert import inert
+from blackbox.format.inert import inert
 from blackbox.providers import for_model
 
 from .fork_files import fork_argv, write_inputs
@@ -32,7 +32,7 @@ from .run import Run
 from .state import ForkSettings
 
 if TYPE_CHECKING:
-    from blackbox.cassette import Cassette
+    from blackbox.format.cassette import Cassette
 
 __all__ = ["RUNNERS", "AgentRunner", "DemoRunner", "ForkEvents", "ForkJob", "ForkResult", "ForkRunner",
            "WhatIfRunner", "next_model_input", "provider_of", "recorded_model", "runner_for"]
@@ -92,7 +92,7 @@ class ForkEvents(Protocol):
         """The run is under way (`status` says how; the agent can be cancelled from now on)."""
 
     def ask_result(self, call: dict[str, Any]) -> Any:
-        """The result of a tool call the parent never made (`blackbox.whatif.NO_RESULT` stops the run)."""
+        """The result of a tool call the parent never made (`blackbox.fork.whatif.NO_RESULT` stops the run)."""
 
 
 @dataclass(frozen=True)
@@ -122,8 +122,8 @@ class _InThread(ForkRunner):
     status: ClassVar[str]
 
     async def run(self, job: ForkJob, events: ForkEvents) -> ForkResult:
-        from blackbox.canonical import decode_json
-        from blackbox.cassette import save
+        from blackbox.format.canonical import decode_json
+        from blackbox.format.cassette import save
 
         loop = asyncio.get_running_loop()
 
@@ -158,10 +158,10 @@ class WhatIfRunner(_InThread):
 
     def make(self, job: ForkJob, value: Any, note: Callable[[str], None],
              ask: Callable[[dict[str, Any]], Any]) -> tuple[Cassette, str]:
-        from blackbox.cassette import load
-        from blackbox.fork import load_script
-        from blackbox.settings import default_trace_id
-        from blackbox.whatif import LiveModel, ModelSource, ScriptedModel, what_if
+        from blackbox.fork.plan import load_script
+        from blackbox.fork.whatif import LiveModel, ModelSource, ScriptedModel, what_if
+        from blackbox.format.cassette import load
+        from blackbox.live.settings import default_trace_id
 
         settings = job.settings
         model: ModelSource

@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from blackbox.indexing import Batch, Indexer
+from blackbox.format.indexing import Batch, Indexer
 
 __all__ = ["Deliver", "Loading", "whole_file_problem"]
 
@@ -17,7 +17,7 @@ __all__ = ["Deliver", "Loading", "whole_file_problem"]
 _VERDICT = """
 import sys
 from blackbox.errors import CassetteError
-from blackbox.lazy import load_lazy
+from blackbox.format.lazy import load_lazy
 try:
     load_lazy(sys.argv[1])
 except CassetteError as exc:

@@ -16,13 +16,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from blackbox.cassette import Cassette, ChainBreak, Step, chain_break, paused_gc
 from blackbox.errors import CassetteError
-from blackbox.indexing import CHUNK, CassetteHeader, FileStep, Indexer, Unusual
-from blackbox.inert import inert
-from blackbox.lazy import LazyCassette, LazyStep, load_lazy
-from blackbox.outcome import Outcome, summarize_step, terminal_outcome
-from blackbox.writing import pretty_json
+from blackbox.format.cassette import Cassette, ChainBreak, Step, chain_break, paused_gc
+from blackbox.format.indexing import CHUNK, CassetteHeader, FileStep, Indexer, Unusual
+from blackbox.format.inert import inert
+from blackbox.format.lazy import LazyCassette, LazyStep, load_lazy
+from blackbox.format.outcome import Outcome, summarize_step, terminal_outcome
+from blackbox.format.writing import pretty_json
 
 from .mcp_view import mcp_origin, with_origin
 from .reading import Deliver, Loading, whole_file_problem

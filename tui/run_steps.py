@@ -9,11 +9,11 @@ from typing import overload
 
 import msgspec
 
-from blackbox.cassette import Step
 from blackbox.errors import CassetteError
-from blackbox.indexing import Batch, FileStep
-from blackbox.lazy import LazyStep, decode_payload
-from blackbox.outcome import tool_sequence
+from blackbox.format.cassette import Step
+from blackbox.format.indexing import Batch, FileStep
+from blackbox.format.lazy import LazyStep, decode_payload
+from blackbox.format.outcome import tool_sequence
 
 __all__ = ["StepRecord", "Steps", "ToolFacts", "batch_facts", "decode_record", "is_error_result", "tool_facts_of",
            "tool_name"]

@@ -19,8 +19,8 @@ from textual.content import Content
 from textual.widgets import Button, Input, Label, RadioSet, Static
 
 from blackbox.errors import CassetteError
-from blackbox.fork import same_file
-from blackbox.inert import inert
+from blackbox.fork.plan import same_file
+from blackbox.format.inert import inert
 
 from ..fork_files import default_out, fork_argv
 from ..fork_runners import AgentRunner, ForkJob, ForkResult, ForkRunner, next_model_input, runner_for

@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Input, Label, RadioButton, RadioSet
 
-from blackbox.whatif import key_problem
+from blackbox.fork.whatif import key_problem
 
 from ..fork_runners import next_model_input, provider_of, recorded_model
 from ..run import Run, pretty_json

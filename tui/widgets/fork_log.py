@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Log, Static
 
-from blackbox.inert import inert
+from blackbox.format.inert import inert
 
 __all__ = ["ForkLog", "ForkStatus"]
 

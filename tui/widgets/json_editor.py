@@ -11,8 +11,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import Static, TextArea
 
-from blackbox.canonical import decode_json
-from blackbox.inert import inert
+from blackbox.format.canonical import decode_json
+from blackbox.format.inert import inert
 
 from ..keys import Keyed
 from ..messages import JsonValidated

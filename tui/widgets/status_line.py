@@ -10,7 +10,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from blackbox.inert import inert
+from blackbox.format.inert import inert
 
 __all__ = ["StatusLine", "match_position"]
 
