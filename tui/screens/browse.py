@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
@@ -19,13 +18,12 @@ from textual.widgets import Input, Static
 from blackbox.errors import CassetteError
 from blackbox.format.cassette import Step
 from blackbox.format.inert import inert
-from blackbox.format.writing import atomic_write
 
-from ..external import open_readonly, viewer_command
+from ..external import copy_payload, open_payload, write_payload
 from ..follow import Follower
 from ..messages import ChainChecked, FollowTick, ProgressTick, RowMoved, RunGrew, SearchClosed, SearchProgress
 from ..notice import say
-from ..run import Run, pretty_json
+from ..run import Run
 from ..widgets.fit_footer import FitFooter
 from ..widgets.run_header import RunHeader
 from ..widgets.search_box import SearchBox
@@ -394,59 +392,20 @@ class BrowseScreen(BlackboxScreen[None]):
         if self.filter_label:
             self.apply_filter("all")
 
-    # -- the payload outside the app -----------------------------------------------------------------------
-
-    def _payload_text(self) -> tuple[Step, str] | None:
-        step = self.current_step
-        if step is None:
-            say(self.app, "No step selected.", severity="warning")
-            return None
-        return step, pretty_json(step.payload)
+    # -- the payload outside the app (`..external`) -------------------------------------------------------
 
     def action_copy(self) -> None:
-        got = self._payload_text()
-        if got is None:
-            return
-        step, text = got
-        self.app.copy_to_clipboard(text)
-        say(self.app, f"Copied the payload of step {step.index} ({len(text):,} characters) to the clipboard "
-                    "(OSC 52; w writes it to a file instead).")
+        copy_payload(self.app, self.current_step)
 
     def action_write(self) -> None:
-        got = self._payload_text()
-        if got is None:
-            return
-        step, text = got
-        safe_id = re.sub(r"[^A-Za-z0-9._-]+", "-", self.run.cassette.id) or "run"
-        default = str(Path.cwd() / f"{safe_id}.step-{step.index}.json")
-
-        def write(path: str | None) -> None:
-            if path is None:
-                return
-            try:
-                atomic_write(Path(path).expanduser(), text.encode("utf-8", "surrogatepass"))
-            except OSError as exc:
-                say(self.app, f"Cannot write {path}: {exc.strerror or exc}", severity="error")
-                return
-            say(self.app, f"Wrote the payload of step {step.index} to {path}.")
-
-        self.app.push_screen(PathPrompt(f"Write the payload of step {step.index} to:", default), write)
+        write_payload(self.app, self.run.cassette.id, self.current_step)
 
     def action_open_editor(self) -> None:
-        self._open("editor")
+        open_payload(self.app, self.current_step, "editor")
+        self.refresh(layout=True)
 
     def action_open_pager(self) -> None:
-        self._open("pager")
-
-    def _open(self, kind: str) -> None:
-        step = self.current_step
-        if step is None:
-            return
-        command = viewer_command(kind)
-        status = open_readonly(self.app, pretty_json(step), command, f"step-{step.index}")
-        if status == 127:
-            say(self.app, f"Cannot start {command[0]}; set ${'EDITOR' if kind == 'editor' else 'PAGER'}.",
-                        severity="error")
+        open_payload(self.app, self.current_step, "pager")
         self.refresh(layout=True)
 
     # -- detail pane ---------------------------------------------------------------------------------------
