@@ -52,32 +52,13 @@ class ForkScreen(BlackboxScreen[None]):
     ]
 
     DEFAULT_CSS = """
-    ForkScreen {
+    ForkScreen {  /* the form's own rules are ForkForm's; these place it and narrow it */
         #fork-title { height: auto; padding: 0 1; background: $panel; }
         #fork-body { height: 1fr; layout: horizontal; }
-        #value-box { width: 1fr; height: 100%; padding: 0 1; }
-        #value-box JsonEditor { height: 1fr; min-height: 5; }
-        #value-box TextArea { border: round $panel-lighten-2; }
-        #value-box TextArea:focus { border: round $accent; }
-        #settings { width: 1fr; height: auto; padding: 0 1; }
-        #settings Label { color: $text-muted; }
-        #settings RadioSet { width: 100%; border: none; padding: 0; background: $surface; }
-        #settings RadioSet:focus-within { background: $boost; }
-        #replies { height: 7; display: none; }
-        #script-path { display: none; }
-        #settings.-inline #replies { display: block; }
-        #settings.-script #script-path { display: block; }
-        #settings.-demo #model-part { display: none; }
-        #model-name-part { height: auto; display: none; }
-        #settings.-live.-whatif #model-name-part { display: block; }
-        #command-part { display: none; }
-        #settings.-agent #command-part { display: block; }
-        #model-part, #command-part { height: auto; }
         #out-part { height: auto; padding: 0 1; & Label { color: $text-muted; } }
-        #settings Input, #out-part Input { border: none; height: 1; padding: 0 1; background: $boost; }
-        #settings Input:focus, #out-part Input:focus { background: $accent 25%; }
+        #out-part Input { border: none; height: 1; padding: 0 1; background: $boost; }
+        #out-part Input:focus { background: $accent 25%; }
         #out-part Input { width: 1fr; }
-        #value-box Label { width: 100%; }
         #buttons { height: auto; padding: 0 1; }
         #buttons Button { height: 1; min-width: 10; border: none; margin-right: 1; }
         #fork-problem { width: 1fr; height: auto; color: $text-warning; }

@@ -34,6 +34,32 @@ def initial_value(payload: object) -> str:
 class ForkForm(VerticalScroll):
     """The value editor and the settings, prefilled from `remembered`; `demo` offers the demo agent."""
 
+    DEFAULT_CSS = """
+    ForkForm {
+        #value-box { width: 1fr; height: 100%; padding: 0 1; }
+        #value-box JsonEditor { height: 1fr; min-height: 5; }
+        #value-box TextArea { border: round $panel-lighten-2; }
+        #value-box TextArea:focus { border: round $accent; }
+        #settings { width: 1fr; height: auto; padding: 0 1; }
+        #settings Label { color: $text-muted; }
+        #settings RadioSet { width: 100%; border: none; padding: 0; background: $surface; }
+        #settings RadioSet:focus-within { background: $boost; }
+        #replies { height: 7; display: none; }
+        #script-path { display: none; }
+        #settings.-inline #replies { display: block; }
+        #settings.-script #script-path { display: block; }
+        #settings.-demo #model-part { display: none; }
+        #model-name-part { height: auto; display: none; }
+        #settings.-live.-whatif #model-name-part { display: block; }
+        #command-part { display: none; }
+        #settings.-agent #command-part { display: block; }
+        #model-part, #command-part { height: auto; }
+        #value-box Label { width: 100%; }
+        #settings Input { border: none; height: 1; padding: 0 1; background: $boost; }
+        #settings Input:focus { background: $accent 25%; }
+    }
+    """
+
     def __init__(self, run: Run, index: int, remembered: ForkSettings, *, demo: bool, id: str | None = None) -> None:
         super().__init__(id=id)
         self.run = run
