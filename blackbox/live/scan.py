@@ -80,20 +80,25 @@ def _path_text(path: tuple[Any, ...]) -> str:
     return out or "(root)"
 
 
-def _differences(before: Any, after: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], str]]:
-    """Each changed string (or key) of a redacted value, as (path, the redacted text)."""
-    if before is after:
-        return
-    if isinstance(before, dict) and isinstance(after, dict):
-        for (k1, v1), (k2, v2) in zip(before.items(), after.items(), strict=False):
-            if k1 != k2:
-                yield (*path, k2), k2
-            yield from _differences(v1, v2, (*path, k1))
-    elif isinstance(before, list) and isinstance(after, list):
-        for i, (a, b) in enumerate(zip(before, after, strict=False)):
-            yield from _differences(a, b, (*path, i))
-    elif before != after:
-        yield path, after if isinstance(after, str) else repr(after)
+def _differences(before: Any, after: Any) -> Iterator[tuple[tuple[Any, ...], str]]:
+    """Each changed string (or key) of a redacted value, as (path, the redacted text); a stack, not recursion
+    (a deeply nested payload is scanned like any other)."""
+    stack: list[tuple[Any, Any, tuple[Any, ...]]] = [(before, after, ())]
+    while stack:
+        old, new, path = stack.pop()
+        if old is new:
+            continue
+        if isinstance(old, dict) and isinstance(new, dict):
+            below = []
+            for (k1, v1), (k2, v2) in zip(old.items(), new.items(), strict=False):
+                if k1 != k2:
+                    yield (*path, k2), k2
+                below.append((v1, v2, (*path, k1)))
+            stack.extend(reversed(below))
+        elif isinstance(old, list) and isinstance(new, list):
+            stack.extend(reversed([(a, b, (*path, i)) for i, (a, b) in enumerate(zip(old, new, strict=False))]))
+        elif old != new:
+            yield path, new if isinstance(new, str) else repr(new)
 
 
 def _hits_in(scanner: Redactor, file: str, kind: str, step_type: str, payload: Any, step: int | None,

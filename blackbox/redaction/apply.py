@@ -47,20 +47,23 @@ def token(key: bytes, value: Any) -> str:
 
 
 def _select(value: Any, pattern: tuple[Segment, ...], at: Path) -> Iterator[Path]:
-    """Every concrete path below `at` (the node `value`) that the path pattern names."""
-    if not pattern:
-        yield at
-        return
-    head, rest = pattern[0], pattern[1:]
-    if head == "**":
-        yield from _select(value, rest, at)
-        for key, child in _children(value):
-            yield from _select(child, pattern, (*at, key))
-        return
-    for key, child in _children(value):
-        if head == "*" or key == head or (isinstance(head, str) and isinstance(key, str) and head != key
-                                          and any(c in head for c in "?[") and fnmatchcase(key, head)):
-            yield from _select(child, rest, (*at, key))
+    """Every concrete path below `at` (the node `value`) that the path pattern names (a stack, not recursion:
+    `**` goes as deep as the payload)."""
+    stack: list[tuple[Any, int, Path]] = [(value, 0, at)]
+    while stack:
+        node, k, where = stack.pop()
+        if k == len(pattern):
+            yield where
+            continue
+        head = pattern[k]
+        if head == "**":
+            stack.append((node, k + 1, where))
+            stack.extend((child, k, (*where, key)) for key, child in _children(node))
+            continue
+        for key, child in _children(node):
+            if head == "*" or key == head or (isinstance(head, str) and isinstance(key, str) and head != key
+                                              and any(c in head for c in "?[") and fnmatchcase(key, head)):
+                stack.append((child, k + 1, (*where, key)))
 
 
 def _children(value: Any) -> Iterator[tuple[Segment, Any]]:
@@ -194,9 +197,10 @@ class Redactor:
         # written back (compact) only when a rule changed it, so both sides of a replay read it alike.
         parsed = _replaced(payload, {p: v for p, (v, _) in texts.items()})
         out = self._apply(step_type, parsed)
+        if out is parsed:  # nothing changed (the walk shares what it leaves alone)
+            return payload
         kept = {p: (text if _at(out, p) is value else _compact(_at(out, p))) for p, (value, text) in texts.items()}
-        out = _replaced(out, kept)
-        return payload if out == payload else out
+        return _replaced(out, kept)
 
     def _json_texts(self, step_type: str, payload: Any) -> dict[Path, tuple[Any, str]]:
         found: dict[Path, tuple[Any, str]] = {}
@@ -205,7 +209,7 @@ class Redactor:
             if isinstance(text, str) and text[:1] in ("{", "[") and not is_mark(text):
                 try:
                     found[place] = (json.loads(text), text)
-                except ValueError:
+                except (ValueError, RecursionError):  # not JSON, or nested too deep to parse: read as text
                     continue
         return found
 
@@ -224,39 +228,61 @@ class Redactor:
                     starts.setdefault(place, []).append(i)
         if not live and not any(self.policy.rules[i].action != "keep" for at in starts.values() for i in at):
             return payload  # nothing the policy redacts is here
-        return self._walk(payload, (), frozenset(), starts, live)
+        return self._walk(payload, starts, live)
 
     # -- the walk ------------------------------------------------------------------------------------
 
-    def _walk(self, value: Any, path: Path, cover: frozenset[int], starts: dict[Path, list[int]],
-              live: frozenset[int], user: bool = False, structural: bool = False) -> Any:
-        """`user`: the path passes through user data (this node's key included); `structural`: this node holds
-        the run's structure (a key of `STRUCTURAL_KEYS` outside user data)."""
-        here = starts.get(path)
-        if here:
-            cover = cover | frozenset(here)
-            if not structural and (isinstance(value, str) or user) and not is_mark(value):
-                rule = next((self.policy.rules[i] for i in sorted(here) if self.policy.rules[i].whole), None)
-                if rule is not None:
-                    if rule.action == "keep":
-                        return value
-                    return masked(rule.name, token(self.key, value)) if rule.action == "mask" else dropped(rule.name)
-        if isinstance(value, str):
-            return value if structural else self._text_of(value, cover, live)
-        if isinstance(value, dict):
-            changed = False
-            out: dict[str, Any] = {}
-            for key, child in value.items():
-                new = self._walk(child, (*path, key), cover, starts, live, user or key in USER_KEYS,
-                                 not user and key in STRUCTURAL_KEYS)
-                new_key = self._text_of(key, cover, live) if user and live else key
-                changed = changed or new is not child or new_key != key
-                out[new_key] = new
-            return out if changed else value
-        if isinstance(value, list):
-            items = [self._walk(child, (*path, i), cover, starts, live, user) for i, child in enumerate(value)]
-            return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
-        return value
+    def _walk(self, root: Any, starts: dict[Path, list[int]], live: frozenset[int]) -> Any:
+        """The redacted payload, built bottom-up with a stack of its own (a payload nested thousands of levels
+        deep is walked like any other: no recursion).  At each node: `user`, the path passes through user data
+        (this node's key included); `structural`, this node holds the run's structure (a key of
+        `STRUCTURAL_KEYS` outside user data)."""
+        result: list[Any] = []
+        # ("visit", value, path, cover, user, structural, sink) or ("build", value, new keys, results, sink)
+        stack: list[tuple[Any, ...]] = [("visit", root, (), frozenset(), False, False, result)]
+        rules = self.policy.rules
+        while stack:
+            entry = stack.pop()
+            if entry[0] == "build":
+                _, value, keys, items, sink = entry
+                if isinstance(value, dict):
+                    changed = any(n is not c for n, c in zip(items, value.values(), strict=True)) or \
+                        any(k is not None for k in keys)
+                    sink.append({(old if new is None else new): item
+                                 for old, new, item in zip(value, keys, items, strict=True)} if changed else value)
+                else:
+                    sink.append(items if any(a is not b for a, b in zip(items, value, strict=True)) else value)
+                continue
+            _, value, path, cover, user, structural, sink = entry
+            here = starts.get(path)
+            if here:
+                cover = cover | frozenset(here)
+                if not structural and (isinstance(value, str) or user) and not is_mark(value):
+                    rule = next((rules[i] for i in sorted(here) if rules[i].whole), None)
+                    if rule is not None:
+                        sink.append(value if rule.action == "keep" else masked(rule.name, token(self.key, value))
+                                    if rule.action == "mask" else dropped(rule.name))
+                        continue
+            if isinstance(value, str):
+                sink.append(value if structural else self._text_of(value, cover, live))
+            elif isinstance(value, dict):
+                items: list[Any] = []
+                new_keys: list[str | None] = []
+                for key in value:
+                    new_key = self._text_of(key, cover, live) if user and live else key
+                    new_keys.append(None if new_key == key else new_key)
+                stack.append(("build", value, new_keys, items, sink))
+                for key, child in reversed(value.items()):
+                    stack.append(("visit", child, (*path, key), cover, user or key in USER_KEYS,
+                                  not user and key in STRUCTURAL_KEYS, items))
+            elif isinstance(value, list):
+                items = []
+                stack.append(("build", value, None, items, sink))
+                for i in range(len(value) - 1, -1, -1):
+                    stack.append(("visit", value[i], (*path, i), cover, user, False, items))
+            else:
+                sink.append(value)
+        return result[0]
 
     def _text_of(self, text: str, cover: frozenset[int], live: frozenset[int]) -> str:
         """A string with the spans the text rules covering it find replaced (marks already there are kept)."""
