@@ -85,20 +85,51 @@ def _members(value: Any, name: str, at: Path) -> Iterator[Path]:
                 stack.append((child, (*where, key)))
 
 
-def _strings(value: Any) -> list[str]:
-    """Every string and key in a value, for the one pass that tells which text rules can find anything."""
-    out: list[str] = []
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            out.append(item)
-        elif isinstance(item, dict):
-            out.extend(item)
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return out
+class _Survey:
+    """One pass over a payload (a stack, not recursion): its strings and keys, and its containers with their
+    parents, so that after the text rules have looked at the strings the walk can skip every container with
+    nothing in it a rule could change."""
+
+    def __init__(self, value: Any) -> None:
+        self.strings: list[str] = []
+        self.owners: list[int] = []  # the container each string (or key) is in; -1: the payload itself
+        self.containers: list[Any] = []
+        self.parents: list[int] = []
+        self.keys: set[str] = set()
+        strings, owners, containers, parents = self.strings, self.owners, self.containers, self.parents
+        stack: list[tuple[Any, int]] = [(value, -1)]
+        while stack:
+            item, parent = stack.pop()
+            if isinstance(item, str):
+                strings.append(item)
+                owners.append(parent)
+                continue
+            if isinstance(item, dict):
+                values: Any = item.values()
+                self.keys.update(item)
+                here = len(containers)
+                strings.extend(item)
+                owners.extend([here] * len(item))
+            elif isinstance(item, list):
+                values = item
+                here = len(containers)
+            else:
+                continue
+            containers.append(item)
+            parents.append(parent)
+            stack.extend((child, here) for child in values if isinstance(child, str | dict | list))
+
+    def hot(self, hot_strings: set[str]) -> set[int]:
+        """The ids of the containers that hold (at any depth) one of `hot_strings`."""
+        flags = bytearray(len(self.containers))
+        for text, owner in zip(self.strings, self.owners, strict=True):
+            if owner >= 0 and text in hot_strings:
+                flags[owner] = 1
+        parents = self.parents
+        for i in range(len(flags) - 1, 0, -1):  # a child comes after its parent
+            if flags[i]:
+                flags[parents[i]] = 1
+        return {id(c) for c, flag in zip(self.containers, flags, strict=True) if flag}
 
 
 # Between the strings of a payload joined for that pass: no detector's match can cross it (each stops at
@@ -214,83 +245,118 @@ class Redactor:
         return found
 
     def _apply(self, step_type: str, payload: Any) -> Any:
-        strings = _strings(payload)
-        fresh = [s for s in strings if s not in self._finds]
-        joined = _SEPARATOR.join(fresh)
-        possible = [(i, rule) for i, rule in self._text if _may_find(rule, joined)] if fresh else []
-        for s in fresh:
-            self._remember(self._finds, s, frozenset(i for i, rule in possible if _may_find(rule, s)))
-        live = frozenset().union(*(self._finds.get(s, frozenset()) for s in strings))
+        survey = _Survey(payload)
+        strings = survey.strings
+        # What each string may hold: the cache's answer, else the text rules' (the ones that find anything in
+        # all the new strings at once, then each of those on each new string).  Kept for this call whatever
+        # the cache keeps (a long string is not cached, and must still be redacted).
+        finds: dict[str, frozenset[int]] = {}
+        fresh: list[str] = []
+        for s in dict.fromkeys(strings):
+            known = self._finds.get(s)
+            if known is None:
+                fresh.append(s)
+            else:
+                finds[s] = known
+        if fresh:
+            joined = _SEPARATOR.join(fresh)
+            possible = [(i, rule) for i, rule in self._text if _may_find(rule, joined)]
+            for s in fresh:
+                finds[s] = found = frozenset(i for i, rule in possible if _may_find(rule, s)) if possible \
+                    else frozenset()
+                self._remember(self._finds, s, found)
+        hot = {s for s, found in finds.items() if found}
+        live = frozenset().union(*(finds[s] for s in hot))
         starts: dict[Path, list[int]] = {}
         for i, rule in enumerate(self.policy.rules):
+            if rule.header is not None and not any(k.lower() == rule.header for k in survey.keys):
+                continue  # no member of that name anywhere in the payload
             if rule.whole or (i in live and rule.scoped):
                 for place in _places(step_type, payload, rule):
                     starts.setdefault(place, []).append(i)
         if not live and not any(self.policy.rules[i].action != "keep" for at in starts.values() for i in at):
             return payload  # nothing the policy redacts is here
-        return self._walk(payload, starts, live)
+        ways = {path[:n] for path in starts for n in range(len(path) + 1)}
+        return self._walk(payload, starts, live, survey.hot(hot) if live else set(), ways, finds)
 
     # -- the walk ------------------------------------------------------------------------------------
 
-    def _walk(self, root: Any, starts: dict[Path, list[int]], live: frozenset[int]) -> Any:
+    def _walk(self, root: Any, starts: dict[Path, list[int]], live: frozenset[int], hot: set[int],
+              ways: set[Path], finds: dict[str, frozenset[int]]) -> Any:
         """The redacted payload, built bottom-up with a stack of its own (a payload nested thousands of levels
         deep is walked like any other: no recursion).  At each node: `user`, the path passes through user data
         (this node's key included); `structural`, this node holds the run's structure (a key of
-        `STRUCTURAL_KEYS` outside user data)."""
-        result: list[Any] = []
-        # ("visit", value, path, cover, user, structural, sink) or ("build", value, new keys, results, sink)
-        stack: list[tuple[Any, ...]] = [("visit", root, (), frozenset(), False, False, result)]
+        `STRUCTURAL_KEYS` outside user data).  A container is shared as it is when no rule is placed at or below
+        it (`ways`) and it holds no string a text rule may change (`hot`)."""
+        result: list[Any] = [None]
+        # A visit: (value, path, cover, user, structural, into, slot); a build: (value, new keys, items, into,
+        # slot), popped once its items are done.  `path` is None outside `ways`: no rule is placed below.
+        stack: list[tuple[Any, ...]] = [(root, (), frozenset(), False, False, result, 0)]
         rules = self.policy.rules
         while stack:
             entry = stack.pop()
-            if entry[0] == "build":
-                _, value, keys, items, sink = entry
+            if len(entry) == 5:
+                value, keys, items, into, slot = entry
                 if isinstance(value, dict):
                     changed = any(n is not c for n, c in zip(items, value.values(), strict=True)) or \
                         any(k is not None for k in keys)
-                    sink.append({(old if new is None else new): item
-                                 for old, new, item in zip(value, keys, items, strict=True)} if changed else value)
+                    into[slot] = {(old if new is None else new): item
+                                  for old, new, item in zip(value, keys, items, strict=True)} if changed else value
                 else:
-                    sink.append(items if any(a is not b for a, b in zip(items, value, strict=True)) else value)
+                    into[slot] = items if any(a is not b for a, b in zip(items, value, strict=True)) else value
                 continue
-            _, value, path, cover, user, structural, sink = entry
-            here = starts.get(path)
+            value, path, cover, user, structural, into, slot = entry
+            here = starts.get(path) if path is not None else None
             if here:
                 cover = cover | frozenset(here)
                 if not structural and (isinstance(value, str) or user) and not is_mark(value):
                     rule = next((rules[i] for i in sorted(here) if rules[i].whole), None)
                     if rule is not None:
-                        sink.append(value if rule.action == "keep" else masked(rule.name, token(self.key, value))
-                                    if rule.action == "mask" else dropped(rule.name))
+                        into[slot] = value if rule.action == "keep" else masked(rule.name, token(self.key, value)) \
+                            if rule.action == "mask" else dropped(rule.name)
                         continue
             if isinstance(value, str):
-                sink.append(value if structural else self._text_of(value, cover, live))
-            elif isinstance(value, dict):
-                items: list[Any] = []
+                into[slot] = value if structural or not finds.get(value) else \
+                    self._text_of(value, cover, live, finds[value])
+                continue
+            if id(value) not in hot and path not in ways:  # (None is never in `ways`)
+                into[slot] = value
+                continue
+            inner = path is not None and path in ways
+            if isinstance(value, dict):
+                items: list[Any] = list(value.values())
                 new_keys: list[str | None] = []
                 for key in value:
-                    new_key = self._text_of(key, cover, live) if user and live else key
+                    new_key = self._text_of(key, cover, live, finds[key]) if user and live and finds.get(key) else key
                     new_keys.append(None if new_key == key else new_key)
-                stack.append(("build", value, new_keys, items, sink))
-                for key, child in reversed(value.items()):
-                    stack.append(("visit", child, (*path, key), cover, user or key in USER_KEYS,
-                                  not user and key in STRUCTURAL_KEYS, items))
+                stack.append((value, new_keys, items, into, slot))
+                for n, (key, child) in enumerate(value.items()):
+                    at = (*path, key) if inner else None
+                    if at is None and (not finds.get(child) if isinstance(child, str) else id(child) not in hot):
+                        continue  # nothing here can change: the item stays
+                    stack.append((child, at, cover, user or key in USER_KEYS, not user and key in STRUCTURAL_KEYS,
+                                  items, n))
             elif isinstance(value, list):
-                items = []
-                stack.append(("build", value, None, items, sink))
-                for i in range(len(value) - 1, -1, -1):
-                    stack.append(("visit", value[i], (*path, i), cover, user, False, items))
+                items = list(value)
+                stack.append((value, None, items, into, slot))
+                for n, child in enumerate(value):
+                    at = (*path, n) if inner else None
+                    if at is None and (not finds.get(child) if isinstance(child, str) else id(child) not in hot):
+                        continue
+                    stack.append((child, at, cover, user, False, items, n))
             else:
-                sink.append(value)
+                into[slot] = value
         return result[0]
 
-    def _text_of(self, text: str, cover: frozenset[int], live: frozenset[int]) -> str:
+    def _text_of(self, text: str, cover: frozenset[int], live: frozenset[int],
+                 found: frozenset[int] | None = None) -> str:
         """A string with the spans the text rules covering it find replaced (marks already there are kept)."""
         if not text or is_mark(text):
             return text
         taken: list[tuple[int, int, Rule]] = [(m.start(), m.end(), _KEEP) for m in MARK.finditer(text)] \
             if "[redacted:" in text else []
-        found = self._finds.get(text)
+        if found is None:
+            found = self._finds.get(text)
         rules = frozenset(i for i in (live if found is None else found & live)
                           if not self.policy.rules[i].scoped or i in cover)
         if not rules:
