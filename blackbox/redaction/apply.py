@@ -324,7 +324,7 @@ class Redactor:
                 continue
             inner = path is not None and path in ways
             if isinstance(value, dict):
-                items: list[Any] = list(value.values())
+                items = list(value.values())
                 new_keys: list[str | None] = []
                 for key in value:
                     new_key = self._text_of(key, cover, live, finds[key]) if user and live and finds.get(key) else key

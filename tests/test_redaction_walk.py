@@ -1,6 +1,6 @@
-"""The redactor walks a payload nested 2,500 levels deep (deeper than Python's recursion limit) without a
-RecursionError: every kind of rule still finds what is planted at the bottom, and a whole value masked there
-gets its stable token."""
+"""The redactor's walk: a payload nested 2,500 levels deep (deeper than Python's recursion limit) is walked
+without a RecursionError and every kind of rule still finds what is planted at the bottom; a string too long
+for the cache is still redacted; what no rule can change is shared, not copied."""
 
 from __future__ import annotations
 
@@ -53,3 +53,24 @@ def test_a_deep_value_a_rule_masks_whole_gets_its_stable_token() -> None:
                "result": {"a": nested({"blob": nested(EMAIL)}), "b": {"blob": nested(EMAIL)}}}
     out = policy("tool_result", payload)["result"]
     assert bottom(out["a"])["blob"] == out["b"]["blob"] and out["b"]["blob"].startswith("[redacted:blob:")
+
+
+def test_a_string_longer_than_the_cache_keeps_is_still_redacted() -> None:
+    policy = redactor([])
+    long = "x" * 40_000 + f" mail {EMAIL}"
+    for _ in range(2):  # the second time the string is new to the cache again
+        out = policy("tool_result", {"toolCallId": "call-1", "toolName": "lookup", "result": {"text": long}})
+        assert EMAIL not in out["result"]["text"] and "[redacted:email:" in out["result"]["text"]
+
+
+def test_the_history_a_rule_cannot_change_is_shared_not_copied() -> None:
+    policy = redactor([{"name": "notes", "action": "drop", "tool": "lookup", "path": "notes"}])
+    quiet = [{"role": "user", "content": f"turn {n}: the weather in Lisbon"} for n in range(6)]
+    loud = {"role": "user", "content": [{"type": "tool_result", "toolCallId": "c", "toolName": "lookup",
+                                         "result": {"notes": "VIP", "mail": EMAIL}}]}
+    payload = {"messages": [*quiet, loud]}
+    out = policy("model_input", payload)
+    assert all(a is b for a, b in zip(out["messages"][:6], quiet, strict=True))
+    assert out["messages"][6]["content"][0]["result"] == {"notes": "[redacted:notes]",
+                                                          "mail": out["messages"][6]["content"][0]["result"]["mail"]}
+    assert EMAIL not in out["messages"][6]["content"][0]["result"]["mail"]
