@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from blackbox.cli._app import FlagGroup, app
 from blackbox.cli.demo_fork import demo_option, run_demo_fork
+from blackbox.cli.policy import PolicyOption
 from blackbox.cli.render import EXIT_FAILURE, console, fail
 from blackbox.errors import WriteError
 from blackbox.format.inert import inert
@@ -92,6 +93,7 @@ def demo_fork_command(
     payload_json: Annotated[str | None, demo_option("payload_json")] = None,
     mode: Annotated[str, demo_option("mode")] = "tool-result",
     prompt: Annotated[str | None, demo_option("prompt")] = None,
+    policy: PolicyOption = None,
 ) -> None:
     """Fork the demo's cassette offline: a tool result (or the prompt) changed, the demo's model goes on.
 
@@ -105,7 +107,7 @@ def demo_fork_command(
 
       blackbox demo fork --mode prompt --prompt "Find a hotel in Rome" --out traces/rome.json
     """
-    run_demo_fork(trace, out, fork_index, mutation_step, payload_json, mode, prompt)
+    run_demo_fork(trace, out, fork_index, mutation_step, payload_json, mode, prompt, policy=policy)
 
 
 @app.command(rich_help_panel=_TRY)

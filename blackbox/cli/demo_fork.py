@@ -8,6 +8,7 @@ from typing import Any
 
 import typer
 
+from blackbox.cli.policy import redactor_for
 from blackbox.cli.render import EXIT_USAGE, console, fail
 from blackbox.demo.fork import (
     DEFAULT_FORK_INDEX,
@@ -44,17 +45,18 @@ def demo_option(name: str, *, hidden: bool = False, **extra: Any) -> Any:
 
 
 def run_demo_fork(trace: Path | None, out: Path | None, fork_index: int | None, mutation_step: int | None,
-                  payload_json: str | None, mode: str, prompt: str | None) -> None:
+                  payload_json: str | None, mode: str, prompt: str | None, *, policy: Path | None = None) -> None:
     """Fork the built-in demo's cassette offline, then say what was written.
 
     Defaults as in the TypeScript Blackbox: --trace traces/example-trace.json, --out traces/<parent id>-fork.json,
     --fork-index 4, --mutation-step 3, --payload-json the no-hotels result, --mode tool-result.
     """
     parent_path = trace or DEFAULT_TRACE
+    redactor = redactor_for(policy)  # the child is made under the policy in force, as every cassette is
     try:
         payload = DEFAULT_PAYLOAD if payload_json is None else parse_payload_json(payload_json)
         child = demo_fork(parent_path, out, fork_index=fork_index, mutation_step=mutation_step,
-                          payload=payload, mode=mode, prompt=prompt)
+                          payload=payload, mode=mode, prompt=prompt, redactor=redactor)
     except UsageError as exc:
         fail(str(exc), EXIT_USAGE)
     except BlackboxError as exc:

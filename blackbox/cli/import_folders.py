@@ -20,6 +20,7 @@ from blackbox.format.inert import inert
 from blackbox.importers.common import TranscriptError
 from blackbox.importers.registry import IMPORTERS
 from blackbox.importers.sessions import SessionFile, find_sessions, parse_since
+from blackbox.live.redaction import ACTIVE
 
 __all__ = ["import_folder"]
 
@@ -41,7 +42,7 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 def import_folder(source: str, folder: Path, out_dir: Path | None, since: str | None, json_out: bool, *,
-                  default: bool) -> None:
+                  default: bool, redactor: Any = ACTIVE) -> None:
     """List (no `--out`) or import every session of `source` below `folder`, newest first."""
     importer = IMPORTERS[source]
     if not folder.is_dir():
@@ -64,7 +65,7 @@ def import_folder(source: str, folder: Path, out_dir: Path | None, since: str | 
     if _inside(out_dir, folder):
         fail(f"--out {out_dir} is inside --in {folder}; write the cassettes outside the session folder (the "
              "transcripts are never overwritten)", EXIT_USAGE)
-    _import_all(source, folder, out_dir, sessions, json_out)
+    _import_all(source, folder, out_dir, sessions, json_out, redactor)
 
 
 def _list(source: str, folder: Path, sessions: list[SessionFile], json_out: bool) -> None:
@@ -81,7 +82,8 @@ def _list(source: str, folder: Path, sessions: list[SessionFile], json_out: bool
               markup=False)
 
 
-def _import_all(source: str, folder: Path, out_dir: Path, sessions: list[SessionFile], json_out: bool) -> None:
+def _import_all(source: str, folder: Path, out_dir: Path, sessions: list[SessionFile], json_out: bool,
+                redactor: Any = ACTIVE) -> None:
     """One cassette per session, past broken ones; a bar of files done when there are several, on a terminal."""
     out_console = console()
     failed = 0
@@ -93,7 +95,7 @@ def _import_all(source: str, folder: Path, out_dir: Path, sessions: list[Session
         name = str(session.relative)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            cassette, progress = import_one(source, session.path, target, session.path.stem)
+            cassette, progress = import_one(source, session.path, target, session.path.stem, redactor=redactor)
         except (TranscriptError, OSError) as exc:
             failed += 1
             results.append({"file": name, "ok": False, "error": failure(exc)})

@@ -18,6 +18,7 @@ from rich.markup import escape
 
 from blackbox.cli._app import app
 from blackbox.cli.jsonout import print_json
+from blackbox.cli.policy import PolicyOption, redactor_for
 from blackbox.cli.render import EXIT_USAGE, console, err_console, fail
 from blackbox.cli.term import JSON_OUTPUT
 from blackbox.errors import WriteError
@@ -25,6 +26,7 @@ from blackbox.fork.plan import same_file
 from blackbox.format.inert import inert
 from blackbox.importers.common import Progress
 from blackbox.importers.registry import IMPORTERS, with_folder
+from blackbox.live.redaction import ACTIVE
 
 if TYPE_CHECKING:
     from blackbox.format.cassette import Cassette
@@ -100,20 +102,20 @@ def _progress(total: int) -> Iterator[_Bar | None]:
 
 
 def import_one(source: str, path: Path, out: Path, trace_id: str,
-               bar: _Bar | None = None) -> tuple[Cassette, Progress]:
+               bar: _Bar | None = None, redactor: Any = ACTIVE) -> tuple[Cassette, Progress]:
     """Convert, check and write; TranscriptError or OSError when nothing was written."""
     from blackbox.format.writing import atomic_write
     from blackbox.importers.common import check_writable
-    from blackbox.live.redaction import active_redactor
+    from blackbox.live.redaction import chosen
     from blackbox.redaction import redact_cassette
 
     if bar is not None:
         bar.phase(f"reading {path.name}")
     progress = Progress(bar.advance if bar is not None else None)
     cassette = IMPORTERS[source].import_file(path, trace_id, progress)
-    redactor = active_redactor()  # the policy applies to an import as to a recording (before it is checked)
-    if redactor is not None:
-        cassette = redact_cassette(cassette, redactor)
+    redact = chosen(redactor)  # the policy applies to an import as to a recording (before it is checked)
+    if redact is not None:
+        cassette = redact_cassette(cassette, redact)
     if bar is not None:
         bar.phase(f"verifying and writing {out.name}")
     atomic_write(out, check_writable(cassette))
@@ -164,13 +166,13 @@ def skipped_text(progress: Progress) -> str | None:
     return f"{total} record(s) of unknown types ({kinds})"
 
 
-def _import_file(source: str, path: Path, out: Path, trace_id: str, json_out: bool) -> None:
+def _import_file(source: str, path: Path, out: Path, trace_id: str, json_out: bool, redactor: Any = ACTIVE) -> None:
     from blackbox.format.outcome import outcome
     from blackbox.importers.common import TranscriptError
 
     try:
         with _progress(0 if json_out else path.stat().st_size) as bar:
-            cassette, progress = import_one(source, path, out, trace_id, bar)
+            cassette, progress = import_one(source, path, out, trace_id, bar, redactor)
     except (TranscriptError, OSError) as exc:
         if json_out:
             print_json({"ok": False, "source": source, "in": str(path), "out": str(out), "written": False,
@@ -216,6 +218,7 @@ def import_command(
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the result as one JSON document for machines.")]
     = False,
+    policy: PolicyOption = None,
 ) -> None:
     JSON_OUTPUT.begin(json_out)
     importer = IMPORTERS.get(source)
@@ -233,7 +236,7 @@ def import_command(
             fail(f"--in {folder} is a folder; a folder of sessions is for {', '.join(with_folder())}", EXIT_USAGE)
         if trace_id is not None:
             fail("--id names one cassette; a folder of sessions takes each session's name", EXIT_USAGE)
-        import_folder(source, folder, out, since, json_out, default=in_path is None)
+        import_folder(source, folder, out, since, json_out, default=in_path is None, redactor=redactor_for(policy))
         return
     if since is not None:
         fail("--since picks sessions from a folder; --in names one file", EXIT_USAGE)
@@ -246,4 +249,4 @@ def import_command(
              "overwritten", EXIT_USAGE)
     from blackbox.importers.common import DEFAULT_TRACE_ID
 
-    _import_file(source, in_path, out, trace_id or DEFAULT_TRACE_ID, json_out)
+    _import_file(source, in_path, out, trace_id or DEFAULT_TRACE_ID, json_out, redactor_for(policy))

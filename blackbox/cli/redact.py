@@ -15,9 +15,10 @@ import typer
 
 from blackbox.cli._app import app
 from blackbox.cli.jsonout import print_json
+from blackbox.cli.policy import PolicyOption, redactor_for
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, fail
 from blackbox.cli.term import JSON_OUTPUT
-from blackbox.errors import CassetteError, UsageError
+from blackbox.errors import CassetteError
 from blackbox.format.inert import inert
 
 _PANEL = "Cassettes"
@@ -27,24 +28,6 @@ class ScanFormat(StrEnum):
     text = "text"
     markdown = "markdown"
     json = "json"
-
-
-PolicyOption = Annotated[Path | None, typer.Option(
-    "--policy", metavar="FILE", help="The redaction policy (a TOML file, or a pyproject.toml); default "
-    "BLACKBOX_POLICY, else [tool.blackbox.redact] in the project's pyproject.toml.", show_default=False)]
-
-
-def _redactor(policy: Path | None, required: bool):  # type: ignore[no-untyped-def]
-    from blackbox.live.redaction import active_redactor
-
-    try:
-        found = active_redactor(policy)
-    except UsageError as exc:
-        fail(str(exc), EXIT_USAGE)
-    if found is None and required:
-        fail("no redaction policy: pass --policy FILE, set BLACKBOX_POLICY, or add [tool.blackbox.redact] to "
-             "pyproject.toml (docs/format.md#redaction)", EXIT_USAGE)
-    return found
 
 
 @app.command("scan", rich_help_panel=_PANEL)
@@ -77,7 +60,7 @@ def scan_command(
     for p in paths:
         if not p.exists():
             fail(f"{inert(str(p))}: no such file or folder", EXIT_USAGE)
-    result = scan_paths(paths, scanner_for(_redactor(policy, required=False)))
+    result = scan_paths(paths, scanner_for(redactor_for(policy)))
     hits = result.hits
     if chosen == ScanFormat.json:
         print_json({"ok": not hits, "files": result.files, "bytes": result.bytes,
@@ -127,7 +110,8 @@ def redact_command(
     from blackbox.redaction import redact_cassette
 
     JSON_OUTPUT.begin(json_out)
-    redactor = _redactor(policy, required=True)
+    redactor = redactor_for(policy, required=True)
+    assert redactor is not None  # required: a missing policy failed above
     if not cassette.is_file():
         fail(f"{inert(str(cassette))}: no such file", EXIT_USAGE)
     if out.exists() and same_file(out, cassette):

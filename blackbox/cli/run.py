@@ -13,6 +13,7 @@ from blackbox.cli._app import app
 from blackbox.cli.cassettes import replay_summary
 from blackbox.cli.demo_fork import DEMO_OPTIONS, demo_option
 from blackbox.cli.fork_options import At, Live, Out, Parent, Script, SetValue
+from blackbox.cli.policy import PolicyOption, redactor_for
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, err_console, fail
 from blackbox.cli.term import JSON_OUTPUT
 from blackbox.errors import BlackboxUnsupportedError, CassetteError, UsageError
@@ -51,11 +52,6 @@ PaceOption = Annotated[
     str, typer.Option("--pace", help="fast: replayed streams are sent at once; recorded: each stream is spread "
                                      "over the recorded call's duration (for agents whose UI or timeouts "
                                      "depend on it).")]
-PolicyOption = Annotated[Path | None, typer.Option(
-    "--policy", metavar="FILE", help="The redaction policy (docs/format.md#redaction); default BLACKBOX_POLICY, "
-    "else [tool.blackbox.redact] in the project's pyproject.toml.", show_default=False)]
-
-
 def _check_pace(pace: str) -> PaceMode:
     try:
         return pace_mode(pace, "--pace")
@@ -261,6 +257,7 @@ def fork(
     script: Script = None,
     match: Match = "strict",
     pace: PaceOption = "fast",
+    policy: PolicyOption = None,
     # The older forms, accepted and not shown: no agent command forks the demo (the TypeScript Blackbox's
     # `blackbox fork`), --model-only is `blackbox what-if`.
     trace: Annotated[Path | None, demo_option("trace", hidden=True)] = None,
@@ -298,7 +295,7 @@ def fork(
         err_console().print("note: `blackbox fork --model-only` is now `blackbox what-if` (the same options); "
                             "this form keeps working", markup=False, highlight=False)
         raise typer.Exit(run_model_only(cassette, at, set_value, out, live=live, script=script, provider=provider,
-                                        tool_results=tool_results, model_name=model_name))
+                                        tool_results=tool_results, model_name=model_name, policy=policy))
     _refuse(whatif, "the agent's fork")
     if not command:
         if at is not None or set_value is not None or live or script is not None:
@@ -306,14 +303,17 @@ def fork(
                  "FILE --live -- python agent.py); without the agent: blackbox what-if", EXIT_USAGE)
         from blackbox.cli.demo_fork import run_demo_fork
 
-        run_demo_fork(trace or cassette, out, fork_index, mutation_step, payload_json, mode or "tool-result", prompt)
+        run_demo_fork(trace or cassette, out, fork_index, mutation_step, payload_json, mode or "tool-result", prompt,
+                      policy=policy)
         return
     _refuse(demo, "the agent's fork")
-    _fork_agent(cassette, command, at, set_value, out, live=live, script=script, match=match, pace=pace)
+    _fork_agent(cassette, command, at, set_value, out, live=live, script=script, match=match, pace=pace,
+                policy=policy)
 
 
 def _fork_agent(cassette: Path | None, command: list[str], at: int | None, set_value: str | None,
-                out: Path | None, *, live: bool, script: Path | None, match: str, pace: str) -> None:
+                out: Path | None, *, live: bool, script: Path | None, match: str, pace: str,
+                policy: Path | None = None) -> None:
     """`blackbox fork … -- <agent>`: check what can be checked, run the agent in fork mode, say what it wrote."""
     match_mode = _check_match(match)
     pace_mode = _check_pace(pace)
@@ -322,6 +322,7 @@ def _fork_agent(cassette: Path | None, command: list[str], at: int | None, set_v
     if live == (script is not None):
         fail("choose one continuation: --live (the real API) or --script replies.json", EXIT_USAGE)
     settings = _fork_settings(cassette, at, set_value, out, script, match_mode, pace_mode)
+    settings.policy = str(policy) if policy is not None else None  # resolved and checked by _launch
     _check_out(out)
     code, report = _launch(command, settings, placeholders=script is not None)
     error = _report_error(report)
@@ -395,6 +396,7 @@ def recover(
         Path | None, typer.Option("--out", "-o", help="Where to write the cassette (default: beside the journal, "
                                   "<name>.recovered.json).", dir_okay=False)
     ] = None,
+    policy: PolicyOption = None,
 ) -> None:
     """Turn the journal of a recording that was killed (even with kill -9) into a verified, incomplete cassette.
 
@@ -407,8 +409,9 @@ def recover(
     if journal_locked(journal):
         fail(f"{inert(str(journal))} is the journal of a recording that is still running; let it finish (or "
              "stop it), then recover")
+    redactor = redactor_for(policy)  # a journal left without the policy is redacted before it is written
     try:
-        cassette = recover_journal(journal)
+        cassette = recover_journal(journal, redactor)
     except CassetteError as exc:
         fail(f"{exc}; give the .blackbox-journal file a recording left beside its --out")
     if not cassette.steps:

@@ -10,6 +10,7 @@ import typer
 
 from blackbox.cli._app import app
 from blackbox.cli.fork_options import At, Live, Out, Parent, Script, SetValue
+from blackbox.cli.policy import PolicyOption, redactor_for
 from blackbox.cli.render import EXIT_USAGE, console, err_console, fail
 from blackbox.errors import BlackboxError, CassetteError, UsageError
 from blackbox.fork.plan import check_out_path, load_script, parse_set_value
@@ -43,6 +44,7 @@ def what_if_command(
         Path | None, typer.Option("--tool-results", help="Results for tool calls the parent never made, as "
                                   "{\"tool\": result}.", dir_okay=False)
     ] = None,
+    policy: PolicyOption = None,
 ) -> None:
     """Fork a run at a tool result without the agent: Blackbox continues the conversation itself.
 
@@ -57,7 +59,7 @@ def what_if_command(
       blackbox what-if session.json --at 12 --set '"2 passed"' --out fork.json --live --model claude-sonnet-4-5
     """
     raise typer.Exit(run_model_only(cassette, at, set_value, out, live=live, script=script, provider=provider,
-                                    tool_results=tool_results, model_name=model_name))
+                                    tool_results=tool_results, model_name=model_name, policy=policy))
 
 
 def load_tool_results(path: Path) -> dict[str, list[Any]]:
@@ -76,8 +78,9 @@ def load_tool_results(path: Path) -> dict[str, list[Any]]:
 
 def run_model_only(cassette: Path | None, at: int | None, set_value: str | None, out: Path | None, *,
                    live: bool, script: Path | None, provider: str | None, tool_results: Path | None,
-                   model_name: str | None = None) -> int:
+                   model_name: str | None = None, policy: Path | None = None) -> int:
     """Fork without the agent: Blackbox sends the requests (live) or answers them (script); returns the exit code."""
+    redactor = redactor_for(policy)  # a wrong policy is refused before anything is read
     if cassette is None or at is None or set_value is None or out is None:
         fail("what-if needs a cassette, --at N, --set VALUE and --out FILE", EXIT_USAGE)
     if live == (script is not None):
@@ -102,7 +105,7 @@ def run_model_only(cassette: Path | None, at: int | None, set_value: str | None,
 
     try:
         fork, reason = what_if(parent, at, value, model, trace_id=default_trace_id(str(out)), tool_results=answer,
-                               model_name=model_name)
+                               model_name=model_name, redactor=redactor)
         save(fork, out)
     except UsageError as exc:
         fail(str(exc), EXIT_USAGE)

@@ -28,6 +28,7 @@ from blackbox.errors import CassetteError, UsageError
 from blackbox.fork.plan import same_file
 from blackbox.format.canonical import CanonicalError, decode_json, json_value
 from blackbox.format.cassette import Cassette, Step, StepChain, chain_break, load, save
+from blackbox.live.redaction import ACTIVE, chosen
 from blackbox.providers.neutral import calls_of
 
 __all__ = [
@@ -77,9 +78,11 @@ def demo_fork(
     prompt: str | None = None,
     model: DemoModel | None = None,
     clock: Clock = wall_clock,
+    redactor: Any = ACTIVE,
 ) -> Cassette:
     """Fork the cassette at `trace` and write the child to `out` (default `default_out`); the child.
 
+    `redactor`: the redaction policy the child is made under (default: the one in force).
     `UsageError` for a bad option (exit 2), `CassetteError` when the parent cannot be read or its chain is
     broken (exit 1).  `model` defaults to the reactive continuation model.
     """
@@ -97,16 +100,18 @@ def demo_fork(
         raise UsageError("--out must differ from --trace; the parent is never overwritten")
 
     child_id = f"{parent.id}-fork"
+    redactor = chosen(redactor)  # the policy in force, unless the caller names one (None: none)
+    info = getattr(redactor, "info", None)
     if mode == "prompt":
         if not prompt:
             raise UsageError("--prompt is required with --mode prompt; give the new user message")
-        chain = StepChain(child_id, prefix=parent.steps[:at])
+        chain = StepChain(child_id, prefix=parent.steps[:at], redact=redactor, redaction=info)
         history: list[Any] = [{"role": "user", "content": prompt}]
     else:
         step = DEFAULT_MUTATION_STEP if mutation_step is None else mutation_step
         _check_mutation(parent, step, at)
         value = _json(payload)
-        chain = StepChain(child_id, prefix=parent.steps[:step])
+        chain = StepChain(child_id, prefix=parent.steps[:step], redact=redactor, redaction=info)
         for original in parent.steps[step:at]:
             new = _mutated(original, value) if original.index == step else original.payload
             chain.append(original.type, original.timestamp, new)
