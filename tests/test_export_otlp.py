@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from blackbox.exporters import content
 from blackbox.format.cassette import Cassette, StepChain, Tokens, load, save
 from tests.cli_helpers import run_cli
 from tests.otlp_receiver import Receiver, attributes, spans_of
@@ -141,6 +142,19 @@ def test_content_only_with_the_flag_in_the_conventions_shapes_with_keys_masked(
     assert json.loads(attributes(tool1)["gen_ai.tool.call.result"]) == "sunny [redacted]"
     assert json.loads(attributes(tool2)["gen_ai.tool.call.result"]) == {"error": "boom"}
     assert KEY not in json.dumps([attributes(s) for s in spans])
+
+
+def test_a_credential_that_json_escapes_is_masked_in_the_decoded_text(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A bearer token after a newline or a tab, which JSON writes as `Bearer\\n…`, in a value and in a key."""
+    token = "tok" + "Q" * 30
+    rich_cassette(tmp_path / "run.json", result=f"header: Bearer\n{token} and Bearer\t\t{token}")
+    with Receiver() as receiver:
+        [spans] = export(capsys, receiver, tmp_path / "run.json", "--content")
+    result = json.loads(attributes(spans[2])["gen_ai.tool.call.result"])
+    assert result == "header: [redacted] and [redacted]"
+    assert token not in json.dumps([attributes(s) for s in spans])
+    assert json.loads(content.json_text({f"Bearer\n{token}": [f"Bearer\r\n{token}"]})) == {"[redacted]": ["[redacted]"]}
 
 
 def test_ids_are_the_same_on_every_export_and_a_fork_links_to_its_parents_tool_span(

@@ -6,12 +6,11 @@ arguments}`, a tool result → `tool_call_response{id, response}` in a `tool` me
 
 Content leaves Blackbox only with `--content`, and only through `json_text`: the redaction `policy` (the one
 place a redaction policy plugs in: a function taking the payload), then known key values and credential
-patterns masked in the written JSON (`secrets`).
+patterns masked in every decoded string (`secrets`), then written.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from typing import Any
@@ -29,9 +28,20 @@ def _mask(text: str) -> str:
 
     global _KEYS
     if _KEYS is None:
-        values = key_values(os.environ)
-        _KEYS = values + [json.dumps(v)[1:-1] for v in values if json.dumps(v)[1:-1] != v]  # as JSON writes them
+        _KEYS = key_values(os.environ)
     return mask_secrets(text, {}, _KEYS)
+
+
+def _masked(value: Any) -> Any:
+    """`value` with every string (and object key) masked as decoded text: a credential pattern is matched on
+    the characters themselves, so `Bearer` and a newline, which JSON writes as `Bearer\\n`, is still caught."""
+    if isinstance(value, str):
+        return _mask(value)
+    if isinstance(value, dict):
+        return {_mask(k) if isinstance(k, str) else k: _masked(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_masked(v) for v in value]
+    return value
 
 
 def redact(payload: Any) -> Any:
@@ -40,11 +50,11 @@ def redact(payload: Any) -> Any:
 
 
 def json_text(value: Any, redaction: Callable[[Any], Any] | None = None) -> str:
-    """Content as a JSON attribute: redacted (`redaction`, else `policy`), written, then every known key value
-    and credential pattern in the text masked (one pass over the text, not one per string)."""
+    """Content as a JSON attribute: redacted (`redaction`, else `policy`), every known key value and credential
+    pattern masked in its decoded strings, then written."""
     from blackbox.format.writing import pretty_json
 
-    return _mask(pretty_json((redaction or redact)(value), indent=0))
+    return pretty_json(_masked((redaction or redact)(value)), indent=0)
 
 
 def tool_definitions(tools: Any, with_content: bool) -> list[dict[str, Any]]:
