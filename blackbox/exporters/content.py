@@ -6,11 +6,12 @@ arguments}`, a tool result → `tool_call_response{id, response}` in a `tool` me
 
 Content leaves Blackbox only with `--content`, and only through `json_text`: the redaction `policy` (the one
 place a redaction policy plugs in: a function taking the payload), then known key values and credential
-patterns masked in every decoded string (`secrets`), then written.
+patterns masked (`secrets`): in the written JSON, or string by string where an escape could hide a bearer token.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from typing import Any
@@ -28,13 +29,13 @@ def _mask(text: str) -> str:
 
     global _KEYS
     if _KEYS is None:
-        _KEYS = key_values(os.environ)
+        values = key_values(os.environ)
+        _KEYS = values + [json.dumps(v)[1:-1] for v in values if json.dumps(v)[1:-1] != v]  # as JSON writes them
     return mask_secrets(text, {}, _KEYS)
 
 
 def _masked(value: Any) -> Any:
-    """`value` with every string (and object key) masked as decoded text: a credential pattern is matched on
-    the characters themselves, so `Bearer` and a newline, which JSON writes as `Bearer\\n`, is still caught."""
+    """`value` with every string (and object key) masked as decoded text."""
     if isinstance(value, str):
         return _mask(value)
     if isinstance(value, dict):
@@ -50,11 +51,20 @@ def redact(payload: Any) -> Any:
 
 
 def json_text(value: Any, redaction: Callable[[Any], Any] | None = None) -> str:
-    """Content as a JSON attribute: redacted (`redaction`, else `policy`), every known key value and credential
-    pattern masked in its decoded strings, then written."""
+    """Content as a JSON attribute: redacted (`redaction`, else `policy`), written, then every known key value
+    and credential pattern masked.
+
+    Masking the written text (one pass, not one per string) finds what masking each decoded string finds as
+    long as no match needs an escaped character: the key patterns' characters are never escaped and a key
+    value is searched in its JSON form too; only a bearer token's whitespace can be (`Bearer\\n…`).  So a
+    text holding `Bearer` and any escape is masked string by string instead."""
     from blackbox.format.writing import pretty_json
 
-    return pretty_json(_masked((redaction or redact)(value)), indent=0)
+    payload = (redaction or redact)(value)
+    text = pretty_json(payload, indent=0)
+    if "Bearer" in text and "\\" in text:
+        return pretty_json(_masked(payload), indent=0)
+    return _mask(text)
 
 
 def tool_definitions(tools: Any, with_content: bool) -> list[dict[str, Any]]:
