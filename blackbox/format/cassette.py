@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 import msgspec
 
@@ -62,13 +62,14 @@ STEP_TYPES: tuple[str, ...] = ("model_input", "model_output", "tool_call", "tool
 SCHEMA_VERSION = 2
 
 
-# JSON has one number type, and the original takes any number as a timestamp: a non-integral one is kept
+# JSON has one number type, and the TypeScript Blackbox takes any number as a timestamp: a non-integral one is kept
 # (a float) and hashed as JavaScript prints it.
 Timestamp = int | float
 
 
 class Tokens(msgspec.Struct, omit_defaults=True):
-    """A model call's token usage, kept on its `model_output` step (not hashed; the original ignores it)."""
+    """A model call's token usage, kept on its `model_output` step (not hashed; the TypeScript Blackbox ignores
+    it)."""
 
     input: int
     output: int
@@ -78,8 +79,8 @@ class Tokens(msgspec.Struct, omit_defaults=True):
 
 
 class Step(msgspec.Struct, omit_defaults=True):
-    """One recorded event; fields in the original's order, `id` not hashed; `tokens` (after `hash`, not
-    hashed) only on a `model_output` whose usage was kept."""
+    """One recorded event; fields in the TypeScript Blackbox's order, `id` not hashed; `tokens` (after `hash`,
+    not hashed) only on a `model_output` whose usage was kept."""
 
     id: str
     index: int
@@ -91,16 +92,26 @@ class Step(msgspec.Struct, omit_defaults=True):
     tokens: Tokens | None = None
 
 
-class Cassette(msgspec.Struct, omit_defaults=True):
-    """One run of an agent; `parentId` and `forkedFromStepId` only on a fork, written after `steps`."""
+S = TypeVar("S")
+
+
+class CassetteOf(msgspec.Struct, Generic[S], omit_defaults=True):
+    """A cassette's fields, declared once for every reader: its steps are `Step`s (`Cassette`), undecoded
+    views (`lazy.LazyCassette`) or none yet (`indexing.CassetteHeader`).  `parentId` and `forkedFromStepId`
+    only on a fork, written after `steps`."""
 
     version: int
     id: str
     createdAt: int
-    steps: list[Step]
+    steps: list[S]
     parentId: str | None = None
     forkedFromStepId: str | None = None
+    # What a redaction policy made of it (docs/format.md, "Redaction"): not hashed, ignored by the original.
+    redaction: Any = None
 
+
+class Cassette(CassetteOf[Step], omit_defaults=True):
+    """One run of an agent, every step decoded."""
 
 
 class ChainBreak(msgspec.Struct, frozen=True):
@@ -136,7 +147,7 @@ def _json_error(name: str, data: bytes, exc: Exception) -> CassetteError:
         return CassetteError(f"{name}: not UTF-8 text at {text_position(data, exc.start)}, so not a cassette; "
                              "re-record it or restore it from a copy")
     if data.startswith(b"\xef\xbb\xbf"):
-        return CassetteError(f"{name}: starts with a byte-order mark, which JSON (and the original tool) "
+        return CassetteError(f"{name}: starts with a byte-order mark, which JSON (and the TypeScript Blackbox) "
                              "rejects; save the file as UTF-8 without a BOM")
     if "truncated" in message:
         return CassetteError(f"{name}: not JSON: the file ends early at {text_position(data, len(data))} "
@@ -203,7 +214,7 @@ def _integer(value: Any) -> Any:
 
 def _integral_numbers(raw: Any) -> Any:
     """The same document with integral floats in `version`, `createdAt` and each step's `index` as integers:
-    JSON has one number type, so `1.0` is the integer 1 there, as it is for the original."""
+    JSON has one number type, so `1.0` is the integer 1 there, as it is for the TypeScript Blackbox."""
     if not isinstance(raw, dict):
         return raw
     for field in ("version", "createdAt"):
@@ -408,7 +419,7 @@ def hash_break(i: int, step: Step) -> tuple[ChainBreak | None, bytes]:
 
 
 def save(cassette: Cassette, path: str | os.PathLike[str]) -> None:
-    """Write a cassette atomically in the original's layout."""
+    """Write a cassette atomically in the TypeScript Blackbox's layout."""
     atomic_write(path, dumps(cassette))
 
 
@@ -422,11 +433,19 @@ class StepChain:
     Payloads must already be JSON values (see `canonical.json_value`).  A fork starts from a copied prefix.
     """
 
-    def __init__(self, trace_id: str, prefix: list[Step] | None = None) -> None:
+    def __init__(self, trace_id: str, prefix: list[Step] | None = None, *,
+                 redact: Callable[[str, Any], Any] | None = None, redaction: Any = None) -> None:
+        """`redact(type, payload)` (a redaction policy, `blackbox.redaction`) is applied to every payload before
+        it is hashed, the copied prefix's included (re-linked from its first changed step); `redaction` is
+        what the cassette's top-level field says of it."""
         self.trace_id = trace_id
-        self.steps: list[Step] = list(prefix or [])
+        self.redact = redact
+        self.redaction = redaction
+        self.steps: list[Step] = rechain(list(prefix or []), redact) if redact is not None else list(prefix or [])
 
     def append(self, type_: StepType, timestamp: Timestamp, payload: Any) -> Step:
+        if self.redact is not None:
+            payload = self.redact(type_, payload)
         index = len(self.steps)
         prev = self.steps[-1].hash if self.steps else None
         step = Step(
@@ -451,4 +470,23 @@ class StepChain:
             steps=list(self.steps),
             parentId=parent_id,
             forkedFromStepId=forked_from_step_id,
+            redaction=self.redaction,
         )
+
+
+def rechain(steps: list[Step], transform: Callable[[str, Any], Any]) -> list[Step]:
+    """`steps` with `transform(type, payload)` applied, each step from the first changed one re-hashed and
+    re-linked (ids, timestamps and token counts kept); steps `transform` leaves alone (it returns the same
+    object) are kept."""
+    out: list[Step] = []
+    relinked = False
+    for step in steps:
+        payload = transform(step.type, step.payload)
+        if payload is step.payload and not relinked:
+            out.append(step)
+            continue
+        relinked = True
+        prev = out[-1].hash if out else None
+        out.append(msgspec.structs.replace(step, payload=payload, prevHash=prev,  # tokens and all else kept
+                                           hash=step_hash(step.index, step.type, step.timestamp, payload, prev)))
+    return out

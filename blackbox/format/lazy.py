@@ -16,7 +16,17 @@ from typing import Any
 import msgspec
 
 from blackbox.format.canonical import decode_json
-from blackbox.format.cassette import Cassette, Step, StepType, Timestamp, check_version, loads, paused_gc, read_cassette
+from blackbox.format.cassette import (
+    Cassette,
+    CassetteOf,
+    Step,
+    StepType,
+    Timestamp,
+    check_version,
+    loads,
+    paused_gc,
+    read_cassette,
+)
 
 __all__ = ["LazyCassette", "LazyStep", "decode_payload", "load_lazy", "loads_lazy"]
 
@@ -42,20 +52,14 @@ class LazyStep(msgspec.Struct):
                     self.prevHash, self.hash)
 
 
-class LazyCassette(msgspec.Struct, omit_defaults=True):
+class LazyCassette(CassetteOf[LazyStep], omit_defaults=True):
     """A cassette held at about the size of its file: a browser decodes only the payloads it shows."""
-
-    version: int
-    id: str
-    createdAt: int
-    steps: list[LazyStep]
-    parentId: str | None = None
-    forkedFromStepId: str | None = None
 
     def decoded(self) -> Cassette:
         with paused_gc():
             steps = [s.decoded() for s in self.steps]
-        return Cassette(self.version, self.id, self.createdAt, steps, self.parentId, self.forkedFromStepId)
+        return Cassette(self.version, self.id, self.createdAt, steps, self.parentId, self.forkedFromStepId,
+                        self.redaction)
 
 
 _LAZY_DECODER = msgspec.json.Decoder(LazyCassette)
@@ -100,7 +104,8 @@ def loads_lazy(data: bytes, *, name: str = "cassette", check_utf8: bool = True) 
         full = loads(data, name=name)  # the precise error; or a file only the fallback path can read
         steps = [LazyStep(s.id, s.index, s.type, s.timestamp, _raw_json(s.payload), s.prevHash, s.hash)
                  for s in full.steps]
-        return LazyCassette(full.version, full.id, full.createdAt, steps, full.parentId, full.forkedFromStepId)
+        return LazyCassette(full.version, full.id, full.createdAt, steps, full.parentId, full.forkedFromStepId,
+                            full.redaction)
     check_version({"version": lazy.version}, name)
     return lazy
 
