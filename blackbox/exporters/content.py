@@ -18,7 +18,8 @@ from typing import Any
 
 __all__ = ["input_messages", "json_text", "output_messages", "policy", "redact", "tool_definitions"]
 
-#: The redaction policy applied to exported content after key masking; identity until one is configured.
+#: A redaction of each piece of exported content (after the whole cassette was redacted by the policy in force,
+#: `exporters.batch`), before key masking; identity unless a caller sets one.
 policy: Callable[[Any], Any] = lambda payload: payload  # noqa: E731
 
 _KEYS: list[str] | None = None
