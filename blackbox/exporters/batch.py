@@ -8,10 +8,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from blackbox.errors import BlackboxError
-from blackbox.exporters.spans import SpanData, cassette_spans
 import msgspec
 
+from blackbox.errors import BlackboxError
+from blackbox.exporters.spans import SpanData, cassette_spans
 from blackbox.format.cassette import Cassette, chain_break, load, rechain
 
 __all__ = ["Redactor", "cassette_files", "find_parent", "span_batches"]
