@@ -207,6 +207,7 @@ def _agents_sdk_trace(fake: FakeAPI, out: Path) -> list[Any]:
     provider.add_span_processor(SimpleSpanProcessor(memory))
     instrumentor = OpenAIAgentsInstrumentor()
     instrumentor.instrument(tracer_provider=provider)  # its processor replaces the SDK's uploader
+    agents.set_tracing_disabled(False)  # other tests turn the SDK's tracing off for the whole process
     try:
         agents.set_default_openai_client(AsyncOpenAI(base_url=fake.openai_url, api_key="test-key", max_retries=0))
         agents.set_default_openai_api("responses")
@@ -219,6 +220,7 @@ def _agents_sdk_trace(fake: FakeAPI, out: Path) -> list[Any]:
                              tools=[agents.function_tool(get_weather)])
         answer = asyncio.run(agents.Runner.run(agent, "Weather in Paris and Rome?")).final_output
     finally:
+        agents.set_tracing_disabled(True)  # off again, as those tests leave it: nothing may upload
         instrumentor.uninstrument()
         from agents.models import _openai_shared
 
