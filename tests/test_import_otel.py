@@ -286,6 +286,15 @@ def test_the_agents_sdks_openinference_trace_imports(fake_api: FakeAPI, tmp_path
             span["attributes"] = [kv for kv in span["attributes"] if not kv["key"].startswith("llm.input_messages.")]
     (tmp_path / "hidden.json").write_text(json.dumps(hidden))
     _one_line_refusal(capsys, tmp_path / "hidden.json", tmp_path / "out.json", "llm.input_messages")
+    garbled = json.loads((tmp_path / "agents.json").read_text())  # a message whose role is not a role
+    for scope in garbled["resourceSpans"][0]["scopeSpans"]:
+        for span in scope["spans"]:
+            for kv in span["attributes"]:
+                if kv["key"] == "llm.input_messages.1.message.role":
+                    kv["value"] = {"intValue": "42"}
+    (tmp_path / "garbled.json").write_text(json.dumps(garbled))
+    _one_line_refusal(capsys, tmp_path / "garbled.json", tmp_path / "out.json",
+                      "gen_ai.input.messages[1].role must be system, user, assistant or tool")
 
 
 # -- bad traces ----------------------------------------------------------------------------------------------
