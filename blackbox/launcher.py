@@ -29,7 +29,7 @@ from blackbox.errors import UsageError
 from blackbox.inert import inert
 from blackbox.journal import journal_locked, journal_path
 from blackbox.report import SessionReport, read_report
-from blackbox.secrets import PLACEHOLDER_KEYS
+from blackbox.secrets import PLACEHOLDER_KEYS, replay_placeholders
 from blackbox.settings import ENV_PREFIX, ENV_REPORT, Settings
 
 __all__ = ["PLACEHOLDER_KEYS", "LaunchResult", "agent_env", "check_out", "run_agent", "shell_needed"]
@@ -55,9 +55,7 @@ def agent_env(settings: Mapping[str, str], *, placeholders: bool,
     env = {k: v for k, v in (os.environ if base is None else base).items() if not k.startswith(ENV_PREFIX)}
     env.update(settings)
     if placeholders:
-        for name, value in PLACEHOLDER_KEYS.items():
-            if not env.get(name):
-                env[name] = value
+        env.update(replay_placeholders(env))
     return env
 
 
