@@ -28,6 +28,7 @@ from blackbox.inert import inert
 from blackbox.journal import journal_locked
 from blackbox.launcher import check_out, run_agent
 from blackbox.outcome import outcome
+from blackbox.providers import PROVIDERS
 from blackbox.recorder import JOURNAL_SUFFIX, recovered_path
 from blackbox.recorder import recover as recover_journal
 from blackbox.report import SessionReport
@@ -241,6 +242,8 @@ def replay(
 
 _DEMO = "Built-in demo fork (no agent command)"
 _WHATIF = "What-if without the agent (--model-only)"
+#: The registered providers (`providers.PROVIDERS`), as `--provider` takes them.
+_PROVIDER_NAMES = ", ".join(provider.name for provider in PROVIDERS)
 
 
 @app.command(rich_help_panel=_RUN)
@@ -294,7 +297,7 @@ def fork(
     ] = False,
     provider: Annotated[
         str | None, typer.Option("--provider", help="--model-only --live: the API to continue with, a provider "
-                                 "name (anthropic, openai, responses, azure, …; default: from the recorded model).",
+                                 f"name ({_PROVIDER_NAMES}; default: from the recorded model).",
                                  rich_help_panel=_WHATIF)
     ] = None,
     model_name: Annotated[
