@@ -122,7 +122,7 @@ class ForkEngine(Replaying, Recording):
         arrived = now_ms()
         self.recorder.model_step(model_input, started, output, arrived)
         self._note_output(output)
-        return answer(provider, output, len(self.recorder.steps) - 1, arrived, request)
+        return answer(provider, output, len(self.recorder.steps) - 1, arrived, request, self._ids)
 
     def close(self, ending: Ending) -> RunSummary:
         if not self.reached:
