@@ -138,3 +138,27 @@ def test_a_langchain_agent_records_replays_and_forks(fake_api: FakeAPI, tmp_path
     assert verify(fork).ok and fake_api.requests == []
     assert fork.steps[3].payload["result"] == "snowy"
     assert [step.hash for step in fork.steps[:3]] == [step.hash for step in cassette.steps[:3]]
+
+
+@pytest.mark.parametrize("family", ["openai", "anthropic", "gemini"])
+def test_the_async_agent_records_and_replays(fake_api: FakeAPI, tmp_path: Path, no_keys: None, family: str) -> None:
+    """`ainvoke`: the chat models' async clients are Blackbox's too (nothing goes around it)."""
+    import asyncio
+
+    async def arun(bb: blackbox.Session, fake: FakeAPI | None) -> str:
+        agent = agents.create_agent(chat_model(bb, family, streaming=False, fake=fake),
+                                    tools=[tool(bb.tool("get_weather", get_weather))], system_prompt="Be brief.")
+        state = await agent.ainvoke({"messages": [{"role": "user", "content": "Weather in Paris?"}]})
+        content = state["messages"][-1].content
+        return content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
+
+    fake_api.brain = brain(family)
+    out = tmp_path / "run.json"
+    bb = blackbox.session("record", out=out)
+    answer = asyncio.run(arun(bb, fake_api))
+    bb.finish(result=answer)
+    assert len(fake_api.requests) == 2 and len(load(out).steps) == 7
+    fake_api.reset()
+    bb = blackbox.session("replay", cassette=out)
+    assert asyncio.run(arun(bb, None)) == answer
+    assert bb.finish().status == "success" and fake_api.requests == []
