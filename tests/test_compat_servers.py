@@ -169,6 +169,17 @@ def test_record_verify_replay_diverge_fork(fake_api: FakeAPI, tmp_path: Path, no
     assert forked.steps[3].payload["result"] == "snowy"
     assert forked.steps[4].payload["messages"][2]["content"][0]["result"] == "snowy"
 
+    # a live fork: after the tool result the agent talks to the server again (its key back in the environment)
+    fake_api.reset()
+    fake_api.brain = dialect.brain()
+    live = tmp_path / "live.json"
+    bb = blackbox.session("fork", cassette=streamed, out=live, fork_at=3, fork_set="snowy", continue_with="live")
+    assert agent(bb, fake_api, dialect, stream=True, api_key=KEY)[0] == "Weather: snowy"
+    bb.finish(result="Weather: snowy")
+    (request,) = fake_api.requests
+    assert request.path == f"{dialect.base_path}/chat/completions" and request.body["messages"][-1]["content"] == "snowy"
+    assert verify(load(live)).ok and load(live).steps[5].payload["text"] == "Weather: snowy"
+
 
 def test_a_changed_server_control_diverges(fake_api: FakeAPI, tmp_path: Path, no_key: None) -> None:
     """A kept control (vLLM's min_p) is compared; a dropped one (its request_id) is not."""

@@ -139,6 +139,15 @@ def test_a_langchain_agent_records_replays_and_forks(fake_api: FakeAPI, tmp_path
     assert fork.steps[3].payload["result"] == "snowy"
     assert [step.hash for step in fork.steps[:3]] == [step.hash for step in cassette.steps[:3]]
 
+    # a live fork: after the tool result the model is asked again (the fake API, with a key)
+    fake_api.reset()
+    fake_api.brain = brain(family)
+    live = tmp_path / "live.json"
+    bb = blackbox.session("fork", cassette=out, out=live, fork_at=3, fork_set="snowy", continue_with="live")
+    assert "snowy" in run_agent(bb, family, streaming=streaming, fake=fake_api)
+    bb.finish()
+    assert len(fake_api.requests) == 1 and verify(load(live)).ok
+
 
 @pytest.mark.parametrize("family", ["openai", "anthropic", "gemini"])
 def test_the_async_agent_records_and_replays(fake_api: FakeAPI, tmp_path: Path, no_keys: None, family: str) -> None:
