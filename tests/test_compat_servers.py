@@ -177,7 +177,8 @@ def test_record_verify_replay_diverge_fork(fake_api: FakeAPI, tmp_path: Path, no
     assert agent(bb, fake_api, dialect, stream=True, api_key=KEY)[0] == "Weather: snowy"
     bb.finish(result="Weather: snowy")
     (request,) = fake_api.requests
-    assert request.path == f"{dialect.base_path}/chat/completions" and request.body["messages"][-1]["content"] == "snowy"
+    assert request.path == f"{dialect.base_path}/chat/completions"
+    assert request.body["messages"][-1]["content"] == "snowy"
     assert verify(load(live)).ok and load(live).steps[5].payload["text"] == "Weather: snowy"
 
 
