@@ -14,8 +14,8 @@ import openai
 import pytest
 
 import blackbox
-from blackbox.cassette import load
-from blackbox.verify import verify
+from blackbox.format.cassette import load
+from blackbox.format.verify import verify
 from tests.fakeapi import FakeAPI, Reply, chat_completion, json_reply
 
 pytest_plugins = ["tests.conftest_fakeapi"]

@@ -12,11 +12,11 @@ import openai
 import pytest
 
 import blackbox
-from blackbox.cassette import load
 from blackbox.cli import app
-from blackbox.diff import diff
+from blackbox.format.cassette import load
+from blackbox.format.diff import diff
+from blackbox.format.verify import verify
 from blackbox.providers import PROVIDERS
-from blackbox.verify import verify
 from tests.cli_helpers import invoke
 from tests.fakeapi import FakeAPI, last_tool_results, response_object, weather_brain
 

@@ -14,10 +14,10 @@ import openai
 import pytest
 
 import blackbox
-from blackbox.cassette import load
 from blackbox.errors import ReplayDivergenceError
-from blackbox.secrets import PLACEHOLDER_KEYS
-from blackbox.verify import verify
+from blackbox.format.cassette import load
+from blackbox.format.secrets import PLACEHOLDER_KEYS
+from blackbox.format.verify import verify
 from tests.fakeapi import FakeAPI, Reply, json_reply
 from tests.fakeapi_compat import DIALECTS, Dialect, chunk_stream
 

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 import blackbox
-from blackbox.cassette import load
 from blackbox.errors import ReplayDivergenceError
-from blackbox.secrets import replay_placeholders
-from blackbox.verify import verify
+from blackbox.format.cassette import load
+from blackbox.format.secrets import replay_placeholders
+from blackbox.format.verify import verify
 from tests.fakeapi import FakeAPI, weather_brain
 from tests.fakeapi_gemini import gemini_response, gemini_turns, last_function_responses
 

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from blackbox.apis import API_FACTS
-from blackbox.cassette import load
-from blackbox.secrets import PLACEHOLDER_KEYS, Secrets, replay_placeholders
-from blackbox.verify import verify
+from blackbox.format.cassette import load
+from blackbox.format.secrets import PLACEHOLDER_KEYS, Secrets, replay_placeholders
+from blackbox.format.verify import verify
 from tests.fakeapi import FakeAPI, weather_brain
 from tests.fakeapi_gemini import gemini_response, gemini_turns, last_function_responses
 
