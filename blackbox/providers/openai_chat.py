@@ -138,7 +138,8 @@ def _normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
         payload["systemPrompt"] = "\n\n".join(system)
     if body.get("model") is not None:
         payload["model"] = body["model"]
-    params = {neutral: body[name] for name, neutral in KEPT_PARAMS.items() if body.get(name) is not None}
+    # the body's few fields looked up in the long table, not the table walked for each request
+    params = {KEPT_PARAMS[name]: value for name, value in body.items() if value is not None and name in KEPT_PARAMS}
     # `strict: true` functions (pydantic-ai's default) are kept as the names of the strict tools, in order,
     # as the Responses codec does, so a change of strictness shows as a difference.
     strict = [tool.get("function", {}).get("name") for tool in body.get("tools") or []
