@@ -42,6 +42,7 @@ __all__ = [
     "Step",
     "StepChain",
     "StepType",
+    "Tokens",
     "chain_break",
     "check_version",
     "hash_break",
@@ -66,8 +67,19 @@ SCHEMA_VERSION = 2
 Timestamp = int | float
 
 
-class Step(msgspec.Struct):
-    """One recorded event; fields in the original's order, `id` not hashed."""
+class Tokens(msgspec.Struct, omit_defaults=True):
+    """A model call's token usage, kept on its `model_output` step (not hashed; the original ignores it)."""
+
+    input: int
+    output: int
+    cacheRead: int | None = None
+    cacheWrite: int | None = None
+    reasoning: int | None = None
+
+
+class Step(msgspec.Struct, omit_defaults=True):
+    """One recorded event; fields in the original's order, `id` not hashed; `tokens` (after `hash`, not
+    hashed) only on a `model_output` whose usage was kept."""
 
     id: str
     index: int
@@ -76,6 +88,7 @@ class Step(msgspec.Struct):
     payload: Any
     prevHash: str | None
     hash: str
+    tokens: Tokens | None = None
 
 
 class Cassette(msgspec.Struct, omit_defaults=True):
