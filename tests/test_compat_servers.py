@@ -302,3 +302,37 @@ def test_replayed_reasoning_streams_and_assembles_back_in_its_field() -> None:
         result = assembler.feed(chunk) or result
     assert result is not None and result.body is not None
     assert openai_chat.normalize_response(result.body, CallIds()) == output
+
+
+@pytest.mark.parametrize("name", ["vllm", "openrouter"])
+def test_the_what_if_continues_a_server_run_with_its_kept_fields(
+        fake_api: FakeAPI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """`fork --model-only --live --provider openai` with the server's address in OPENAI_BASE_URL (a model name
+    like `Qwen/Qwen3-8B` names no provider): the server's kept controls go back under their own names."""
+    from blackbox.cli import app
+    from tests.cli_helpers import invoke
+
+    dialect = DIALECTS[name]
+    parent = tmp_path / "parent.json"
+    record(fake_api, dialect, parent, stream=False)
+    fake_api.reset()
+    fake_api.brain = dialect.brain()
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_api.url + dialect.base_path)
+    out = tmp_path / "whatif.json"
+    result = invoke(app, ["fork", parent, "--at", "3", "--set", '"snowy"', "--out", out, "--model-only", "--live",
+                          "--provider", "openai"])
+    assert result.exit_code == 0, result.output
+    (request,) = fake_api.requests
+    assert request.path == f"{dialect.base_path}/chat/completions"
+    sent = {field: request.body[field] for field in dialect.request_extra if field in request.body}
+    kept_fields = {field for field in dialect.request_extra if field in openai_chat_kept()}
+    assert sent == {field: dialect.request_extra[field] for field in kept_fields}
+    assert request.body["messages"][-1] == {"role": "tool", "tool_call_id": "call-0", "content": "snowy"}
+    assert verify(load(out)).ok and load(out).steps[-1].payload["result"] == "Weather: snowy"
+
+
+def openai_chat_kept() -> set[str]:
+    from blackbox.providers.openai_chat import KEPT_PARAMS
+
+    return set(KEPT_PARAMS)
