@@ -1,6 +1,7 @@
-"""`fork --model-only --provider NAME` from the command line: `--provider responses` continues a run the real
-`openai` SDK recorded through the Responses API (a GPT model alone would mean Chat Completions), and the option's
-help names every registered provider (read from the registry, so a new provider appears by itself)."""
+"""`fork --model-only --provider NAME` (the older form of `blackbox what-if`) from the command line:
+`--provider responses` continues a run the real `openai` SDK recorded through the Responses API (a GPT model alone
+would mean Chat Completions), and `what-if --provider`'s help names every registered provider (read from the
+registry, so a new provider appears by itself)."""
 
 from __future__ import annotations
 
@@ -73,7 +74,7 @@ def test_model_only_live_with_provider_responses_continues_a_responses_run(
 
 
 def test_provider_help_names_every_registered_provider() -> None:
-    result = invoke(app, ["fork", "--help"], env={"COLUMNS": "400", "NO_COLOR": "1"})
+    result = invoke(app, ["what-if", "--help"], env={"COLUMNS": "400", "NO_COLOR": "1"})
     assert result.exit_code == 0
     line = next(line for line in result.stdout.splitlines() if "--provider" in line)
     for provider in PROVIDERS:
