@@ -162,13 +162,14 @@ class Engine(Protocol):
 PACED_PIECE = 16
 
 
-def answer(provider: Provider, output: ModelOutput, index: int, timestamp: float, request: dict[str, Any], *,
-           spread_ms: int = 0) -> Reply:
+def answer(provider: Provider, output: ModelOutput, index: int, timestamp: float, request: dict[str, Any],
+           ids: CallIds, *, spread_ms: int = 0) -> Reply:
     """The reply carrying a recorded (or scripted) output: the provider's response body, or its event stream
     when the request streams (spread over `spread_ms` milliseconds, else sent as fast as the agent reads)."""
     model = request.get("model")
     body = provider.synthesize_response(output, step_index=index, timestamp_ms=int(timestamp),
                                         model=model if isinstance(model, str) else None)
+    provider.note_replayed(body, ids)
     if not provider.is_stream(request):
         return Reply(200, canonical_text(body).encode())
     chunks = provider.stream.synthesize(body, piece_size=PACED_PIECE if spread_ms > 0 else None)
@@ -283,7 +284,8 @@ class Replaying(_Answering):
         step = self.replayer.claim_model_call(model_input)
         self._note_output(step.payload)
         spread = self.replayer.duration_ms(step) if self.pace == "recorded" else 0
-        return answer(provider, step.payload, step.index, step.timestamp, request, spread_ms=spread)
+        return answer(provider, step.payload, step.index, step.timestamp, request, self.replayer.ids,
+                      spread_ms=spread)
 
 
 class ReplayEngine(Replaying):

@@ -66,6 +66,10 @@ class CodecProvider:
         """The response body an SDK accepts for a recorded output (replay, scripted forks)."""
         raise NotImplementedError
 
+    def note_replayed(self, body: dict[str, Any], ids: CallIds) -> None:
+        """Teach `ids` what a replayed (or scripted) response body names beyond the `call-N` ids the replayer
+        binds: nothing, for an API whose calls always carry their ids back (Gemini's may come back without)."""
+
     def error_body(self, message: str) -> dict[str, Any]:
         """The API's HTTP 400 error body (the SDKs raise it without retrying)."""
         raise NotImplementedError

@@ -334,6 +334,7 @@ class Gemini(CodecProvider):
     normalize_request = staticmethod(normalize_request)
     normalize_response = staticmethod(gemini_response.normalize_response)
     synthesize_response = staticmethod(gemini_response.synthesize_response)
+    note_replayed = staticmethod(gemini_response.note_replayed)
     error_body = staticmethod(error_body)
     build_request = staticmethod(build_request)  # type: ignore[assignment]
 
