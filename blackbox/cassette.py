@@ -29,6 +29,7 @@ from blackbox.canonical import (
     step_hash,
 )
 from blackbox.errors import CassetteError
+from blackbox.tokens import Tokens
 from blackbox.writing import LONE_SURROGATE, atomic_write, dumps
 
 if TYPE_CHECKING:
@@ -66,8 +67,9 @@ SCHEMA_VERSION = 2
 Timestamp = int | float
 
 
-class Step(msgspec.Struct):
-    """One recorded event; fields in the original's order, `id` not hashed."""
+class Step(msgspec.Struct, omit_defaults=True):
+    """One recorded event; fields in the original's order, `id` not hashed.  `tokens` (a model_output's token
+    counts, docs/format.md "Token usage") comes after `hash`, only when known, and is not hashed either."""
 
     id: str
     index: int
@@ -76,6 +78,7 @@ class Step(msgspec.Struct):
     payload: Any
     prevHash: str | None
     hash: str
+    tokens: Tokens | None = None
 
 
 class Cassette(msgspec.Struct, omit_defaults=True):
@@ -142,7 +145,8 @@ def _json_error(name: str, data: bytes, exc: Exception) -> CassetteError:
 
 _TYPE_WORDS = {"int": "an integer", "str": "a string", "object": "an object", "array": "an array",
                "null": "null", "float": "a number"}
-_PATH = re.compile(r"\$\.steps\[(\d+)\](?:\.(\w+))?")
+_PATH = re.compile(r"\$\.steps\[(\d+)\](?:\.(\w+))?(?:\.(\w+))?")
+_TOKENS_REMEDY = "token counts are not hashed: re-record the run, or delete the step's `tokens` field"
 
 
 def _expected(message: str) -> str:
@@ -163,6 +167,16 @@ def _structure_error(name: str, exc: msgspec.ValidationError) -> CassetteError:
         return CassetteError(f"{name}: step {step.group(1)} has no `{missing.group(1)}` field")
     if step and step.group(2) is None:
         return CassetteError(f"{name}: step {step.group(1)} is not an object")
+    if step and step.group(2) == "tokens":
+        index = step.group(1)
+        if missing:
+            return CassetteError(f"{name}: step {index} field `tokens` has no `{missing.group(1)}` count; "
+                                 f"{_TOKENS_REMEDY}")
+        if step.group(3) is None:
+            return CassetteError(f"{name}: step {index} field `tokens` must be an object of token counts; "
+                                 f"{_TOKENS_REMEDY}")
+        return CassetteError(f"{name}: step {index} field `tokens.{step.group(3)}` must be a whole number from 0 "
+                             f"to 2^53; {_TOKENS_REMEDY}")
     if step:
         index, field = step.group(1), step.group(2)
         if field == "type" and "enum" in message:
@@ -413,7 +427,7 @@ class StepChain:
         self.trace_id = trace_id
         self.steps: list[Step] = list(prefix or [])
 
-    def append(self, type_: StepType, timestamp: Timestamp, payload: Any) -> Step:
+    def append(self, type_: StepType, timestamp: Timestamp, payload: Any, tokens: Tokens | None = None) -> Step:
         index = len(self.steps)
         prev = self.steps[-1].hash if self.steps else None
         step = Step(
@@ -424,6 +438,7 @@ class StepChain:
             payload=payload,
             prevHash=prev,
             hash=step_hash(index, type_, timestamp, payload, prev),
+            tokens=tokens,
         )
         self.steps.append(step)
         return step

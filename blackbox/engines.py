@@ -13,13 +13,12 @@ An engine raises `BlackboxError`s; the session turns them into the run's fatal e
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import msgspec
 
-from blackbox.calls import SSE, ModelCall, Reply
+from blackbox.calls import SSE, ModelCall, Reply, now_ms
 from blackbox.canonical import canonical_text, json_value
 from blackbox.cassette import Cassette, chain_break, load
 from blackbox.errors import BlackboxError, ReplayDivergenceError
@@ -31,6 +30,7 @@ from blackbox.recorder import Recorder, ToolSlot
 from blackbox.replayer import Replayer, ToolClaim
 from blackbox.secrets import Secrets, mask_secrets
 from blackbox.settings import Mode, Pace, Settings
+from blackbox.tokens import Tokens
 
 __all__ = [
     "Ending",
@@ -46,10 +46,6 @@ __all__ = [
 ]
 
 Outcome = dict[str, Any]  # a wrapped tool's {"result": …} or {"error": "…"}
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class RunSummary(msgspec.Struct, frozen=True):
@@ -140,8 +136,8 @@ class Engine(Protocol):
         """Answer a normalized model request here, or a `ModelCall` to send to the network and record."""
         ...
 
-    def model_returned(self, call: ModelCall, output: ModelOutput) -> None:
-        """Record a forwarded call's normalized response."""
+    def model_returned(self, call: ModelCall, output: ModelOutput, tokens: Tokens | None = None) -> None:
+        """Record a forwarded call's normalized response (and its token counts, beside it)."""
         ...
 
     def tool(self, name: str, tool_input: Any, at: int) -> ToolSlot | ToolClaim:
@@ -225,8 +221,9 @@ class Recording(_Answering):
             raise RuntimeError("no recording is running")
         return self.recorder
 
-    def model_returned(self, call: ModelCall, output: ModelOutput) -> None:
-        self._recorder().model_step(call.model_input, call.started_at, output, now_ms())
+    def model_returned(self, call: ModelCall, output: ModelOutput, tokens: Tokens | None = None) -> None:
+        arrived = call.arrived_at if call.arrived_at is not None else now_ms()
+        self._recorder().model_step(call.model_input, call.started_at, output, arrived, tokens)
         self._note_output(output)
 
     def tool_finished(self, slot: ToolSlot, outcome: Outcome, at: int) -> None:
@@ -303,7 +300,7 @@ class ReplayEngine(Replaying):
     def model_call(self, provider: Provider, request: dict[str, Any], model_input: ModelInput) -> Reply | ModelCall:
         return self._replayed(provider, request, model_input)
 
-    def model_returned(self, call: ModelCall, output: ModelOutput) -> None:
+    def model_returned(self, call: ModelCall, output: ModelOutput, tokens: Tokens | None = None) -> None:
         raise RuntimeError("replay sends no model call to the network")
 
     def tool(self, name: str, tool_input: Any, at: int) -> ToolSlot | ToolClaim:
@@ -335,7 +332,7 @@ class OffEngine:
     def model_call(self, provider: Provider, request: dict[str, Any], model_input: ModelInput) -> Reply | ModelCall:
         raise RuntimeError("mode off forwards every request")
 
-    def model_returned(self, call: ModelCall, output: ModelOutput) -> None:
+    def model_returned(self, call: ModelCall, output: ModelOutput, tokens: Tokens | None = None) -> None:
         raise RuntimeError("mode off records nothing")
 
     def tool(self, name: str, tool_input: Any, at: int) -> ToolSlot | ToolClaim:

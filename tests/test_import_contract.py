@@ -18,7 +18,7 @@ READERS = {"canonical", "cassette", "lazy", "indexing", "writing", "verify", "di
            "expectations", "agentview"}
 LIVE_WING = {"session", "transport", "calls", "recorder", "replayer", "forking", "engines", "launcher", "providers",
              "wrapping", "report", "tee", "journal"}
-PROVIDER_MAY_IMPORT = {"providers", "payloads", "errors", "canonical", "apis", "wire"}
+PROVIDER_MAY_IMPORT = {"providers", "payloads", "errors", "canonical", "apis", "wire", "tokens"}
 #: Modules that talk to providers only through the `Provider` interface and `blackbox.apis`: none of them may
 #: name an API, so that a new provider is its codec modules, one `apis` entry and one registry line.
 PROVIDER_BLIND = {"session", "engines", "forking", "whatif", "secrets", "transport", "calls", "tee", "recorder",
