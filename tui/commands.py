@@ -14,7 +14,7 @@ __all__ = ["OURS", "ScreenActions", "screen_actions"]
 
 # Bindings Blackbox declares carry an id with one of these prefixes; Textual's own widget keys (scrolling,
 # text editing) have none and stay out of the help and the palette, where they only repeated themselves.
-OURS = ("app.", "browse.", "diff.", "fork.", "json.", "values.")
+OURS = ("app.", "browse.", "diff.", "fork.", "json.", "values.", "timeline.")
 
 
 def screen_actions(screen: Screen[Any]) -> Iterator[tuple[str, str, str, DOMNode, str]]:

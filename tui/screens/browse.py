@@ -35,6 +35,7 @@ from ..widgets.step_detail import StepDetail
 from ..widgets.step_table import StepTable
 from .following import follow_tick, following_status
 from .prompts import PathPrompt, PickOne
+from .timeline import TimelineScreen
 
 __all__ = ["REST_DELAY", "BrowseScreen"]
 
@@ -61,6 +62,8 @@ class BrowseScreen(Screen[None]):
                 tooltip='Go to the next tool result (a fork point)', id="browse.next_result"),
         Binding("d", "diff", "Diff", tooltip='Compare this run with another cassette (or its fork)', id="browse.diff"),
         Binding("f", "fork", "Fork", tooltip='Fork the run at this tool result with another value', id="browse.fork"),
+        Binding("T", "timeline", "Timeline", tooltip="Each model and tool call over time, the slowest marked",
+                id="browse.timeline"),
         Binding("c", "copy", "Copy", show=False,
                 tooltip="Copy this step's payload to the clipboard (OSC 52)", id="browse.copy"),
         Binding("w", "write", "Write payload to a file", show=False, id="browse.write"),
@@ -534,6 +537,9 @@ class BrowseScreen(Screen[None]):
         self.detail.toggle_fold()
 
     # -- other screens -------------------------------------------------------------------------------------
+
+    def action_timeline(self) -> None:
+        self.app.push_screen(TimelineScreen(self.run), lambda at: at is None or self.table.go_to_step(at, center=True))
 
     def action_diff(self) -> None:
         if self.companion is not None:

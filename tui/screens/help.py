@@ -22,6 +22,8 @@ INTRO = {
                     "drawn under the model output that asked for them.",
     "DiffScreen": "Two runs side by side, aligned by step index: = same, ≠ changed, ◀ only in A, ▶ only in B. "
                   "Below, the changed fields of the selected step.",
+    "TimelineScreen": "The run over time: each model call (request to answer) and tool call (call to result) is a "
+                      "bar where it ran, with its duration and tokens (in→out); ! marks the slowest.",
     "ForkScreen": "Fork the run at this tool result: edit the result, choose how the agent continues, run it. "
                   "The fork is a new cassette; the parent is never touched.",
 }
