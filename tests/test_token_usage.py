@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 import blackbox
-from blackbox.cassette import load
-from blackbox.tokens import Tokens
-from blackbox.verify import neutrality_problem, verify
+from blackbox.format.cassette import load
+from blackbox.format.tokens import Tokens
+from blackbox.format.verify import neutrality_problem, verify
 from tests.fakeapi import FakeAPI, anthropic_message, chat_completion, response_object
 from tests.fakeapi_gemini import gemini_response
 

@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from blackbox.apis import ApiFacts
-from blackbox.canonical import decode_json
-from blackbox.payloads import ModelInput, ModelOutput
+from blackbox.format.canonical import decode_json
+from blackbox.format.payloads import ModelInput, ModelOutput
+from blackbox.format.tokens import Tokens
 from blackbox.providers.neutral import CallIds, unsupported, wants_stream
 from blackbox.providers.stream import StreamCodec
-from blackbox.tokens import Tokens
 from blackbox.wire import Request
 
 __all__ = ["CodecProvider"]

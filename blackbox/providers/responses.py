@@ -11,13 +11,13 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from blackbox.apis import facts
-from blackbox.payloads import ModelInput, ModelOutput
+from blackbox.format.payloads import ModelInput, ModelOutput
+from blackbox.format.tokens import Tokens
 from blackbox.providers import openai_responses, responses_stream
 from blackbox.providers import token_counts as counts
 from blackbox.providers.base import CodecProvider
 from blackbox.providers.neutral import CallIds, compact_json
 from blackbox.providers.outgoing import kept, parts, result_text, sent_as, tools_of
-from blackbox.tokens import Tokens
 
 __all__ = ["PROVIDER", "Responses", "build_request"]
 

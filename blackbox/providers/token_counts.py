@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from blackbox.tokens import Tokens, count, tokens_of
+from blackbox.format.tokens import Tokens, count, tokens_of
 
 __all__ = ["anthropic", "gemini", "openai_chat", "responses"]
 

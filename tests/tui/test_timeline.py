@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from blackbox.cli.inspecting import totals_lines
-from blackbox.lazy import load_lazy
-from blackbox.timeline import timeline
+from blackbox.format.lazy import load_lazy
+from blackbox.format.timeline import timeline
 from blackbox_tui.screens.browse import BrowseScreen
 from blackbox_tui.screens.timeline import TimelineScreen
 from blackbox_tui.widgets.run_header import RunHeader

@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from blackbox.cassette import StepChain, save
-from blackbox.tokens import Tokens
+from blackbox.format.cassette import StepChain, save
+from blackbox.format.tokens import Tokens
 
 START = 1_790_000_000_000  # 2026-09-21 14:13:20 UTC
 MODEL = "claude-sonnet-4-6"

@@ -14,7 +14,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Static
 
-from blackbox.timeline import SLOWEST, duration_text, tokens_text
+from blackbox.format.timeline import SLOWEST, duration_text, tokens_text
 
 from ..run import Run
 from ..widgets.fit_footer import FitFooter

@@ -1,4 +1,4 @@
-"""The run's timeline (`blackbox.timeline`): one row per model call and tool call, a bar where it ran in time,
+"""The run's timeline (`blackbox.format.timeline`): one row per model call and tool call, a bar where it ran in time,
 its duration and tokens, the slowest marked; and the totals line of the run header.
 
 Line-rendered like the step list (only the visible rows are drawn), so a 10,000-step run costs its spans,
@@ -17,8 +17,8 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.content import Content
 
-from blackbox.inert import inert
-from blackbox.timeline import Span, Timeline, Totals, duration_text, timeline
+from blackbox.format.inert import inert
+from blackbox.format.timeline import Span, Timeline, Totals, duration_text, timeline
 
 from ..run import Run
 from .line_table import LineTable
