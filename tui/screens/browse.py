@@ -539,7 +539,11 @@ class BrowseScreen(Screen[None]):
     # -- other screens -------------------------------------------------------------------------------------
 
     def action_timeline(self) -> None:
-        self.app.push_screen(TimelineScreen(self.run), lambda at: at is None or self.table.go_to_step(at, center=True))
+        def go_to(step: int | None) -> None:
+            if step is not None:
+                self.table.go_to_step(step, center=True)
+
+        self.app.push_screen(TimelineScreen(self.run), go_to)
 
     def action_diff(self) -> None:
         if self.companion is not None:
