@@ -105,3 +105,11 @@ def test_inspect_json_totals_and_a_steps_counts(tmp_path: Path) -> None:
 def test_inspect_step_shows_the_counts_as_not_hashed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = run_cli(capsys, "inspect", write_timed(tmp_path / "t.json"), "--step", "7")
     assert "tokens:   in 12,400 (cache read 1,600) · out 310 (reasoning 120) (not hashed)\n" in out
+
+
+def test_totals_without_model_names_read_no_request_and_are_the_same(tmp_path: Path) -> None:
+    path = write_timed(tmp_path / "t.json")
+    steps = load_lazy(path).steps
+    bare = timeline(steps, model_names=False)
+    assert bare.totals == timeline(steps).totals
+    assert {s.name for s in bare.spans if s.kind == "model"} == {"model"}

@@ -43,6 +43,7 @@ __all__ = [
     "Step",
     "StepChain",
     "StepType",
+    "Tokens",
     "chain_break",
     "check_version",
     "hash_break",

@@ -19,7 +19,8 @@ from blackbox.format.tokens import Tokens
 __all__ = ["SLOWEST", "Span", "TimedStep", "Timeline", "Totals", "duration_text", "timeline", "tokens_text"]
 
 SLOWEST = 3  # how many of the slowest finished calls are marked
-_NAMED = frozenset({"model_input", "tool_call", "tool_result"})  # the steps whose payload names the call
+_TOOL_STEPS = frozenset({"tool_call", "tool_result"})
+_NAMED = _TOOL_STEPS | {"model_input"}  # the steps whose payload names the call
 
 
 class TimedStep(Protocol):
@@ -114,8 +115,12 @@ def _text(value: Any, default: str) -> str:
     return value if isinstance(value, str) and value else default
 
 
-def timeline(steps: Iterable[TimedStep]) -> Timeline:
-    """The spans and totals of a run's steps (in their order); steps of any shape are read, none refused."""
+def timeline(steps: Iterable[TimedStep], *, model_names: bool = True) -> Timeline:
+    """The spans and totals of a run's steps (in their order); steps of any shape are read, none refused.
+
+    `model_names=False` leaves the model calls named `model`, reading no `model_input` payload (the largest
+    of a run: each holds the history so far): the totals are the same, for a fraction of the reading."""
+    named = _NAMED if model_names else _TOOL_STEPS
     spans: list[Span] = []
     open_tools: dict[str, Span] = {}
     waiting: Span | None = None  # the model call whose output is the next step
@@ -127,7 +132,7 @@ def timeline(steps: Iterable[TimedStep]) -> Timeline:
         first = at if first is None else first
         last = at
         kind = step.type
-        payload = _names(step.payload) if kind in _NAMED else _Names()
+        payload = _names(step.payload) if kind in named else _Names()
         if waiting is not None and kind == "model_output":
             waiting.end_step, waiting.end, waiting.tokens = step.index, at, step.tokens
         waiting = None

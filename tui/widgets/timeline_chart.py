@@ -25,17 +25,19 @@ from .line_table import LineTable
 
 __all__ = ["TimelineChart", "compact", "run_timeline", "times_text", "totals_content"]
 
-_CACHE: weakref.WeakKeyDictionary[Run, tuple[tuple[int, int], Timeline]] = weakref.WeakKeyDictionary()
+_CACHE: weakref.WeakKeyDictionary[Run, tuple[tuple[int, int, bool], Timeline]] = weakref.WeakKeyDictionary()
 NAME_WIDTH = 16
 DURATION_WIDTH = 9
 
 
-def run_timeline(run: Run) -> Timeline:
-    """The timeline of the run's steps as they stand (recomputed when steps were added or replaced)."""
+def run_timeline(run: Run, *, model_names: bool = True) -> Timeline:
+    """The timeline of the run's steps as they stand (recomputed when steps were added or replaced); the
+    header asks without `model_names`, which spares it reading every request (a timeline with them serves
+    it too)."""
     key = (len(run), run.generation)
     cached = _CACHE.get(run)
-    if cached is None or cached[0] != key:
-        cached = _CACHE[run] = (key, timeline(run.steps.lazy))
+    if cached is None or cached[0][:2] != key or (model_names and not cached[0][2]):
+        cached = _CACHE[run] = ((*key, model_names), timeline(run.steps.lazy, model_names=model_names))
     return cached[1]
 
 
@@ -61,7 +63,7 @@ def totals_content(run: Run) -> Content | None:
     time: an import, the demo's fixed clock)."""
     if run.loading is not None or not len(run):
         return None
-    totals = run_timeline(run).totals
+    totals = run_timeline(run, model_names=False).totals
     tokens = totals.tokens
     if tokens is None and not totals.wall_ms:
         return None
