@@ -131,7 +131,7 @@ def run_inspect(path: Path, step: int | None, json_out: bool) -> int:
         _one_step(c.steps[step], json_out)
         return 0
     o = lazy_outcome(c)
-    totals = timeline(c.steps).totals
+    totals = timeline(c.steps, model_names=False).totals  # the totals need no request payload
     if json_out:
         print_json({"id": c.id, "version": c.version, "parentId": c.parentId,
                     "forkedFromStepId": c.forkedFromStepId, "createdAt": c.createdAt, "steps": len(c.steps),
