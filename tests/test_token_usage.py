@@ -307,3 +307,22 @@ def test_a_live_what_if_keeps_the_counts_of_its_calls(fake_api: FakeAPI, monkeyp
     assert reason == "final answer"
     assert fork.steps[-2].type == "model_output" and fork.steps[-2].tokens == EXPECTED["anthropic"]
     assert verify(fork).ok
+
+
+def test_a_model_calls_latency_is_the_time_its_request_was_out(
+        fake_api: FakeAPI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model_input is stamped as the request leaves, the model_output as its answer arrives: the API
+    "takes" 2.5 s (the clock moves while it answers) and the steps are 2.5 s apart."""
+    clock = [5_000.0]
+    monkeypatch.setattr(calls, "_clock", lambda: clock[0])
+
+    def slow_model(body: dict[str, Any]) -> dict[str, Any]:
+        clock[0] += 2.5
+        return anthropic_message(text="Paris.", usage=ANTHROPIC_USAGE)
+
+    fake_api.brain = slow_model
+    out = tmp_path / "latency.json"
+    with blackbox.session("record", out=out) as bb:
+        assert _one_call("anthropic", bb, fake_api, stream=False) == "Paris."
+    steps = load(out).steps
+    assert steps[1].timestamp - steps[0].timestamp == 2_500
