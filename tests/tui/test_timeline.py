@@ -106,3 +106,17 @@ def test_timeline_wide(snap_compare, timed: Path) -> None:
 
 def test_browse_with_totals_80x24(snap_compare, timed: Path) -> None:
     assert snap_compare(make_app(timed), terminal_size=(80, 24), run_before=steady("j"))
+
+
+async def test_the_cursor_stays_in_view_when_the_header_grows_above_the_list() -> None:
+    """The totals line can appear while a run is shown (a followed recording's first timed steps): the step
+    list shrinks under it and must keep its cursor row on screen."""
+    app = make_app(INCIDENT)
+    async with app.run_test(size=(80, 16)) as pilot:
+        await settle(pilot)
+        await pilot.press("G")
+        await settle(pilot)
+        table = app.screen.table
+        app.screen.query_one(RunHeader).styles.height = 7  # three lines more than it had
+        await settle(pilot)
+        assert table.scroll_y <= table.cursor < table.scroll_y + table.size.height

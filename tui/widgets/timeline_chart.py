@@ -58,10 +58,13 @@ def times_text(totals: Totals) -> str:
 
 
 def totals_content(run: Run) -> Content | None:
-    """The header's totals line (tokens in and out, model, tool and wall time: 80 columns hold it), or None
-    while the file is still being read, and when there is nothing to tell (no counts, and every step at one
-    time: an import, the demo's fixed clock)."""
-    if run.loading is not None or not len(run):
+    """The header's totals line (tokens in and out, model, tool and wall time: 80 columns hold it); while the
+    file is still being read, a line saying so (so the header does not grow under the step list when the
+    read ends); None when there is nothing to tell (no counts, and every step at one time: an import, the
+    demo's fixed clock)."""
+    if run.loading is not None:
+        return Content.styled("tokens and times known once the whole file is read", "$text-muted")
+    if not len(run):
         return None
     totals = run_timeline(run, model_names=False).totals
     tokens = totals.tokens
