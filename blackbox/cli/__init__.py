@@ -25,7 +25,7 @@ __all__ = ["app", "main"]
 # (the others' imports and typer's per-parameter set-up are most of a subcommand's `--help` time).
 _MODULES = {"demo": "demo", "check": "demo", "record": "run", "replay": "run", "fork": "run", "recover": "run",
             "verify": "cassettes", "assert": "cassettes", "diff": "cassettes", "inspect": "cassettes",
-            "list": "cassettes", "import": "imports", "tui": "tui"}
+            "list": "cassettes", "import": "imports", "export": "export", "tui": "tui"}
 
 
 def _one_command(name: str) -> typer.Typer:
@@ -63,7 +63,7 @@ def _application() -> typer.Typer:
     from blackbox.cli import run  # noqa: F401  (record, replay, fork, recover)
 
     # isort: split
-    from blackbox.cli import cassettes, imports, tui  # noqa: F401
+    from blackbox.cli import cassettes, export, imports, tui  # noqa: F401
     from blackbox.cli._app import app, flags_without_type
 
     flags_without_type(app)

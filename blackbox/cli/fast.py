@@ -50,6 +50,7 @@ COMMANDS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("inspect", "Show a cassette: id, parent, created, outcome and one row per step; or one step in full."),
         ("list", "List the cassettes in a folder: id, steps, status, created, parent; invalid files with a "
                  "reason."),
+        ("export", "Export a cassette or a folder of them as OpenTelemetry GenAI traces (OTLP, or its JSON file)."),
         ("import", "Import a transcript written by another tool (a coding agent's session) as a cassette."),
     )),
     ("Explore", (
