@@ -60,7 +60,8 @@ class LazyCassette(CassetteOf[LazyStep], omit_defaults=True):
     def decoded(self) -> Cassette:
         with paused_gc():
             steps = [s.decoded() for s in self.steps]
-        return Cassette(self.version, self.id, self.createdAt, steps, self.parentId, self.forkedFromStepId)
+        return Cassette(self.version, self.id, self.createdAt, steps, self.parentId, self.forkedFromStepId,
+                        self.redaction)
 
 
 _LAZY_DECODER = msgspec.json.Decoder(LazyCassette)
@@ -106,7 +107,8 @@ def loads_lazy(data: bytes, *, name: str = "cassette", check_utf8: bool = True) 
         steps = [LazyStep(s.id, s.index, s.type, s.timestamp, _raw_json(s.payload), s.prevHash, s.hash,
                            s.tokens)
                  for s in full.steps]
-        return LazyCassette(full.version, full.id, full.createdAt, steps, full.parentId, full.forkedFromStepId)
+        return LazyCassette(full.version, full.id, full.createdAt, steps, full.parentId, full.forkedFromStepId,
+                            full.redaction)
     check_version({"version": lazy.version}, name)
     return lazy
 

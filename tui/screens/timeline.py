@@ -11,7 +11,6 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.content import Content
-from textual.screen import Screen
 from textual.widgets import Static
 
 from blackbox.format.timeline import SLOWEST, duration_text, tokens_text
@@ -19,11 +18,12 @@ from blackbox.format.timeline import SLOWEST, duration_text, tokens_text
 from ..run import Run
 from ..widgets.fit_footer import FitFooter
 from ..widgets.timeline_chart import NAME_WIDTH, TimelineChart, run_timeline, times_text
+from .base import BlackboxScreen
 
 __all__ = ["TimelineScreen"]
 
 
-class TimelineScreen(Screen[int | None]):
+class TimelineScreen(BlackboxScreen[int | None]):
     """The timeline of one run; dismissed with the step to show (enter) or None (escape)."""
 
     HELP = ("The run over time: each model call (from its request to its answer) and each tool call (from its "
