@@ -13,7 +13,6 @@ An engine raises `BlackboxError`s; the session turns them into the run's fatal e
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -25,7 +24,7 @@ from blackbox.format.cassette import Cassette, chain_break, load
 from blackbox.format.outcome import outcome
 from blackbox.format.payloads import Metadata, ModelInput, ModelOutput
 from blackbox.format.secrets import Secrets, mask_secrets
-from blackbox.live.calls import SSE, ModelCall, Reply
+from blackbox.live.calls import SSE, ModelCall, Reply, now_ms
 from blackbox.live.recorder import Recorder, ToolSlot
 from blackbox.live.redaction import active_redactor
 from blackbox.live.replayer import Replayer, ToolClaim
@@ -47,10 +46,6 @@ __all__ = [
 ]
 
 Outcome = dict[str, Any]  # a wrapped tool's {"result": …} or {"error": "…"}
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class RunSummary(msgspec.Struct, frozen=True):
@@ -141,8 +136,9 @@ class Engine(Protocol):
         """Answer a normalized model request here, or a `ModelCall` to send to the network and record."""
         ...
 
-    def model_returned(self, call: ModelCall, output: ModelOutput) -> None:
-        """Record a forwarded call's normalized response."""
+    def model_returned(self, call: ModelCall, output: ModelOutput, body: dict[str, Any] | None = None) -> None:
+        """Record a forwarded call's normalized response; `body`, the response it came from, gives the call's
+        token counts (`Provider.token_counts`), kept beside the output step."""
         ...
 
     def tool(self, name: str, tool_input: Any, at: int) -> ToolSlot | ToolClaim:
@@ -227,8 +223,10 @@ class Recording(_Answering):
             raise RuntimeError("no recording is running")
         return self.recorder
 
-    def model_returned(self, call: ModelCall, output: ModelOutput) -> None:
-        self._recorder().model_step(call.model_input, call.started_at, output, now_ms())
+    def model_returned(self, call: ModelCall, output: ModelOutput, body: dict[str, Any] | None = None) -> None:
+        arrived = call.arrived_at if call.arrived_at is not None else now_ms()
+        tokens = call.provider.token_counts(body) if body is not None else None
+        self._recorder().model_step(call.model_input, call.started_at, output, arrived, tokens)
         self._note_output(output)
 
     def tool_finished(self, slot: ToolSlot, outcome: Outcome, at: int) -> None:
@@ -308,7 +306,7 @@ class ReplayEngine(Replaying):
     def model_call(self, provider: Provider, request: dict[str, Any], model_input: ModelInput) -> Reply | ModelCall:
         return self._replayed(provider, request, model_input)
 
-    def model_returned(self, call: ModelCall, output: ModelOutput) -> None:
+    def model_returned(self, call: ModelCall, output: ModelOutput, body: dict[str, Any] | None = None) -> None:
         raise RuntimeError("replay sends no model call to the network")
 
     def tool(self, name: str, tool_input: Any, at: int) -> ToolSlot | ToolClaim:
@@ -340,7 +338,7 @@ class OffEngine:
     def model_call(self, provider: Provider, request: dict[str, Any], model_input: ModelInput) -> Reply | ModelCall:
         raise RuntimeError("mode off forwards every request")
 
-    def model_returned(self, call: ModelCall, output: ModelOutput) -> None:
+    def model_returned(self, call: ModelCall, output: ModelOutput, body: dict[str, Any] | None = None) -> None:
         raise RuntimeError("mode off records nothing")
 
     def tool(self, name: str, tool_input: Any, at: int) -> ToolSlot | ToolClaim:

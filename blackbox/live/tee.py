@@ -24,7 +24,7 @@ import sys
 import threading
 from collections.abc import Callable
 
-from blackbox.live.calls import ModelCall
+from blackbox.live.calls import ModelCall, now_ms
 from blackbox.providers.stream import ContentDecoder, StreamCodec, StreamResult, StreamStatus
 
 __all__ = ["RECORD_LIMIT", "OpenStreams", "StreamRecording", "not_recorded"]
@@ -73,6 +73,8 @@ class StreamRecording:
         except Exception as exc:  # a corrupt compressed body, or any trouble of the recorder's
             self._refuse(f"the stream could not be read ({type(exc).__name__}: {exc})")
             return
+        if result is not None and result.complete and self._call.arrived_at is None:
+            self._call.arrived_at = now_ms()  # the answer is whole now, however late it is recorded
         if result is not None and not result.complete:
             self._report(result)
 

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from blackbox.apis import ApiFacts
 from blackbox.format.canonical import decode_json
 from blackbox.format.payloads import ModelInput, ModelOutput
+from blackbox.format.tokens import Tokens
 from blackbox.providers.neutral import CallIds, unsupported, wants_stream
 from blackbox.providers.stream import StreamCodec
 from blackbox.wire import Request
@@ -59,6 +60,11 @@ class CodecProvider:
 
     def normalize_response(self, body: dict[str, Any], ids: CallIds) -> ModelOutput:
         """The neutral `model_output` of an (unstreamed) response body."""
+        raise NotImplementedError
+
+    def token_counts(self, body: dict[str, Any]) -> Tokens | None:
+        """The call's token counts, from the same body as `normalize_response` (whose neutral output never holds
+        them: they go beside the payload, unhashed), or None when the body reports none."""
         raise NotImplementedError
 
     def synthesize_response(self, output: ModelOutput, *, step_index: int, timestamp_ms: int,
