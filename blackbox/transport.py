@@ -78,9 +78,10 @@ def stream_classes(http: ModuleType) -> tuple[type, type, type]:
         """Passes each chunk of a recorded stream on to the agent after handing it to the sink."""
 
         def __iter__(self) -> Iterator[bytes]:
+            feed = self.sink.feed
             try:
                 for chunk in self.inner:
-                    self.sink.feed(chunk)
+                    feed(chunk)
                     yield chunk
             except BaseException as exc:
                 self.sink.fail(_why_it_ended(exc))
@@ -95,9 +96,10 @@ def stream_classes(http: ModuleType) -> tuple[type, type, type]:
         """The async counterpart of `TeeStream`."""
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
+            feed = self.sink.feed
             try:
                 async for chunk in self.inner:
-                    self.sink.feed(chunk)
+                    feed(chunk)
                     yield chunk
             except BaseException as exc:
                 self.sink.fail(_why_it_ended(exc))
