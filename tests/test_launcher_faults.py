@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from blackbox.cassette import load
-from blackbox.verify import verify
+from blackbox.format.cassette import load
+from blackbox.format.verify import verify
 from tests.fakeapi import FakeAPI, weather_brain
 
 pytest_plugins = ["tests.conftest_fakeapi"]

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blackbox.calls import ModelCall
+from blackbox.live.calls import ModelCall
+from blackbox.live.tee import BATCH, StreamRecording
 from blackbox.providers import by_name
 from blackbox.providers.anthropic_stream import AnthropicStreamAssembler
 from blackbox.providers.sse import SSEEvent, encode_event
 from blackbox.providers.stream import StreamResult
-from blackbox.tee import BATCH, StreamRecording
 
 
 class OneByOne(AnthropicStreamAssembler):
@@ -243,7 +243,7 @@ def test_the_one_by_one_reference_really_reads_one_event_at_a_time() -> None:
     for cls in (OneByOne, AnthropicStreamAssembler):
 
         class Counting(cls):  # type: ignore[valid-type,misc]
-            seen: list[SSEEvent] = []
+            seen: ClassVar[list[SSEEvent]] = []
 
             def _event(self, event: SSEEvent) -> Any:
                 self.seen.append(event)

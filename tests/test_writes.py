@@ -1,4 +1,4 @@
-"""Every write goes through one mechanism (`blackbox.writing.atomic_write`); these tests break it.
+"""Every write goes through one mechanism (`blackbox.format.writing.atomic_write`); these tests break it.
 
 A full disk (a real 64 KiB tmpfs when the machine lets us mount one, else an ENOSPC raised by the lowest call
 the write makes), a read-only folder (a read-only mount; as root `chmod` stops nothing), a device, a FIFO and a
@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from blackbox.cassette import load
 from blackbox.errors import WriteError
-from blackbox.writing import atomic_write
+from blackbox.format.cassette import load
+from blackbox.format.writing import atomic_write
 from tests.cli_helpers import run_cli
 from tests.conftest import FIXTURES
 

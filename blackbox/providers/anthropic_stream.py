@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from blackbox.canonical import decode_json
+from blackbox.format.canonical import decode_json
 from blackbox.providers.neutral import compact_json
 from blackbox.providers.sse import SSEEvent
 from blackbox.providers.stream import (
