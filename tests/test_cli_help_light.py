@@ -36,9 +36,12 @@ def test_the_help_data_is_what_the_typer_application_gives_now() -> None:
     assert list(helptext.HELP) == NAMES
 
 
+ENVS = [{"NO_COLOR": "1", "TERMINAL_WIDTH": "60"}, {"NO_COLOR": "1", "COLUMNS": "120"},
+        {"FORCE_COLOR": "1", "TERMINAL_WIDTH": "100"}]
+
+
 @pytest.mark.parametrize("command", NAMES)
-@pytest.mark.parametrize("env", [{"NO_COLOR": "1", "TERMINAL_WIDTH": "60"}, {"NO_COLOR": "1", "COLUMNS": "120"},
-                                 {"FORCE_COLOR": "1", "TERMINAL_WIDTH": "100"}], ids=["plain-60", "plain-120", "colour"])
+@pytest.mark.parametrize("env", ENVS, ids=["plain-60", "plain-120", "colour"])
 def test_a_commands_help_is_typers_byte_for_byte(command: str, env: dict[str, str]) -> None:
     light, typed = _both([command, "--help" if command != "tui" else "-h"], _env(**env))
     assert light.returncode == typed.returncode == 0
