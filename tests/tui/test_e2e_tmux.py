@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -93,9 +94,41 @@ class Terminal:
         raise AssertionError(f"the screen kept changing for {timeout:.0f} s; it shows:\n{shown}")
 
     def close(self) -> None:
+        """End the session as closing a terminal does (SIGHUP, the pty gone); the UI must end with it: a UI
+        left running with no terminal (it once hung in Textual's output queue) fails the test."""
+        pane = subprocess.run([*self.tmux, "display-message", "-p", "-t", self.name, "#{pane_pid}"],
+                              capture_output=True, text=True, check=False).stdout.strip()
+        below = _descendants(int(pane)) if pane.isdigit() else []
         subprocess.run([*self.tmux, "kill-server"], capture_output=True, check=False)
         if self.socket:  # the server leaves its socket file behind
             Path(self.socket).unlink(missing_ok=True)
+        deadline = time.monotonic() + 120  # a guard against a hang only: the UI ends as soon as it can
+        left = [pid for pid in below if _alive(pid)]
+        while left and time.monotonic() < deadline:
+            time.sleep(0.1)
+            left = [pid for pid in left if _alive(pid)]
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+        assert not left, f"processes {left} outlived their closed terminal"
+
+
+def _descendants(pid: int) -> list[int]:
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        children = subprocess.run(["pgrep", "-P", str(todo.pop())], capture_output=True, text=True,
+                                  check=False).stdout.split()
+        found += [int(c) for c in children]
+        todo += [int(c) for c in children]
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+    except OSError:
+        return False
 
 
 @pytest.fixture
@@ -156,7 +189,7 @@ def test_demo_fork_with_an_edited_value_finishes(terminal, tmp_path: Path) -> No
     term.wait_for("chain intact")
     term.keys("j", "j", "j", "f")
     term.wait_for("✓ valid JSON")
-    replace_value(term, '{"results": [], "available": false, "message": "Sold out."}')
+    replace_value(term, '{"results": [], "available": false, "message": "Sold out."}', shows='"Sold out."')
     term.keys("C-r")
     shown = term.wait_for("first divergence at step 3", "error:", timeout=60)
     assert "first divergence at step 3" in shown, shown
@@ -171,21 +204,28 @@ def _fork_screen(term: Terminal) -> None:
     term.wait_for("chain intact")
     term.keys("j", "j", "j", "j", "j", "f")
     term.wait_for_all("Fork triage-incident at step 5", "✓ valid JSON")
-    replace_value(term, json.dumps(json.loads(READING.read_text(encoding="utf-8")), separators=(",", ":")))
-    term.wait_for('"value":"124"')
+    replace_value(term, json.dumps(json.loads(READING.read_text(encoding="utf-8")), separators=(",", ":")),
+                  shows='"value":"124"')
 
 
-def replace_value(term: Terminal, text: str) -> None:
-    """Ctrl+A, then type `text` over the selection; under load the first keys can reach the screen before
-    the editor has the focus, so a glued result is undone and typed again.  Each attempt is judged once the
-    UI has taken all its keys (the screen has settled), never after a fixed delay."""
-    for _ in range(3):
+def replace_value(term: Terminal, text: str, shows: str) -> None:
+    """Ctrl+A, then type `text` over the selection. Done once the editor shows `shows` (a piece only the new
+    text has) and the value is valid JSON. Under load the first keys can reach the screen before the editor has
+    the focus (the text is glued to the old one: not JSON), so that result, once it holds still, is undone and
+    typed again. Each attempt is judged by what the screen shows, never by a delay: a UI starved of the CPU can
+    look settled before it has taken any of the keys."""
+    for _ in range(5):
         term.settled()  # the fork screen has mounted and its editor holds the focus
         term.keys("C-a")
         term.keys(text, literal=True)
-        shown = term.settled()
-        if "✗ not JSON" not in shown and "✓ valid JSON" in shown:
-            return
+        deadline = time.monotonic() + 600  # a guard against a hang only
+        while time.monotonic() < deadline:
+            shown = term.screen()
+            if shows in shown and "✓ valid JSON" in shown and "✗ not JSON" not in shown:
+                return
+            if "✗ not JSON" in shown and term.settled(quiet=2.0) == shown:
+                break  # the new text glued to the old (or cut): a wrong result that holds still
+            time.sleep(0.2)
         term.keys("C-a", "BSpace")
     raise AssertionError(f"the value could not be replaced; the screen shows:\n{term.screen()}")
 
@@ -285,7 +325,7 @@ def test_follow_a_real_recording_to_its_end(terminal, tmp_path: Path) -> None:
             shown = term.wait_for_all("Tool called: wait_for_gate · running…", "1 tool running", timeout=600)
             assert "3 steps" in shown and "outcome incomplete" in shown
             gate.touch()
-            shown = term.wait_for_all("7 steps", "outcome success", "Run completed", timeout=600)
+            shown = term.wait_for_all("7 steps", "outcome success", "Run completed", "chain intact", timeout=600)
             assert "running…" not in shown and "chain intact" in shown
             output, _ = agent_run.communicate(timeout=120)  # a hang guard: it ends as soon as the run does
         finally:
