@@ -19,6 +19,8 @@ from typing import Any
 __all__ = ["capture", "show"]
 
 Node = Any  # a renderable as data: (kind, ...) tuples of strings, numbers, None and nested nodes
+#: The settings of a table's column kept with it (typer fixes the width of the commands' name column).
+_COLUMN = ("style", "justify", "vertical", "overflow", "width", "min_width", "max_width", "ratio", "no_wrap")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -90,9 +92,11 @@ def _build(node: Node) -> Any:
         from rich import box
         from rich.table import Table
 
-        columns, box_name, options = rest
+        columns, box_name, options = rest[0], rest[1], rest[2]
         table = Table(box=None if box_name is None else getattr(box, box_name),
                       **{**options, "padding": tuple(options["padding"])})
+        for settings in rest[3]:
+            table.add_column(**settings)
         for row in zip(*columns, strict=True):
             table.add_row(*(_build(cell) for cell in row))
         return table
@@ -121,7 +125,7 @@ def capture(command: str) -> list[tuple[Node, str | None]]:
     sub = group.get_command(ctx, command)  # type: ignore[attr-defined]
     assert sub is not None, command
     saved = rich_utils._get_rich_console
-    rich_utils._get_rich_console = lambda stderr=False: Recording()  # type: ignore[assignment,misc]
+    rich_utils._get_rich_console = lambda stderr=False: Recording()  # type: ignore[assignment,return-value]
     try:
         with sub.make_context(command, [], parent=ctx, resilient_parsing=True) as sub_ctx:
             sub.format_help(sub_ctx, None)  # typer's rich help ignores click's formatter
@@ -192,12 +196,16 @@ def _data(item: Any) -> Node:
         if item.title or item.caption or item.show_header or item.show_footer:
             raise TypeError("a help table with a title, caption, header or footer")
         columns = [[_data(cell) for cell in column._cells] for column in item.columns]
+        settings = [{name: getattr(column, name) for name in _COLUMN} for column in item.columns]
+        for column in settings:
+            column["style"] = _style(column["style"])
         return ("table", columns, None if item.box is None else boxes[id(item.box)], {
             "highlight": item.highlight, "show_header": item.show_header, "expand": item.expand,
             "show_lines": item.show_lines, "leading": item.leading, "border_style": _style(item.border_style),
             "row_styles": [_style(style) for style in item.row_styles] if item.row_styles else None,
             "pad_edge": item.pad_edge, "padding": list(item.padding), "collapse_padding": item.collapse_padding,
-            "min_width": item.min_width, "width": item.width, "safe_box": item.safe_box, "style": _style(item.style)})
+            "min_width": item.min_width, "width": item.width, "safe_box": item.safe_box, "style": _style(item.style)},
+                settings)
     raise TypeError(f"a {type(item).__name__} in typer's help, which `helpview` does not rebuild")
 
 
