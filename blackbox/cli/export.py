@@ -17,6 +17,7 @@ from blackbox.cli._app import app
 from blackbox.cli.jsonout import print_json
 from blackbox.cli.render import EXIT_USAGE, console, fail
 from blackbox.cli.term import JSON_OUTPUT
+from blackbox.errors import UsageError
 from blackbox.exporters.registry import EXPORTERS, Exporter, Target
 from blackbox.exporters.spans import GENAI_SEMCONV
 from blackbox.format.inert import inert
@@ -113,7 +114,15 @@ def export_command(
 def _run(path: Path, exporter: Exporter, target: Target, content: bool,
          parent: Path | None) -> tuple[list[Path], list[list[SpanData]], int]:
     """Load and convert every file, then export, with a progress bar on a terminal."""
+    from blackbox.exporters import content as exported
     from blackbox.exporters.batch import span_batches
+    from blackbox.live.redaction import active_redactor, content_policy
+
+    if content:  # content leaves only as the redaction policy in force lets it (docs/format.md, "Redaction")
+        try:
+            exported.policy = content_policy(active_redactor())
+        except UsageError as exc:
+            fail(str(exc), EXIT_USAGE)
 
     if not sys.stderr.isatty():
         files, batches, linked = span_batches(path, with_content=content, parent=parent)

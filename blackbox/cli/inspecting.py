@@ -10,18 +10,20 @@ from the light dispatcher too.
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from blackbox.cli.jsonout import print_json
-from blackbox.cli.reports import missing_file, shown
+from blackbox.cli.reports import missing_file, redaction_lines, shown
 from blackbox.cli.term import EXIT_USAGE, colour, error_line, paint
 from blackbox.errors import CassetteError
 from blackbox.format.diff import lazy_outcome
 from blackbox.format.inert import inert_lines
 from blackbox.format.lazy import LazyCassette, LazyStep, load_lazy
+from blackbox.format.marks import count_in_bytes, rewritten_from
 from blackbox.format.outcome import summarize_step
 from blackbox.format.secrets import mask_secrets
 from blackbox.format.writing import pretty_json
@@ -113,16 +115,23 @@ def run_inspect(path: Path, step: int | None, json_out: bool) -> int:
         _one_step(c.steps[step], json_out)
         return 0
     o = lazy_outcome(c)
+    marks: Counter[str] = Counter()
+    for s in c.steps:
+        count_in_bytes(bytes(s.payload), marks)
+    redacted, link = dict(sorted(marks.items())) or None, rewritten_from(c.redaction)
     if json_out:
-        print_json({"id": c.id, "version": c.version, "parentId": c.parentId,
-                    "forkedFromStepId": c.forkedFromStepId, "createdAt": c.createdAt, "steps": len(c.steps),
-                    "outcome": o, "rows": json_rows(c)})
+        doc = {"id": c.id, "version": c.version, "parentId": c.parentId, "forkedFromStepId": c.forkedFromStepId,
+               "createdAt": c.createdAt, "steps": len(c.steps), "outcome": o, "rows": json_rows(c)}
+        if redacted or link:
+            doc["redaction"] = {"redacted": redacted, "rewrittenFrom": link}
+        print_json(doc)
         return 0
     on = colour()
     lines = [f"{paint(shown(c.id), 'bold', on)}  version {c.version}"]
     if c.parentId:
         lines.append(f"parent:  {shown(c.parentId)} (forked from {shown(c.forkedFromStepId or '?')})")
     lines.append(f"created: {created(c.createdAt)}\nsteps:   {len(c.steps)}\noutcome: {shown(o.describe())}")
+    lines += redaction_lines(redacted, link)
     sys.stdout.write("\n".join(lines) + "\n")
     write_rows(c)
     return 0

@@ -26,6 +26,7 @@ from blackbox.format.secrets import Secrets
 from blackbox.live.calls import ModelCall, Reply
 from blackbox.live.engines import Ending, Recording, Replaying, RunSummary, answer, load_replayable, now_ms
 from blackbox.live.recorder import Recorder, ToolSlot
+from blackbox.live.redaction import active_redactor
 from blackbox.live.replayer import Replayer, ToolClaim, divergence
 from blackbox.live.settings import Mode, Settings, session_names
 from blackbox.providers import Provider
@@ -93,7 +94,8 @@ class ForkEngine(Replaying, Recording):
         self._ids = ids
         self._trace_id = trace_id
         self._secrets = secrets
-        self.replayer = Replayer(parent, ids, match=settings.match)
+        self.redactor = active_redactor(settings.policy)
+        self.replayer = Replayer(parent, ids, match=settings.match, redact=self.redactor)
         self.pace = settings.pace
         self.recorder: Recorder | None = None
         self.reached = False
@@ -158,13 +160,14 @@ class ForkEngine(Replaying, Recording):
 
     def _branch(self) -> Recorder:
         """Start the new cassette: the parent's steps 0…N-1, then the new result at N."""
-        steps = fork_chain(self.parent, self.at, self.value, self._trace_id).steps
+        steps = fork_chain(self.parent, self.at, self.value, self._trace_id, redact=self.redactor).steps
         for step in steps:
             if step.type in TOOL_STEPS and isinstance(step.payload, dict):
                 call_id = str(step.payload.get("toolCallId"))
                 self._ids.bind(call_id, call_id)  # fresh ids after the fork continue after the prefix's
         recorder = Recorder(self.out, self._trace_id, self.parent.createdAt, self._ids, secrets=self._secrets,
-                            prefix=steps, parent_id=self.parent.id, forked_from_step_id=self.parent.steps[self.at].id)
+                            prefix=steps, parent_id=self.parent.id, forked_from_step_id=self.parent.steps[self.at].id,
+                            redactor=self.redactor)
         self.recorder = recorder
         start = self._turn_start
         output = self.parent.steps[start - 1].payload if start and self.parent.steps[start - 1].type == \

@@ -27,9 +27,10 @@ from blackbox.apis import ApiFacts
 from blackbox.errors import BlackboxError, UsageError
 from blackbox.fork.plan import check_fork_point, fork_chain
 from blackbox.format.canonical import canonical_bytes
-from blackbox.format.cassette import Cassette, Step, StepChain
+from blackbox.format.cassette import Cassette, Step, StepChain, rechain
 from blackbox.format.outcome import turn_end, turn_start
 from blackbox.importers.registry import imported_provider
+from blackbox.live.redaction import ACTIVE, chosen
 from blackbox.providers import PROVIDERS, Provider, by_name, for_model
 from blackbox.providers.neutral import CallIds, calls_of
 from blackbox.providers.outgoing import result_text
@@ -277,6 +278,7 @@ def what_if(
     model_name: str | None = None,
     progress: Callable[[str], None] | None = None,
     clock: Callable[[], int] = lambda: int(time.time() * 1000),
+    redactor: Any = ACTIVE,
 ) -> tuple[Cassette, str]:
     """Fork `parent` at tool_result `at` with `value` and continue without the agent.
 
@@ -285,7 +287,10 @@ def what_if(
     with `error` is an error result, anything else the result).  `model_name` goes into requests that name no
     model (an imported Claude Code session records none)."""
     original = check_fork_point(parent, at)
-    chain: StepChain = fork_chain(parent, at, value, trace_id)
+    redact = chosen(redactor)  # the policy in force, unless the caller names one (None: none)
+    if redact is not None:  # the parent as the policy lets it out: its prefix, its recorded results
+        parent = msgspec.structs.replace(parent, steps=rechain(parent.steps, redact))
+    chain: StepChain = fork_chain(parent, at, value, trace_id, redact=redact)
     steps = parent.steps
     say = progress or (lambda _: None)
     recorded, marks = _recorded_results(parent)
@@ -328,7 +333,9 @@ def what_if(
         results: list[dict[str, Any]] = []
         for call in calls:
             name, tool_input = call.get("toolName"), call.get("toolInput")
-            key = _key(name, tool_input)
+            seen = tool_input if redact is None else redact("tool_call", {"toolName": name, "toolInput": tool_input}
+                                                            ).get("toolInput")
+            key = _key(name, seen)
             answer = recorded.get(key)
             made = copy.deepcopy(marks.get(key, {})) if answer is not None else {}
             add("tool_call", {"toolCallId": call.get("toolCallId"), "toolName": name, "toolInput": tool_input, **made})

@@ -106,11 +106,12 @@ class CassetteOf(msgspec.Struct, Generic[S], omit_defaults=True):
     steps: list[S]
     parentId: str | None = None
     forkedFromStepId: str | None = None
+    # What a redaction policy made of it (docs/format.md, "Redaction"): not hashed, ignored by the original.
+    redaction: Any = None
 
 
 class Cassette(CassetteOf[Step], omit_defaults=True):
     """One run of an agent, every step decoded."""
-
 
 
 class ChainBreak(msgspec.Struct, frozen=True):
@@ -432,11 +433,19 @@ class StepChain:
     Payloads must already be JSON values (see `canonical.json_value`).  A fork starts from a copied prefix.
     """
 
-    def __init__(self, trace_id: str, prefix: list[Step] | None = None) -> None:
+    def __init__(self, trace_id: str, prefix: list[Step] | None = None, *,
+                 redact: Callable[[str, Any], Any] | None = None, redaction: Any = None) -> None:
+        """`redact(type, payload)` (a redaction policy, `blackbox.redaction`) is applied to every payload before
+        it is hashed, the copied prefix's included (re-linked from its first changed step); `redaction` is
+        what the cassette's top-level field says of it."""
         self.trace_id = trace_id
-        self.steps: list[Step] = list(prefix or [])
+        self.redact = redact
+        self.redaction = redaction
+        self.steps: list[Step] = rechain(list(prefix or []), redact) if redact is not None else list(prefix or [])
 
     def append(self, type_: StepType, timestamp: Timestamp, payload: Any) -> Step:
+        if self.redact is not None:
+            payload = self.redact(type_, payload)
         index = len(self.steps)
         prev = self.steps[-1].hash if self.steps else None
         step = Step(
@@ -461,4 +470,23 @@ class StepChain:
             steps=list(self.steps),
             parentId=parent_id,
             forkedFromStepId=forked_from_step_id,
+            redaction=self.redaction,
         )
+
+
+def rechain(steps: list[Step], transform: Callable[[str, Any], Any]) -> list[Step]:
+    """`steps` with `transform(type, payload)` applied, each step from the first changed one re-hashed and
+    re-linked (ids, timestamps and token counts kept); steps `transform` leaves alone (it returns the same
+    object) are kept."""
+    out: list[Step] = []
+    relinked = False
+    for step in steps:
+        payload = transform(step.type, step.payload)
+        if payload is step.payload and not relinked:
+            out.append(step)
+            continue
+        relinked = True
+        prev = out[-1].hash if out else None
+        out.append(msgspec.structs.replace(step, payload=payload, prevHash=prev,  # tokens and all else kept
+                                           hash=step_hash(step.index, step.type, step.timestamp, payload, prev)))
+    return out

@@ -58,7 +58,8 @@ class LazyCassette(CassetteOf[LazyStep], omit_defaults=True):
     def decoded(self) -> Cassette:
         with paused_gc():
             steps = [s.decoded() for s in self.steps]
-        return Cassette(self.version, self.id, self.createdAt, steps, self.parentId, self.forkedFromStepId)
+        return Cassette(self.version, self.id, self.createdAt, steps, self.parentId, self.forkedFromStepId,
+                        self.redaction)
 
 
 _LAZY_DECODER = msgspec.json.Decoder(LazyCassette)
@@ -103,7 +104,8 @@ def loads_lazy(data: bytes, *, name: str = "cassette", check_utf8: bool = True) 
         full = loads(data, name=name)  # the precise error; or a file only the fallback path can read
         steps = [LazyStep(s.id, s.index, s.type, s.timestamp, _raw_json(s.payload), s.prevHash, s.hash)
                  for s in full.steps]
-        return LazyCassette(full.version, full.id, full.createdAt, steps, full.parentId, full.forkedFromStepId)
+        return LazyCassette(full.version, full.id, full.createdAt, steps, full.parentId, full.forkedFromStepId,
+                            full.redaction)
     check_version({"version": lazy.version}, name)
     return lazy
 

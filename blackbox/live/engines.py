@@ -27,6 +27,7 @@ from blackbox.format.payloads import Metadata, ModelInput, ModelOutput
 from blackbox.format.secrets import Secrets, mask_secrets
 from blackbox.live.calls import SSE, ModelCall, Reply
 from blackbox.live.recorder import Recorder, ToolSlot
+from blackbox.live.redaction import active_redactor
 from blackbox.live.replayer import Replayer, ToolClaim
 from blackbox.live.settings import Mode, Pace, Settings
 from blackbox.providers import Provider
@@ -254,7 +255,8 @@ class RecordEngine(Recording):
 
     def __init__(self, settings: Settings, trace_id: str, created_at: int, ids: CallIds, secrets: Secrets) -> None:
         self.out = settings.out or ""
-        self.recorder = Recorder(self.out, trace_id, created_at, ids, secrets=secrets)
+        self.recorder = Recorder(self.out, trace_id, created_at, ids, secrets=secrets,
+                                 redactor=active_redactor(settings.policy))
 
     def steps(self) -> int:
         return len(self._recorder().steps)
@@ -295,7 +297,8 @@ class ReplayEngine(Replaying):
     def __init__(self, settings: Settings, ids: CallIds) -> None:
         self.path = settings.cassette or ""
         self.pace = settings.pace
-        self.replayer = Replayer(load_replayable(self.path), ids, match=settings.match)
+        self.replayer = Replayer(load_replayable(self.path), ids, match=settings.match,
+                                 redact=active_redactor(settings.policy))
 
     def steps(self) -> int:
         return self.replayer.consumed
