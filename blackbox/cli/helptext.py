@@ -2052,8 +2052,8 @@ HELP: dict[str, Any] = {'check': [(('padding',
                     'title': None}),
                   ('columns',
                    [('text',
-                     '--live: the API to continue with, a provider name (anthropic, openai, responses, '
-                     'azure, …; default: from the recorded model).',
+                     '--live: the API to continue with, a provider name (gemini, azure, azure-responses, '
+                     'anthropic, openai, responses; default: from the recorded model).',
                      '',
                      [(1, 6, 'switch'), (0, 6, 'option')],
                      {})],

@@ -30,6 +30,7 @@ __all__ = [
     "contains_key_value",
     "key_values",
     "mask_secrets",
+    "replay_placeholders",
 ]
 
 #: Every API's key variables, in the table's order (`apis.API_FACTS`).
@@ -46,6 +47,19 @@ KEY_PIECE = 20
 # Set by the launcher in replay and scripted forks so SDK constructors that demand a key succeed; never sent
 # anywhere, so never a secret.
 PLACEHOLDER_KEYS: Mapping[str, str] = {name: "blackbox-replay-placeholder" for name in KEY_VARIABLES}
+
+
+def replay_placeholders(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables replay sets so every SDK starts with no key in `env`: for each API none of whose key
+    variables is set, a placeholder in the one its SDKs read; each start setting an API's SDK demands
+    (Azure's `OPENAI_API_VERSION`, `AZURE_OPENAI_ENDPOINT`) that is unset.  None is a secret."""
+    out: dict[str, str] = {}
+    for api in API_FACTS:
+        if not any(env.get(name) for name in api.key_variables):
+            name = api.placeholder_variable or api.key_variables[0]
+            out[name] = PLACEHOLDER_KEYS[name]
+        out.update((name, value) for name, value in api.start_settings if not env.get(name))
+    return out
 REDACTED = "[redacted]"
 
 _JS_SPACE = r"[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"

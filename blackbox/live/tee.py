@@ -24,7 +24,7 @@ import sys
 import threading
 from collections.abc import Callable
 
-from blackbox.live.calls import ModelCall
+from blackbox.live.calls import ModelCall, now_ms
 from blackbox.providers.stream import ContentDecoder, StreamCodec, StreamResult, StreamStatus
 
 __all__ = ["BATCH", "RECORD_LIMIT", "OpenStreams", "StreamRecording", "not_recorded"]
@@ -100,6 +100,10 @@ class StreamRecording:
                 result = self._assembler.feed(data) if data else None
                 if last and (result is None or result.complete):
                     result = self._assembler.finish()
+                whole = self._assembler.result
+                if whole is not None and whole.complete and self._call.arrived_at is None:
+                    # the answer is whole now (read at most a batch after its last byte), however late recorded
+                    self._call.arrived_at = now_ms()
             except Exception as exc:  # a corrupt compressed body, or any trouble of the recorder's
                 return StreamResult(StreamStatus.REFUSED, None,
                                     f"the stream could not be read ({type(exc).__name__}: {exc})")
