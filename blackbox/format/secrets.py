@@ -133,6 +133,7 @@ class Secrets:
         self._values: set[str] = set()
         self._tuple: tuple[str, ...] = ()
         self._last_headers: list[tuple[str, str]] | None = None
+        self._shaped: dict[tuple[str, str], bool] = {}  # a header → whether it may carry a key
         self._search: KeySearch | None = None
         #: Whether a request has shown its key headers: before that, a key given only to the SDK client
         #: (not in the environment) is unknown, so the recorder holds its journal back until then.
@@ -172,8 +173,18 @@ class Secrets:
     def note_request(self, headers: Iterable[tuple[str, str]], query: Iterable[tuple[str, str]]) -> None:
         """Learn every key a request carries: its key headers (an API's or a gateway's), any header whose
         whole value is shaped like a credential, and its key query parameters (Gemini's `?key=`)."""
-        carried = [(name, value) for name, value in headers
-                   if name in KEY_HEADERS or (len(value) >= MIN_KEY_LENGTH and _KEY_SHAPED.fullmatch(value.strip()))]
+        shaped = self._shaped  # an SDK sends the same headers with every request: each value is judged once
+        if len(shaped) > 1024:
+            shaped.clear()
+        carried = []
+        for header in headers:
+            keep = shaped.get(header)
+            if keep is None:
+                name, value = header
+                keep = shaped[header] = name in KEY_HEADERS or (
+                    len(value) >= MIN_KEY_LENGTH and _KEY_SHAPED.fullmatch(value.strip()) is not None)
+            if keep:
+                carried.append(header)
         carried += [("x-api-key", value) for name, value in query if name in KEY_QUERY]
         self.note_headers([(name if name in KEY_HEADERS else "x-api-key", value) for name, value in carried])
 
