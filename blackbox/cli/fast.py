@@ -197,6 +197,10 @@ def dispatch(args: Sequence[str]) -> int | None:
     if list(args) == ["--version"]:
         sys.stdout.write(f"blackbox {VERSION}\n")
         return 0
+    if len(args) == 2 and args[1] in ("--help", "-h"):  # a command's help, as typer prints it, without typer
+        from blackbox.cli.helpview import show
+
+        return 0 if show(args[0]) else None
     if not args or args[0] not in ("verify", "assert", "diff", "inspect", "list"):
         return None
     if args[0] == "inspect":

@@ -41,8 +41,16 @@ def _thinks(model_input: Any) -> bool:
 
 
 def uses_thinking(cassette: Cassette) -> bool:
-    """Whether the run asked for extended thinking (`params.thinking` in a recorded request)."""
-    return any(step.type == "model_input" and _thinks(step.payload) for step in cassette.steps)
+    """Whether the run asked for thinking (`params.thinking` in a recorded request) that its cassette cannot
+    hand back to a live API: no recorded output keeps its thoughts (Anthropic's thinking blocks are never stored;
+    Gemini's thoughts and signatures and a compatible server's reasoning text are)."""
+    return any(step.type == "model_input" and _thinks(step.payload) for step in cassette.steps) \
+        and not _keeps_thoughts(cassette)
+
+
+def _keeps_thoughts(cassette: Cassette) -> bool:
+    return any(step.type == "model_output" and isinstance(step.payload, dict)
+               and (step.payload.get("thoughts") or step.payload.get("signatures")) for step in cassette.steps)
 
 
 def thinking_refusal() -> BlackboxUnsupportedError:
@@ -124,7 +132,7 @@ class ForkEngine(Replaying, Recording):
         arrived = now_ms()
         self.recorder.model_step(model_input, started, output, arrived)
         self._note_output(output)
-        return answer(provider, output, len(self.recorder.steps) - 1, arrived, request)
+        return answer(provider, output, len(self.recorder.steps) - 1, arrived, request, self._ids)
 
     def close(self, ending: Ending) -> RunSummary:
         if not self.reached:
@@ -189,7 +197,7 @@ class ForkEngine(Replaying, Recording):
             raise divergence(where, "tool_call", f"{name} (its result is the fork point, step {self.at})",
                              "a model call: the agent moved on without running it")
         self._turn_open = False
-        if self.live and _thinks(model_input):
+        if self.live and _thinks(model_input) and not _keeps_thoughts(self.parent):
             raise thinking_refusal()
 
     def scripted_output(self) -> ModelOutput:

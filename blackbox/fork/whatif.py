@@ -29,6 +29,7 @@ from blackbox.fork.plan import check_fork_point, fork_chain
 from blackbox.format.canonical import canonical_bytes
 from blackbox.format.cassette import Cassette, Step, StepChain, rechain
 from blackbox.format.outcome import turn_end, turn_start
+from blackbox.format.tokens import Tokens
 from blackbox.importers.registry import imported_provider
 from blackbox.live.redaction import ACTIVE, chosen
 from blackbox.providers import PROVIDERS, Provider, by_name, for_model
@@ -93,6 +94,7 @@ class LiveModel:
         self.key = api_key(self.provider.api, env)  # fails here, before anything is sent, when the key is missing
         self.url = base_url(self.provider.api, env)
         self.timeout = timeout
+        self.last_tokens: Tokens | None = None  # the last reply's token counts, kept beside its output step
 
     def reply(self, model_input: dict[str, Any], ids: CallIds) -> dict[str, Any]:
         import httpx  # deferred: `blackbox --help` and the UI's start do not pay for it
@@ -115,6 +117,7 @@ class LiveModel:
         if not isinstance(data, dict):
             raise WhatIfError(f"the {provider.label} API sent a reply that is not a JSON object")
         output: dict[str, Any] = dict(provider.normalize_response(data, ids))
+        self.last_tokens = provider.token_counts(data)
         return output
 
 
@@ -301,8 +304,9 @@ def what_if(
         last[0] = max(last[0], clock())
         return last[0]
 
-    def add(kind: str, payload: Any, timestamp: float | None = None) -> None:
-        chain.append(kind, stamp() if timestamp is None else max(timestamp, last[0]), payload)  # type: ignore[arg-type]
+    def add(kind: str, payload: Any, timestamp: float | None = None, tokens: Tokens | None = None) -> None:
+        chain.append(kind, stamp() if timestamp is None else max(timestamp, last[0]), payload,  # type: ignore[arg-type]
+                     tokens)
 
     for step in steps[at + 1:end]:  # the same turn's other calls and results, as recorded
         add(step.type, copy.deepcopy(step.payload), step.timestamp)
@@ -324,7 +328,7 @@ def what_if(
         add("model_input", request)
         say(f"model call {turn + 1}…")
         output = model.reply(request, ids)
-        add("model_output", output)
+        add("model_output", output, tokens=model.last_tokens if isinstance(model, LiveModel) else None)
         calls = calls_of(output)
         if output.get("type") == "final_answer" or not calls:
             text = output.get("text") if isinstance(output.get("text"), str) else ""

@@ -29,6 +29,7 @@ from blackbox.format.canonical import (
     sha256_hex,
     step_hash,
 )
+from blackbox.format.tokens import Tokens
 from blackbox.format.writing import LONE_SURROGATE, atomic_write, dumps
 
 if TYPE_CHECKING:
@@ -67,20 +68,9 @@ SCHEMA_VERSION = 2
 Timestamp = int | float
 
 
-class Tokens(msgspec.Struct, omit_defaults=True):
-    """A model call's token usage, kept on its `model_output` step (not hashed; the TypeScript Blackbox ignores
-    it)."""
-
-    input: int
-    output: int
-    cacheRead: int | None = None
-    cacheWrite: int | None = None
-    reasoning: int | None = None
-
-
 class Step(msgspec.Struct, omit_defaults=True):
-    """One recorded event; fields in the TypeScript Blackbox's order, `id` not hashed; `tokens` (after `hash`,
-    not hashed) only on a `model_output` whose usage was kept."""
+    """One recorded event; fields in the TypeScript Blackbox's order, `id` not hashed.  `tokens` (a model_output's token
+    counts, docs/format.md "Token usage") comes after `hash`, only when known, and is not hashed either."""
 
     id: str
     index: int
@@ -166,7 +156,8 @@ def _json_error(name: str, data: bytes, exc: Exception) -> CassetteError:
 
 _TYPE_WORDS = {"int": "an integer", "str": "a string", "object": "an object", "array": "an array",
                "null": "null", "float": "a number"}
-_PATH = re.compile(r"\$\.steps\[(\d+)\](?:\.(\w+))?")
+_PATH = re.compile(r"\$\.steps\[(\d+)\](?:\.(\w+))?(?:\.(\w+))?")
+_TOKENS_REMEDY = "token counts are not hashed: re-record the run, or delete the step's `tokens` field"
 
 
 def _expected(message: str) -> str:
@@ -187,6 +178,16 @@ def _structure_error(name: str, exc: msgspec.ValidationError) -> CassetteError:
         return CassetteError(f"{name}: step {step.group(1)} has no `{missing.group(1)}` field")
     if step and step.group(2) is None:
         return CassetteError(f"{name}: step {step.group(1)} is not an object")
+    if step and step.group(2) == "tokens":
+        index = step.group(1)
+        if missing:
+            return CassetteError(f"{name}: step {index} field `tokens` has no `{missing.group(1)}` count; "
+                                 f"{_TOKENS_REMEDY}")
+        if step.group(3) is None:
+            return CassetteError(f"{name}: step {index} field `tokens` must be an object of token counts; "
+                                 f"{_TOKENS_REMEDY}")
+        return CassetteError(f"{name}: step {index} field `tokens.{step.group(3)}` must be a whole number from 0 "
+                             f"to 2^53; {_TOKENS_REMEDY}")
     if step:
         index, field = step.group(1), step.group(2)
         if field == "type" and "enum" in message:
@@ -443,7 +444,7 @@ class StepChain:
         self.redaction = redaction
         self.steps: list[Step] = rechain(list(prefix or []), redact) if redact is not None else list(prefix or [])
 
-    def append(self, type_: StepType, timestamp: Timestamp, payload: Any) -> Step:
+    def append(self, type_: StepType, timestamp: Timestamp, payload: Any, tokens: Tokens | None = None) -> Step:
         if self.redact is not None:
             payload = self.redact(type_, payload)
         index = len(self.steps)
@@ -456,6 +457,7 @@ class StepChain:
             payload=payload,
             prevHash=prev,
             hash=step_hash(index, type_, timestamp, payload, prev),
+            tokens=tokens,
         )
         self.steps.append(step)
         return step

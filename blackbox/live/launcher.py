@@ -27,7 +27,7 @@ import msgspec
 
 from blackbox.errors import UsageError
 from blackbox.format.inert import inert
-from blackbox.format.secrets import PLACEHOLDER_KEYS
+from blackbox.format.secrets import PLACEHOLDER_KEYS, replay_placeholders
 from blackbox.live.journal import journal_locked, journal_path
 from blackbox.live.report import SessionReport, read_report
 from blackbox.live.settings import ENV_PREFIX, ENV_REDACT_KEY, ENV_REPORT, Settings
@@ -56,9 +56,7 @@ def agent_env(settings: Mapping[str, str], *, placeholders: bool,
            if not k.startswith(ENV_PREFIX) or k == ENV_REDACT_KEY}  # the redaction key is the user's, not stale
     env.update(settings)
     if placeholders:
-        for name, value in PLACEHOLDER_KEYS.items():
-            if not env.get(name):
-                env[name] = value
+        env.update(replay_placeholders(env))
     return env
 
 

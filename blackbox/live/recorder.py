@@ -29,6 +29,7 @@ from blackbox.format.firstdiff import json_equal
 from blackbox.format.inert import inert
 from blackbox.format.payloads import Metadata, ModelInput, ModelOutput, ToolCall
 from blackbox.format.secrets import KeySearch, Secrets
+from blackbox.format.tokens import Tokens
 from blackbox.format.verify import verify
 from blackbox.format.writing import atomic_write, dumps
 from blackbox.live.journal import (
@@ -152,13 +153,15 @@ class Recorder:
             self.keys_known()
             self._journal.append([_LINE.encode(step) for step in steps])
 
-    def model_step(self, model_input: ModelInput, started_at: int, model_output: ModelOutput, arrived_at: int) -> None:
+    def model_step(self, model_input: ModelInput, started_at: int, model_output: ModelOutput, arrived_at: int,
+                   tokens: Tokens | None = None) -> None:
         """A model call: flush the previous turn's tools, then append its input and output (one journal
-        write for both: a killed process leaves both lines, neither, or a torn last one)."""
+        write for both: a killed process leaves both lines, neither, or a torn last one).  `tokens` go on the
+        output step, beside its hashed fields."""
         self.flush_tools(force=True)
         first = self._chain.append("model_input", started_at, model_input)
         try:
-            second = self._chain.append("model_output", arrived_at, model_output)
+            second = self._chain.append("model_output", arrived_at, model_output, tokens)
         except BaseException:  # an output with no JSON form: the journal still mirrors the chain
             self._journal_steps(first)
             raise

@@ -83,6 +83,11 @@ class Replayer:
     # -- where we are ------------------------------------------------------------------------------
 
     @property
+    def ids(self) -> CallIds:
+        """The session's call-id map, which a replayed answer teaches too (`engines.answer`)."""
+        return self._ids
+
+    @property
     def consumed(self) -> int:
         """How many recorded steps the agent has reproduced so far."""
         return self._consumed

@@ -161,7 +161,7 @@ class Session:
         """Record a 2xx response body; the Blackbox error it raised, if any."""
         try:
             self._check_quiet("returns")
-            self._engine.model_returned(call, call.provider.normalize_response(response, self._ids))
+            self._engine.model_returned(call, call.provider.normalize_response(response, self._ids), response)
         except BlackboxError as exc:
             return exc
         except Exception as exc:  # a body of the wrong shape (`content: 7`): refused, never raised into the SDK

@@ -24,6 +24,7 @@ from blackbox_tui.screens.diff import DiffScreen
 from blackbox_tui.screens.fork import ForkScreen
 from blackbox_tui.screens.help import HelpScreen, help_content
 from blackbox_tui.screens.prompts import PathPrompt, PickOne
+from blackbox_tui.screens.timeline import TimelineScreen
 from blackbox_tui.screens.tool_answer import ToolResultPrompt
 from tests.tui.conftest import SIZE, make_app, settle
 
@@ -40,14 +41,14 @@ def subclasses(base: type) -> set[type]:
     return {cls for cls in found if cls.__module__.startswith("blackbox_tui")} - {BlackboxScreen, BlackboxModal}
 
 
-class TimelineScreen(BlackboxScreen[None]):
+class LaterScreen(BlackboxScreen[None]):
     """A screen added later, with a prefix no list names: its keys must still be listed."""
 
     HELP = "A screen the help and the palette have never heard of."
-    BINDING_PREFIX = "timeline"
+    BINDING_PREFIX = "later"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("x", "zoom", "Zoom", tooltip="Zoom the timeline", id="timeline.zoom"),
-        Binding("escape", "app.pop_screen", "Back", id="timeline.back"),
+        Binding("x", "zoom", "Zoom", tooltip="Zoom the view", id="later.zoom"),
+        Binding("escape", "app.pop_screen", "Back", id="later.back"),
     ]
 
     def action_zoom(self) -> None:
@@ -64,7 +65,8 @@ SCREENS: dict[type, Callable[[BlackboxApp], Screen[Any]]] = {
     PathPrompt: lambda app: PathPrompt("Write to:", "x.json"),
     BothValues: lambda app: BothValues(5, app.runs[0].steps[5], app.runs[0].steps[5]),
     ToolResultPrompt: lambda app: ToolResultPrompt("lookup", {"id": 1}),
-    TimelineScreen: lambda app: TimelineScreen(),
+    TimelineScreen: lambda app: TimelineScreen(app.runs[0]),
+    LaterScreen: lambda app: LaterScreen(),
 }
 
 
@@ -81,7 +83,7 @@ def test_every_screen_is_a_blackbox_screen_with_help_and_a_prefix() -> None:
 
 
 def test_every_binding_of_ours_has_an_id_with_its_prefix_and_a_description() -> None:
-    for cls in [*subclasses(Keyed), TimelineScreen]:
+    for cls in [*subclasses(Keyed), LaterScreen]:
         for binding in vars(cls).get("BINDINGS", []):
             assert isinstance(binding, Binding), f"{cls.__name__}: declare a Binding (with an id), not a tuple"
             assert (binding.id or "").startswith(cls.BINDING_PREFIX + "."), f"{cls.__name__}: {binding}"

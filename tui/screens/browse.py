@@ -34,6 +34,7 @@ from ..widgets.ticker import Ticker
 from .base import BlackboxScreen
 from .following import follow_tick, following_status
 from .prompts import PathPrompt, PickOne
+from .timeline import TimelineScreen
 
 __all__ = ["REST_DELAY", "BrowseScreen"]
 
@@ -75,6 +76,8 @@ class BrowseScreen(BlackboxScreen[None]):
                 tooltip='Go to the next tool result (a fork point)', id="browse.next_result"),
         Binding("d", "diff", "Diff", tooltip='Compare this run with another cassette (or its fork)', id="browse.diff"),
         Binding("f", "fork", "Fork", tooltip='Fork the run at this tool result with another value', id="browse.fork"),
+        Binding("T", "timeline", "Timeline", tooltip="Each model and tool call over time, the slowest marked",
+                id="browse.timeline"),
         Binding("c", "copy", "Copy", show=False,
                 tooltip="Copy this step's payload to the clipboard (OSC 52)", id="browse.copy"),
         Binding("w", "write", "Write payload to a file", show=False, id="browse.write"),
@@ -417,6 +420,13 @@ class BrowseScreen(BlackboxScreen[None]):
         self.detail.toggle_fold()
 
     # -- other screens -------------------------------------------------------------------------------------
+
+    def action_timeline(self) -> None:
+        def go_to(step: int | None) -> None:
+            if step is not None:
+                self.table.go_to_step(step, center=True)
+
+        self.app.push_screen(TimelineScreen(self.run), go_to)
 
     def action_diff(self) -> None:
         if self.companion is not None:

@@ -99,7 +99,10 @@ class LineTable(ScrollView, can_focus=True):
         self.refresh()
 
     def on_resize(self, _: events.Resize) -> None:
+        """Keep the cursor row in view when the table shrinks (a header that grew a line above it)."""
         self.virtual_size = Size(self.size.width, self.row_count)
+        if self.row_count:  # once the new size is laid out
+            self.call_after_refresh(self.scroll_to_region, Region(0, self.cursor, 1, 1), animate=False, force=True)
 
     @property
     def content_width(self) -> int:
