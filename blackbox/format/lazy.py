@@ -27,6 +27,7 @@ from blackbox.format.cassette import (
     paused_gc,
     read_cassette,
 )
+from blackbox.format.typed import View, view_of, view_of_json
 
 __all__ = ["LazyCassette", "LazyStep", "decode_payload", "load_lazy", "loads_lazy"]
 
@@ -46,6 +47,12 @@ class LazyStep(msgspec.Struct):
     payload: msgspec.Raw
     prevHash: str | None
     hash: str
+
+    def view(self) -> View:
+        """The payload's typed view (`typed`), decoded straight from its text; the same view `decoded().view()`
+        gives."""
+        found = view_of_json(self.type, self.payload)
+        return found if found is not None else view_of(self.type, decode_payload(self.payload))
 
     def decoded(self) -> Step:
         return Step(self.id, self.index, self.type, self.timestamp, decode_payload(self.payload),
