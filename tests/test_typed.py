@@ -94,9 +94,10 @@ def test_the_shapes_the_readers_meet() -> None:
     many = view_of("model_output", {"type": "tool_calls", "calls": [
         {"toolCallId": "call-0", "toolName": "a", "toolInput": {"x": 1}}], "thoughts": [{}]})
     assert isinstance(many, ToolCallsView) and many.text is UNSET
-    assert calls_in(many) == [ToolCallView("call-0", "a", {"x": 1})]
+    assert calls_in(many) == [ToolCallView(toolCallId="call-0", toolName="a", toolInput={"x": 1})]
     one = view_of("model_output", {"type": "tool_call", "toolCallId": "call-1", "toolName": "b", "toolInput": []})
-    assert one == SingleToolCallView("call-1", "b", []) and calls_in(one) == [ToolCallView("call-1", "b", [])]
+    assert one == SingleToolCallView("call-1", "b", [])
+    assert calls_in(one) == [ToolCallView(toolCallId="call-1", toolName="b", toolInput=[])]
     ok = view_of("tool_result", {"toolCallId": "call-0", "toolName": "a", "result": None})
     assert isinstance(ok, ToolResultView) and ok.result is None and not ok.failed
     bad = view_of("tool_result", {"toolCallId": "call-0", "toolName": "a", "error": "boom"})
@@ -123,9 +124,10 @@ ODD: list[tuple[str, Any, str | None]] = [
     ("model_output", {"type": "a_future_kind", "text": "x"}, "a_future_kind"),
     ("model_output", {"text": "no type"}, None),
     ("model_output", [1, 2], None),
-    ("tool_call", {"toolName": "no id"}, None),
+    ("tool_call", {"toolCallId": "call-0", "toolInput": "no name"}, None),
     ("tool_call", {"toolCallId": "call-0", "toolName": ["not", "a", "name"]}, None),
     ("tool_result", {"toolCallId": 7, "toolName": "a", "result": 1}, None),
+    ("tool_result", {"toolCallId": "call-0", "result": 1}, None),
     ("tool_result", None, None),
     ("metadata", {"event": "run_paused"}, "run_paused"),
     ("metadata", {"event": 5}, None),
@@ -165,7 +167,8 @@ def test_odd_payloads_load_hash_and_verify_as_before(tmp_path: Path) -> None:
     assert summaries[4] == "Model → tool_calls: (unreadable calls)"
     assert summaries[5] == "Model → (unknown output)"
     assert summaries[8:10] == ["Tool called: ?", "Tool called: ?"]
-    assert summaries[12] == "Metadata: run_paused"
+    assert summaries[12] == "Tool result: ? → (unreadable payload)"
+    assert summaries[13] == "Metadata: run_paused"
     assert [i for i, s in enumerate(cassette.steps) if payload_problem(s)] == [3]
     save(cassette, path)
     assert path.read_bytes() == unviewed  # no view leaked into the payloads
@@ -187,7 +190,8 @@ def test_a_step_is_viewed_not_changed() -> None:
     payload = {"toolCallId": "call-0", "toolName": "a", "toolInput": {"deep": [1]}, "mcp": {"server": "s"}}
     step = Step("id", 0, "tool_call", 1, payload, None, "h")
     found = step.view()
-    assert found == ToolCallView("call-0", "a", {"deep": [1]})
+    assert view_of("tool_result", {"toolName": "a", "result": 1}) == ToolResultView("a", result=1)  # no id: ""
+    assert found == ToolCallView(toolCallId="call-0", toolName="a", toolInput={"deep": [1]})
     assert step.payload == {"toolCallId": "call-0", "toolName": "a", "toolInput": {"deep": [1]},
                             "mcp": {"server": "s"}}
     assert list(step.payload) == ["toolCallId", "toolName", "toolInput", "mcp"]  # field order kept

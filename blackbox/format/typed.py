@@ -45,18 +45,19 @@ __all__ = [
 
 
 class ToolCallView(msgspec.Struct, frozen=True):
-    """A `tool_call` step, and one call of a model output."""
+    """A `tool_call` step, and one call of a model output (`toolCallId` "" when a hand-written payload has
+    none: such a call matches by name and input only)."""
 
-    toolCallId: str
     toolName: str
     toolInput: Any = None
+    toolCallId: str = ""
 
 
 class ToolResultView(msgspec.Struct, frozen=True):
     """A `tool_result` step: `result` or `error` (UNSET when absent; a recorded `null` result is None)."""
 
-    toolCallId: str
     toolName: str
+    toolCallId: str = ""
     result: Any = UNSET
     error: Any = UNSET
 
@@ -201,8 +202,8 @@ def view_of_json(step_type: str, raw: bytes | memoryview | msgspec.Raw) -> View 
 class _Named(msgspec.Struct):
     """What makes a `tool_call` payload fit `ToolCallView`, less its input, which is skipped undecoded."""
 
-    toolCallId: str
     toolName: str
+    toolCallId: str = ""
 
 
 _NAMED = msgspec.json.Decoder(_Named)
@@ -236,7 +237,7 @@ def calls_in(found: View) -> list[ToolCallView]:
     if isinstance(found, ToolCallsView):
         return found.calls
     if isinstance(found, SingleToolCallView):
-        return [ToolCallView(found.toolCallId, found.toolName, found.toolInput)]
+        return [ToolCallView(found.toolName, found.toolInput, found.toolCallId)]
     if isinstance(found, ToolCallView):
         return [found]
     return []

@@ -147,7 +147,7 @@ class Replayer:
             where = self._unrun()
             step = where.call_index if where is not None else self._turn_end
             recorded = _describe_call(where.call) if where is not None else self._next_expected()
-            raise divergence(step, f"tool {name}", recorded, _describe_call(ToolCallView("", name, tool_input)),
+            raise divergence(step, f"tool {name}", recorded, _describe_call(ToolCallView(name, tool_input)),
                              "the agent ran a tool the recording did not run at this point")
         chosen = candidates[0]
         if self.match == "strict":
