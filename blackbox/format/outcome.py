@@ -12,7 +12,6 @@ import msgspec
 from blackbox.format.cassette import Cassette, Step
 from blackbox.format.typed import (
     FinalAnswerView,
-    ModelInputView,
     Odd,
     RunCompletedView,
     RunFailedView,
@@ -21,6 +20,7 @@ from blackbox.format.typed import (
     ToolCallView,
     ToolResultView,
     View,
+    request_head,
     view_of,
 )
 from blackbox.format.writing import pretty_json
@@ -145,9 +145,10 @@ def _calls_not_a_list(found: View, payload: Any) -> bool:
 
 def summarize_step(step: Step, limit: int = 80) -> str:
     """The one-line summary of a step (`Model called with 2 message(s)`, `Tool result: search → ok` …)."""
+    if step.type == "model_input":  # only counted: the head, not a Struct per message of the history
+        head = request_head(step.payload)
+        return f"Model called with {0 if head is None else len(head.messages)} message(s)"
     found = step.view()
-    if step.type == "model_input":
-        return f"Model called with {len(found.messages) if isinstance(found, ModelInputView) else 0} message(s)"
     if step.type == "model_output":
         if _calls_not_a_list(found, step.payload):  # verify reports it; the summary still shows the step
             return "Model → tool_calls: (calls is not a list)"

@@ -25,6 +25,7 @@ __all__ = [
     "ModelOutputView",
     "Odd",
     "PartView",
+    "RequestHead",
     "RunCompletedView",
     "RunFailedView",
     "SingleToolCallView",
@@ -37,6 +38,7 @@ __all__ = [
     "ToolUsePartView",
     "View",
     "calls_in",
+    "request_head",
     "tool_name_json",
     "view",
     "view_of",
@@ -44,7 +46,7 @@ __all__ = [
 ]
 
 
-class ToolCallView(msgspec.Struct, frozen=True):
+class ToolCallView(msgspec.Struct, frozen=True, gc=False):
     """A `tool_call` step, and one call of a model output (`toolCallId` "" when a hand-written payload has
     none: such a call matches by name and input only)."""
 
@@ -53,7 +55,7 @@ class ToolCallView(msgspec.Struct, frozen=True):
     toolCallId: str = ""
 
 
-class ToolResultView(msgspec.Struct, frozen=True):
+class ToolResultView(msgspec.Struct, frozen=True, gc=False):
     """A `tool_result` step: `result` or `error` (UNSET when absent; a recorded `null` result is None)."""
 
     toolName: str
@@ -66,17 +68,17 @@ class ToolResultView(msgspec.Struct, frozen=True):
         return self.error is not UNSET
 
 
-class TextPartView(msgspec.Struct, frozen=True, tag_field="type", tag="text"):
+class TextPartView(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="text"):
     text: str
 
 
-class ToolUsePartView(msgspec.Struct, frozen=True, tag_field="type", tag="tool_use"):
+class ToolUsePartView(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="tool_use"):
     toolCallId: str
     toolName: str
     toolInput: Any = None
 
 
-class ToolResultPartView(msgspec.Struct, frozen=True, tag_field="type", tag="tool_result"):
+class ToolResultPartView(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="tool_result"):
     toolCallId: str
     toolName: str
     result: Any = UNSET
@@ -86,18 +88,18 @@ class ToolResultPartView(msgspec.Struct, frozen=True, tag_field="type", tag="too
 PartView: TypeAlias = TextPartView | ToolUsePartView | ToolResultPartView
 
 
-class MessageView(msgspec.Struct, frozen=True):
+class MessageView(msgspec.Struct, frozen=True, gc=False):
     role: str
     content: str | list[PartView]
 
 
-class ToolSpecView(msgspec.Struct, frozen=True):
+class ToolSpecView(msgspec.Struct, frozen=True, gc=False):
     name: str
     description: str = ""
     inputSchema: Any = UNSET
 
 
-class ModelInputView(msgspec.Struct, frozen=True):
+class ModelInputView(msgspec.Struct, frozen=True, gc=False):
     """A `model_input` step: the normalized request."""
 
     messages: list[MessageView]
@@ -107,18 +109,25 @@ class ModelInputView(msgspec.Struct, frozen=True):
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class FinalAnswerView(msgspec.Struct, frozen=True, tag_field="type", tag="final_answer"):
+class RequestHead(msgspec.Struct, frozen=True, gc=False):
+    """A `model_input`'s top level only, its messages left as JSON: for a reader that counts them (a
+    summary of every step), which need not build a Struct per message of every request's history."""
+
+    messages: list[Any]
+
+
+class FinalAnswerView(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="final_answer"):
     text: str
     stop: str | UnsetType = UNSET
 
 
-class ToolCallsView(msgspec.Struct, frozen=True, tag_field="type", tag="tool_calls"):
+class ToolCallsView(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="tool_calls"):
     calls: list[ToolCallView]
     text: str | UnsetType = UNSET
     stop: str | UnsetType = UNSET
 
 
-class SingleToolCallView(msgspec.Struct, frozen=True, tag_field="type", tag="tool_call"):
+class SingleToolCallView(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="tool_call"):
     """The one-call output of older cassettes."""
 
     toolCallId: str
@@ -129,12 +138,12 @@ class SingleToolCallView(msgspec.Struct, frozen=True, tag_field="type", tag="too
 ModelOutputView: TypeAlias = FinalAnswerView | ToolCallsView | SingleToolCallView
 
 
-class RunCompletedView(msgspec.Struct, frozen=True, tag_field="event", tag="run_completed"):
+class RunCompletedView(msgspec.Struct, frozen=True, gc=False, tag_field="event", tag="run_completed"):
     status: str = ""
     result: Any = None
 
 
-class RunFailedView(msgspec.Struct, frozen=True, tag_field="event", tag="run_failed"):
+class RunFailedView(msgspec.Struct, frozen=True, gc=False, tag_field="event", tag="run_failed"):
     status: str = "error"
     reason: Any = None
     message: str | UnsetType = UNSET
@@ -145,7 +154,7 @@ class RunFailedView(msgspec.Struct, frozen=True, tag_field="event", tag="run_fai
 MetadataView: TypeAlias = RunCompletedView | RunFailedView
 
 
-class Odd(msgspec.Struct, frozen=True):
+class Odd(msgspec.Struct, frozen=True, gc=False):
     """A payload that does not fit its step type's shape; `tag` is its `type`/`event` when it names one
     (so a reader can still say "a tool_calls output"), `why` msgspec's reason (a path, never a value)."""
 
@@ -179,6 +188,14 @@ def view_of(step_type: str, payload: Any) -> View:
         why = _where(exc) if isinstance(exc, msgspec.ValidationError) else "holds a lone surrogate"
         return Odd(tag if isinstance(tag, str) else None, why)
     return found
+
+
+def request_head(payload: Any) -> RequestHead | None:
+    """`RequestHead` of a `model_input` payload, None when it has no list of messages."""
+    try:
+        return msgspec.convert(payload, RequestHead)
+    except (msgspec.ValidationError, UnicodeEncodeError):
+        return None
 
 
 _DECODERS = {kind: msgspec.json.Decoder(shape, float_hook=JSFloat) for kind, shape in _SHAPES.items()}
