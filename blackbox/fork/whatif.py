@@ -30,6 +30,7 @@ from blackbox.format.canonical import canonical_bytes
 from blackbox.format.cassette import Cassette, Step, StepChain, rechain
 from blackbox.format.outcome import turn_end, turn_start
 from blackbox.format.tokens import Tokens
+from blackbox.format.typed import UNSET, ModelInputView, ToolCallView, ToolResultView, calls_in
 from blackbox.importers.registry import imported_provider
 from blackbox.live.redaction import ACTIVE, chosen
 from blackbox.providers import PROVIDERS, Provider, by_name, for_model
@@ -176,8 +177,9 @@ def _api_message(text: str) -> str:
 def recorded_model(parent: Cassette) -> str | None:
     """The `model` of the parent's last request that names one."""
     for step in reversed(parent.steps):
-        if step.type == "model_input" and isinstance(step.payload, dict) and isinstance(step.payload.get("model"), str):
-            return str(step.payload["model"])
+        found = step.view() if step.type == "model_input" else None
+        if isinstance(found, ModelInputView) and isinstance(found.model, str):
+            return found.model
     return None
 
 
@@ -214,13 +216,15 @@ def _recorded_results(parent: Cassette) -> tuple[dict[bytes, dict[str, Any]], di
     found: dict[bytes, dict[str, Any]] = {}
     marks: dict[bytes, dict[str, Any]] = {}
     for step in parent.steps:
-        payload = step.payload if isinstance(step.payload, dict) else {}
-        call_id = str(payload.get("toolCallId"))
-        if step.type == "tool_call":
-            key = inputs[call_id] = _key(payload.get("toolName"), payload.get("toolInput"))
-            marks.setdefault(key, {k: v for k, v in payload.items() if k not in CALL_FIELDS})
-        elif step.type == "tool_result" and call_id in inputs:
-            found.setdefault(inputs[call_id], {k: payload[k] for k in ("result", "error") if k in payload})
+        if step.type not in ("tool_call", "tool_result"):
+            continue
+        seen = step.view()
+        if isinstance(seen, ToolCallView):
+            key = inputs[seen.toolCallId] = _key(seen.toolName, seen.toolInput)
+            marks.setdefault(key, {k: v for k, v in step.payload.items() if k not in CALL_FIELDS})  # a dict: it fit
+        elif isinstance(seen, ToolResultView) and seen.toolCallId in inputs:
+            answer = {"result": seen.result, "error": seen.error}
+            found.setdefault(inputs[seen.toolCallId], {k: v for k, v in answer.items() if v is not UNSET})
     return found, marks
 
 
@@ -259,11 +263,8 @@ def _ids_after(steps: list[Step]) -> CallIds:
     """Fresh `call-N` ids start past every id the copied steps use."""
     ids = CallIds()
     for step in steps:
-        payload = step.payload if isinstance(step.payload, dict) else {}
-        for call in [payload, *calls_of(payload)] if step.type in ("model_output", "tool_call") else []:
-            call_id = call.get("toolCallId")
-            if isinstance(call_id, str):
-                ids.bind(call_id, call_id)
+        for call in calls_in(step.view()) if step.type in ("model_output", "tool_call") else []:
+            ids.bind(call.toolCallId, call.toolCallId)
     return ids
 
 
@@ -310,7 +311,8 @@ def what_if(
 
     for step in steps[at + 1:end]:  # the same turn's other calls and results, as recorded
         add(step.type, copy.deepcopy(step.payload), step.timestamp)
-    call_id = original.payload.get("toolCallId") if isinstance(original.payload, dict) else None
+    forked = original.view()
+    call_id = forked.toolCallId if isinstance(forked, ToolResultView) else None
     request = None
     if end < len(steps) and steps[end].type == "model_input":
         request = _with_new_value(steps[end].payload, call_id, value)

@@ -16,6 +16,19 @@ import re
 from typing import Any
 
 from blackbox.format.canonical import canonical_bytes
+from blackbox.format.typed import (
+    UNSET,
+    ModelInputView,
+    Odd,
+    RunCompletedView,
+    RunFailedView,
+    TextPartView,
+    ToolCallView,
+    ToolResultView,
+    View,
+    calls_in,
+    view_of,
+)
 
 __all__ = ["action", "agent_of", "same_actions", "same_step"]
 
@@ -35,12 +48,12 @@ _AGENTS = (("Claude Code", "claude-code"), ("Codex CLI", "codex"), ("Gemini CLI"
 def agent_of(steps: list[Any]) -> str | None:
     """The agent an imported cassette came from (its tools say `Observed in <agent> …`), or None."""
     for step in steps:
-        if step.type != "model_input" or not isinstance(step.payload, dict):
+        found = step.view() if step.type == "model_input" else None
+        if not isinstance(found, ModelInputView):
             continue
-        for tool in step.payload.get("tools") or []:
-            description = tool.get("description") if isinstance(tool, dict) else None
+        for tool in found.tools:
             for label, name in _AGENTS:
-                if isinstance(description, str) and description.startswith(f"Observed in {label} "):
+                if tool.description.startswith(f"Observed in {label} "):
                     return name
         return None
     return None
@@ -72,8 +85,8 @@ def action(name: Any, tool_input: Any) -> tuple[Any, ...]:
     return ("tool", name, canonical_bytes(tool_input).decode())
 
 
-def _action_of(call: dict[str, Any]) -> tuple[Any, ...]:
-    return action(call.get("toolName"), call.get("toolInput"))
+def _action_of(call: ToolCallView) -> tuple[Any, ...]:
+    return action(call.toolName, call.toolInput)
 
 
 def _same_path(a: str, b: str) -> bool:
@@ -90,11 +103,11 @@ def _same_action(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
     return a == b
 
 
-def _output(payload: dict[str, Any]) -> tuple[bool, str]:
+def _output(result: ToolResultView) -> tuple[bool, str]:
     """(failed, output text) of a tool result in any agent's shape."""
-    if "error" in payload:
-        return True, str(payload["error"]).strip()
-    value = payload.get("result")
+    if result.failed:
+        return True, str(result.error).strip()
+    value = None if result.result is UNSET else result.result
     if isinstance(value, dict) and isinstance(value.get("output"), str):  # Codex: {output, metadata{exit_code}}
         metadata = value.get("metadata")
         code = metadata.get("exit_code", 0) if isinstance(metadata, dict) else 0
@@ -110,60 +123,62 @@ def _output(payload: dict[str, Any]) -> tuple[bool, str]:
     return False, text
 
 
-def _user_words(payload: dict[str, Any]) -> list[str]:
+def _user_words(request: ModelInputView) -> list[str]:
     words = []
-    for message in payload.get("messages") or []:
-        if not isinstance(message, dict) or message.get("role") != "user":
+    for message in request.messages:
+        if message.role != "user":
             continue
-        content = message.get("content")
-        if isinstance(content, str):
-            words.append(content.strip())
-        elif isinstance(content, list):
-            texts = [p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text"]
-            words += [t.strip() for t in texts if isinstance(t, str) and t.strip()]
+        if isinstance(message.content, str):
+            words.append(message.content.strip())
+        else:
+            words += [p.text.strip() for p in message.content if isinstance(p, TextPartView) and p.text.strip()]
     return words
 
 
-def _calls(payload: dict[str, Any]) -> list[dict[str, Any]]:
-    if payload.get("type") == "tool_call":
-        return [payload]
-    calls = payload.get("calls")
-    return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+def _ending(found: View) -> tuple[Any, ...]:
+    if isinstance(found, RunFailedView):
+        return ("run_failed", found.status, found.reason)
+    return ("run_completed", found.status) if isinstance(found, RunCompletedView) else ()
 
 
 def same_step(kind_a: str, a: Any, kind_b: str, b: Any) -> bool:
-    """Whether two steps (types and payloads) did the same thing, whichever agents took them."""
+    """Whether two steps (types and payloads) did the same thing, whichever agents took them; a payload that
+    does not fit its shape (`typed.Odd`) only as the same JSON."""
     if kind_a != kind_b:
         return False
-    if not isinstance(a, dict) or not isinstance(b, dict):
+    va, vb = view_of(kind_a, a), view_of(kind_b, b)
+    if isinstance(va, Odd) or isinstance(vb, Odd):
         return canonical_bytes(a) == canonical_bytes(b)
-    if kind_a == "model_input":
+    return _same_view(va, vb)
+
+
+def _same_view(a: View, b: View) -> bool:
+    if isinstance(a, ModelInputView) and isinstance(b, ModelInputView):
         return _user_words(a) == _user_words(b)
-    if kind_a == "model_output":
-        calls_a, calls_b = _calls(a), _calls(b)
-        if bool(calls_a) != bool(calls_b):
-            return False
-        if not calls_a:
-            return a.get("stop") == b.get("stop")  # the answers' words are the verdict's to compare
-        return len(calls_a) == len(calls_b) and all(
-            _same_action(_action_of(x), _action_of(y)) for x, y in zip(calls_a, calls_b, strict=True))
-    if kind_a == "tool_call":
+    if isinstance(a, ToolCallView) and isinstance(b, ToolCallView):
         return _same_action(_action_of(a), _action_of(b))
-    if kind_a == "tool_result":
+    if isinstance(a, ToolResultView) and isinstance(b, ToolResultView):
         (failed_a, text_a), (failed_b, text_b) = _output(a), _output(b)
         if failed_a != failed_b:
             return False
-        kinds = {action(name, None)[0] for name in (a.get("toolName"), b.get("toolName"))}  # names: any JSON
+        kinds = {action(name, None)[0] for name in (a.toolName, b.toolName)}
         if len(kinds) == 1 and kinds <= {"read", "edit"}:
             return True  # both read (or edited) a file: each agent's tool reports it in its own words
         return failed_a or text_a == text_b
-    if kind_a == "metadata":
-        return (a.get("event"), a.get("status"), a.get("reason")) == (b.get("event"), b.get("status"), b.get("reason"))
-    return canonical_bytes(a) == canonical_bytes(b)
+    if isinstance(a, RunCompletedView | RunFailedView):
+        return _ending(a) == _ending(b)
+    calls_a, calls_b = calls_in(a), calls_in(b)  # two model outputs
+    if bool(calls_a) != bool(calls_b):
+        return False
+    if not calls_a:  # the answers' words are the verdict's to compare
+        return getattr(a, "stop", UNSET) == getattr(b, "stop", UNSET)
+    return len(calls_a) == len(calls_b) and all(
+        _same_action(_action_of(x), _action_of(y)) for x, y in zip(calls_a, calls_b, strict=True))
 
 
 def same_actions(calls_a: list[Any], calls_b: list[Any]) -> bool:
     """Whether two runs' tool calls (`tool_call` payloads, in order) are the same actions."""
-    return len(calls_a) == len(calls_b) and all(
-        isinstance(x, dict) and isinstance(y, dict) and _same_action(_action_of(x), _action_of(y))
-        for x, y in zip(calls_a, calls_b, strict=True))
+    views_a, views_b = [view_of("tool_call", c) for c in calls_a], [view_of("tool_call", c) for c in calls_b]
+    return len(views_a) == len(views_b) and all(
+        isinstance(x, ToolCallView) and isinstance(y, ToolCallView) and _same_action(_action_of(x), _action_of(y))
+        for x, y in zip(views_a, views_b, strict=True))

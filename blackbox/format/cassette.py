@@ -30,6 +30,7 @@ from blackbox.format.canonical import (
     step_hash,
 )
 from blackbox.format.tokens import Tokens
+from blackbox.format.typed import View, view_of
 from blackbox.format.writing import LONE_SURROGATE, atomic_write, dumps
 
 if TYPE_CHECKING:
@@ -80,6 +81,10 @@ class Step(msgspec.Struct, omit_defaults=True):
     prevHash: str | None
     hash: str
     tokens: Tokens | None = None
+
+    def view(self) -> View:
+        """The payload as a typed, read-only view (`typed.view_of`); the hash stays over `payload` itself."""
+        return view_of(self.type, self.payload)
 
 
 S = TypeVar("S")

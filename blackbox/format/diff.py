@@ -17,7 +17,8 @@ from blackbox.format.agentview import same_actions, same_step
 from blackbox.format.cassette import Cassette, ChainBreak, Step, hash_break, link_break, paused_gc
 from blackbox.format.firstdiff import Difference, join_path, json_equal, utf16_sorted
 from blackbox.format.lazy import LazyCassette, LazyStep, decode_payload
-from blackbox.format.outcome import Outcome, outcome, step_label, summarize_step, terminal_outcome
+from blackbox.format.outcome import Outcome, outcome, step_label, summarize_step, terminal_outcome_of, tool_name
+from blackbox.format.typed import tool_name_json
 
 __all__ = [
     "ChangedValue",
@@ -207,29 +208,16 @@ def _report(a_id: str, b_id: str, semantic: bool, rows: list[Row], first: int | 
     )
 
 
-class _ToolName(msgspec.Struct):
-    """The one field of a tool_call payload the outcome reads; msgspec skips the rest undecoded."""
-
-    toolName: Any = "?"
-
-
-_TOOL_NAME = msgspec.json.Decoder(_ToolName)
-
-
-def _tool_name(raw: msgspec.Raw) -> str:
-    try:
-        return str(_TOOL_NAME.decode(raw).toolName)
-    except (msgspec.DecodeError, msgspec.ValidationError):  # not an object (or lone surrogates): decode it all
-        payload = decode_payload(raw)
-        return str(payload.get("toolName", "?")) if isinstance(payload, dict) else "?"
-
-
 def lazy_outcome(cassette: LazyCassette) -> Outcome:
     """`outcome` of a lazily loaded cassette, decoding only the tool names and the last step's payload."""
-    tools = tuple(_tool_name(s.payload) for s in cassette.steps if s.type == "tool_call")
+    tools = tuple(_tool_name(s) for s in cassette.steps if s.type == "tool_call")
     last = cassette.steps[-1] if cassette.steps else None
-    payload = decode_payload(last.payload) if last is not None and last.type == "metadata" else None
-    return terminal_outcome(payload, tools)
+    return terminal_outcome_of(last.view() if last is not None and last.type == "metadata" else None, tools)
+
+
+def _tool_name(step: LazyStep) -> str:
+    name = tool_name_json(step.payload)  # the input stays undecoded
+    return name if name is not None else tool_name(step.view())
 
 
 def _lazy_same(a: LazyStep, b: LazyStep, semantic: bool, agents: bool = False) -> bool:

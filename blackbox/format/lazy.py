@@ -28,6 +28,7 @@ from blackbox.format.cassette import (
     read_cassette,
 )
 from blackbox.format.tokens import Tokens
+from blackbox.format.typed import View, view_of, view_of_json
 
 __all__ = ["LazyCassette", "LazyStep", "decode_payload", "load_lazy", "loads_lazy"]
 
@@ -48,6 +49,12 @@ class LazyStep(msgspec.Struct, omit_defaults=True):
     prevHash: str | None
     hash: str
     tokens: Tokens | None = None
+
+    def view(self) -> View:
+        """The payload's typed view (`typed`), decoded straight from its text; the same view `decoded().view()`
+        gives."""
+        found = view_of_json(self.type, self.payload)
+        return found if found is not None else view_of(self.type, decode_payload(self.payload))
 
     def decoded(self) -> Step:
         return Step(self.id, self.index, self.type, self.timestamp, decode_payload(self.payload),

@@ -10,6 +10,19 @@ from typing import Any, Literal
 import msgspec
 
 from blackbox.format.cassette import Cassette, Step
+from blackbox.format.typed import (
+    FinalAnswerView,
+    Odd,
+    RunCompletedView,
+    RunFailedView,
+    SingleToolCallView,
+    ToolCallsView,
+    ToolCallView,
+    ToolResultView,
+    View,
+    request_head,
+    view_of,
+)
 from blackbox.format.writing import pretty_json
 
 __all__ = [
@@ -21,6 +34,8 @@ __all__ = [
     "step_label",
     "summarize_step",
     "terminal_outcome",
+    "terminal_outcome_of",
+    "tool_name",
     "tool_sequence",
     "turn_end",
     "turn_start",
@@ -50,7 +65,12 @@ class Outcome(msgspec.Struct, frozen=True):
 
 
 def tool_sequence(steps: list[Step]) -> tuple[str, ...]:
-    return tuple(str(_get(s.payload, "toolName", "?")) for s in steps if s.type == "tool_call")
+    return tuple(tool_name(s.view()) for s in steps if s.type == "tool_call")
+
+
+def tool_name(found: View) -> str:
+    """The tool a `tool_call` or `tool_result` view names, `?` for a payload that names none."""
+    return found.toolName if isinstance(found, ToolCallView | ToolResultView) else "?"
 
 
 def last_metadata(steps: list[Step]) -> Any:
@@ -82,16 +102,16 @@ def outcome(cassette: Cassette) -> Outcome:
 def terminal_outcome(payload: Any, tools: tuple[str, ...] = ()) -> Outcome:
     """The outcome a terminal metadata payload stands for; None (no terminal step) or anything else is
     incomplete."""
-    if isinstance(payload, dict):
-        if payload.get("event") == "run_completed" and payload.get("status") == "success":
-            return Outcome("success", final_answer=_text(payload.get("result")), tools=tools)
-        if payload.get("event") == "run_failed":
-            return Outcome("error", failure_reason=_text(payload.get("reason")), tools=tools)
+    return terminal_outcome_of(view_of("metadata", payload), tools)
+
+
+def terminal_outcome_of(found: View | None, tools: tuple[str, ...] = ()) -> Outcome:
+    """`terminal_outcome` of a metadata view (a lazy step's, decoded straight into it)."""
+    if isinstance(found, RunCompletedView) and found.status == "success":
+        return Outcome("success", final_answer=_text(found.result), tools=tools)
+    if isinstance(found, RunFailedView):
+        return Outcome("error", failure_reason=_text(found.reason), tools=tools)
     return Outcome("incomplete", tools=tools)
-
-
-def _get(payload: Any, key: str, default: Any = None) -> Any:
-    return payload.get(key, default) if isinstance(payload, dict) else default
 
 
 def _text(value: Any) -> str:
@@ -113,40 +133,49 @@ def step_label(step: Step) -> str:
 def payload_problem(step: Step) -> str | None:
     """What makes a step's payload unreadable for replay and the summaries (verify's replayability check
     reports it), or None."""
-    p = step.payload
-    if step.type == "model_output" and _get(p, "type") == "tool_calls" and not isinstance(_get(p, "calls"), list):
+    if step.type == "model_output" and _calls_not_a_list(step.view(), step.payload):
         return f"step {step.index} is a tool_calls output whose `calls` is not a list"
     return None
 
 
+def _calls_not_a_list(found: View, payload: Any) -> bool:
+    """A `tool_calls` output that does not fit and whose `calls` is not a list (a tag names a dict)."""
+    return isinstance(found, Odd) and found.tag == "tool_calls" and not isinstance(payload.get("calls"), list)
+
+
 def summarize_step(step: Step, limit: int = 80) -> str:
     """The one-line summary of a step (`Model called with 2 message(s)`, `Tool result: search → ok` …)."""
-    p = step.payload
-    if step.type == "model_input":
-        messages = _get(p, "messages")
-        return f"Model called with {len(messages) if isinstance(messages, list) else 0} message(s)"
+    if step.type == "model_input":  # only counted: the head, not a Struct per message of the history
+        head = request_head(step.payload)
+        return f"Model called with {0 if head is None else len(head.messages)} message(s)"
+    found = step.view()
     if step.type == "model_output":
-        kind = _get(p, "type")
-        if kind == "tool_calls":
-            calls = _get(p, "calls")
-            if not isinstance(calls, list):  # verify reports it; the summary still shows the step
-                return "Model → tool_calls: (calls is not a list)"
-            names = ", ".join(str(_get(c, "toolName", "?")) for c in calls if isinstance(c, dict))
-            return f"Model → tool_calls: {names}" + (" (with text)" if _get(p, "text") else "")
-        if kind == "tool_call":
-            return f"Model → tool_calls: {_get(p, 'toolName', '?')}"
-        if kind == "final_answer":
-            return f'Model → final_answer: "{_clip(_text(_get(p, "text")), limit)}"'
-        return "Model → (unknown output)"
-    if step.type == "tool_call":
-        return f"Tool called: {_get(p, 'toolName', '?')}"
-    if step.type == "tool_result":
-        name = _get(p, "toolName", "?")
-        if isinstance(p, dict) and "error" in p:
-            return f"Tool result: {name} → ERROR: {_clip(_text(p['error']), limit)}"
-        return f"Tool result: {name} → ok"
-    if _get(p, "event") == "run_completed":
-        return f'Run completed: "{_clip(_text(_get(p, "result")), limit)}"'
-    if _get(p, "event") == "run_failed":
-        return f"Run failed: {_get(p, 'reason', '?')}"
-    return f"Metadata: {_get(p, 'event', '?')}"
+        if _calls_not_a_list(found, step.payload):  # verify reports it; the summary still shows the step
+            return "Model → tool_calls: (calls is not a list)"
+        return _summarize_output(found, limit)
+    if isinstance(found, ToolCallView):
+        return f"Tool called: {found.toolName}"
+    if isinstance(found, ToolResultView):
+        if found.failed:
+            return f"Tool result: {found.toolName} → ERROR: {_clip(_text(found.error), limit)}"
+        return f"Tool result: {found.toolName} → ok"
+    if step.type in TOOL_STEPS:
+        return "Tool called: ?" if step.type == "tool_call" else "Tool result: ? → (unreadable payload)"
+    if isinstance(found, RunCompletedView):
+        return f'Run completed: "{_clip(_text(found.result), limit)}"'
+    if isinstance(found, RunFailedView):
+        return f"Run failed: {_text(found.reason) or '?'}"
+    return f"Metadata: {found.tag if isinstance(found, Odd) and found.tag else '?'}"
+
+
+def _summarize_output(found: View, limit: int) -> str:
+    if isinstance(found, ToolCallsView):
+        names = ", ".join(call.toolName for call in found.calls)
+        return f"Model → tool_calls: {names}" + (" (with text)" if found.text else "")
+    if isinstance(found, SingleToolCallView):
+        return f"Model → tool_calls: {found.toolName}"
+    if isinstance(found, FinalAnswerView):
+        return f'Model → final_answer: "{_clip(found.text, limit)}"'
+    if isinstance(found, Odd) and found.tag == "tool_calls":
+        return "Model → tool_calls: (unreadable calls)"
+    return "Model → (unknown output)"

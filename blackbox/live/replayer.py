@@ -24,7 +24,8 @@ from blackbox.format.firstdiff import first_difference, format_value, json_equal
 from blackbox.format.outcome import Outcome, last_metadata, outcome, terminal_outcome, turn_end
 from blackbox.format.payloads import ModelInput
 from blackbox.format.secrets import mask_secrets
-from blackbox.providers.neutral import CallIds, calls_of
+from blackbox.format.typed import ToolCallView, ToolResultView, calls_in
+from blackbox.providers.neutral import CallIds
 
 __all__ = ["ReplayedToolError", "Replayer", "ToolClaim", "divergence"]
 
@@ -49,7 +50,8 @@ class ToolClaim(msgspec.Struct):
 class _TurnCall(msgspec.Struct):
     call_index: int
     result_index: int | None
-    payload: dict[str, Any]
+    call: ToolCallView
+    payload: dict[str, Any]  # as recorded, for the redaction policy to mask as it masks the live input
     claimed: bool = False
 
 
@@ -99,16 +101,11 @@ class Replayer:
         """Collect the tool steps that start at the cursor (they belong to the turn just answered)."""
         end = turn_end(self._steps, self._pos)
         self._turn_end = end
-        results = {
-            str(s.payload.get("toolCallId")): s.index
-            for s in reversed(self._steps[self._pos:end])
-            if s.type == "tool_result" and isinstance(s.payload, dict)
-        }
-        self._turn = [
-            _TurnCall(s.index, results.get(str(s.payload.get("toolCallId"))), s.payload)
-            for s in self._steps[self._pos:end]
-            if s.type == "tool_call" and isinstance(s.payload, dict)
-        ]
+        steps = self._steps[self._pos:end]
+        results = {found.toolCallId: s.index for s in reversed(steps)
+                   if isinstance(found := s.view(), ToolResultView)}
+        self._turn = [_TurnCall(s.index, results.get(found.toolCallId), found, s.payload) for s in steps
+                      if isinstance(found := s.view(), ToolCallView)]
 
     def _unrun(self) -> _TurnCall | None:
         return next((call for call in self._turn if not call.claimed), None)
@@ -124,7 +121,7 @@ class Replayer:
         """Check a normalized request against the recording; the recorded `model_output` step to answer with."""
         unrun = self._unrun()
         if unrun is not None:
-            raise divergence(unrun.call_index, "tool_call", _describe_call(unrun.payload),
+            raise divergence(unrun.call_index, "tool_call", _describe_call(unrun.call),
                              "a model call: the agent moved on without running it")
         self._pos = self._turn_end
         step = self._steps[self._pos] if self._pos < len(self._steps) else None
@@ -139,13 +136,17 @@ class Replayer:
         if answer is None or answer.type != "model_output" or not isinstance(answer.payload, dict):
             raise divergence(self._pos + 1, "(root)", "no recorded model output", "a model call waiting for one",
                              "the cassette ends after this request; re-record it")
-        for call in calls_of(answer.payload):
-            self._ids.bind(str(call.get("toolCallId")), str(call.get("toolCallId")))
-            self._ids.note_name(str(call.get("toolCallId")), str(call.get("toolName")))
+        for call in calls_in(answer.view()):  # none from an output that does not fit (verify reports it)
+            self._ids.bind(call.toolCallId, call.toolCallId)
+            self._ids.note_name(call.toolCallId, call.toolName)
         self._pos += 2
         self._consumed += 2
         self._open_turn()
         return answer
+
+    def _recorded_input(self, call: _TurnCall) -> Any:
+        """A recorded call's input as the live one is compared: masked by the policy when one is active."""
+        return call.call.toolInput if self._redact is None else self._redact("tool_call", call.payload).get("toolInput")
 
     def _view(self, step_type: str, payload: Any) -> Any:
         return payload if self._redact is None else self._redact(step_type, payload)
@@ -160,28 +161,26 @@ class Replayer:
 
     def claim_tool(self, name: str, tool_input: Any) -> ToolClaim:
         """The recorded call this tool run answers: same name, then same input (in call order for duplicates)."""
-        candidates = [c for c in self._turn if not c.claimed and c.payload.get("toolName") == name]
+        candidates = [c for c in self._turn if not c.claimed and c.call.toolName == name]
         if not candidates:
             where = self._unrun()
             step = where.call_index if where is not None else self._turn_end
-            recorded = _describe_call(where.payload) if where is not None else self._next_expected()
-            raise divergence(step, f"tool {name}", recorded, _describe_call({"toolName": name, "toolInput":
-                                                                             tool_input}),
+            recorded = _describe_call(where.call) if where is not None else self._next_expected()
+            raise divergence(step, f"tool {name}", recorded, _describe_call(ToolCallView(name, tool_input)),
                              "the agent ran a tool the recording did not run at this point")
         chosen = candidates[0]
         if self._redact is not None:
-            tool_input = self._view("tool_call", {"toolCallId": chosen.payload.get("toolCallId"), "toolName": name,
+            tool_input = self._view("tool_call", {"toolCallId": chosen.call.toolCallId, "toolName": name,
                                                   "toolInput": tool_input}).get("toolInput")
         if self.match == "strict":
-            same = next((c for c in candidates if json_equal(self._view("tool_call", c.payload).get("toolInput"),
-                                                             tool_input)), None)
+            same = next((c for c in candidates if json_equal(self._recorded_input(c), tool_input)), None)
             if same is None:
-                raise divergence(chosen.call_index, f"tool {name} input", format_value(chosen.payload.get("toolInput")),
+                raise divergence(chosen.call_index, f"tool {name} input", format_value(chosen.call.toolInput),
                                  format_value(tool_input), "the agent called the tool with different arguments")
             chosen = same
         chosen.claimed = True
         self._consumed += 1 if chosen.result_index is None else 2
-        call_id = str(chosen.payload.get("toolCallId"))
+        call_id = chosen.call.toolCallId
         self._ids.bind(call_id, call_id)
         self._ids.note_name(call_id, name)
         result = self._steps[chosen.result_index].payload if chosen.result_index is not None else None
@@ -200,7 +199,7 @@ class Replayer:
         """End-of-run checks: everything consumed, then the same terminal payload as recorded."""
         unrun = self._unrun()
         if unrun is not None:
-            raise divergence(unrun.call_index, "end of run", f"the agent runs {unrun.payload.get('toolName')}",
+            raise divergence(unrun.call_index, "end of run", f"the agent runs {unrun.call.toolName}",
                              "finish()", "the agent finished without running a recorded tool call")
         left = self.model_calls_left()
         if left:
@@ -229,5 +228,5 @@ def _key_hint(cassette: Cassette, redact: Any) -> str | None:
             f"{now or 'none'}: set BLACKBOX_REDACT_KEY (or the policy's key-file) as when it was recorded")
 
 
-def _describe_call(payload: dict[str, Any]) -> str:
-    return f"{payload.get('toolName')} {format_value(payload.get('toolInput'))}"
+def _describe_call(call: ToolCallView) -> str:
+    return f"{call.toolName} {format_value(call.toolInput)}"

@@ -1,0 +1,260 @@
+"""Typed views of step payloads, for readers: the shapes of `payloads` as tagged msgspec Structs.
+
+A cassette's hash is computed over the payload exactly as it was read (`Step.payload`), so a view never
+replaces it: `view(step)` converts a copy into the Struct its step type and tag name, or into `Odd` when
+the payload does not fit (a hand-edited file, a future field's type, a damaged import).  A payload that does
+not fit still loads, hashes and verifies as before; only the readers see `Odd` and say "unknown" or "?".
+Unknown fields (an MCP call's `mcp`, Gemini's `thoughts`) are ignored here and stay in the raw payload.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from blackbox.format.canonical import JSFloat
+
+__all__ = [
+    "UNSET",
+    "FinalAnswerView",
+    "MessageView",
+    "MetadataView",
+    "ModelInputView",
+    "ModelOutputView",
+    "Odd",
+    "PartView",
+    "RequestHead",
+    "RunCompletedView",
+    "RunFailedView",
+    "SingleToolCallView",
+    "TextPartView",
+    "ToolCallView",
+    "ToolCallsView",
+    "ToolResultPartView",
+    "ToolResultView",
+    "ToolSpecView",
+    "ToolUsePartView",
+    "View",
+    "calls_in",
+    "request_head",
+    "tool_name_json",
+    "view",
+    "view_of",
+    "view_of_json",
+]
+
+
+class ToolCallView(msgspec.Struct, frozen=True, gc=False):
+    """A `tool_call` step, and one call of a model output (`toolCallId` "" when a hand-written payload has
+    none: such a call matches by name and input only)."""
+
+    toolName: str
+    toolInput: Any = None
+    toolCallId: str = ""
+
+
+class ToolResultView(msgspec.Struct, frozen=True, gc=False):
+    """A `tool_result` step: `result` or `error` (UNSET when absent; a recorded `null` result is None)."""
+
+    toolName: str
+    toolCallId: str = ""
+    result: Any = UNSET
+    error: Any = UNSET
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not UNSET
+
+
+class TextPartView(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="text"):
+    text: str
+
+
+class ToolUsePartView(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="tool_use"):
+    toolCallId: str
+    toolName: str
+    toolInput: Any = None
+
+
+class ToolResultPartView(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="tool_result"):
+    toolCallId: str
+    toolName: str
+    result: Any = UNSET
+    error: Any = UNSET
+
+
+PartView: TypeAlias = TextPartView | ToolUsePartView | ToolResultPartView
+
+
+class MessageView(msgspec.Struct, frozen=True, gc=False):
+    role: str
+    content: str | list[PartView]
+
+
+class ToolSpecView(msgspec.Struct, frozen=True, gc=False):
+    name: str
+    description: str = ""
+    inputSchema: Any = UNSET
+
+
+class ModelInputView(msgspec.Struct, frozen=True, gc=False):
+    """A `model_input` step: the normalized request."""
+
+    messages: list[MessageView]
+    tools: list[ToolSpecView] = []
+    systemPrompt: str | UnsetType = UNSET
+    model: Any = UNSET
+    params: dict[str, Any] | UnsetType = UNSET
+
+
+class RequestHead(msgspec.Struct, frozen=True, gc=False):
+    """A `model_input`'s top level only, its messages left as JSON: for a reader that counts them (a
+    summary of every step), which need not build a Struct per message of every request's history."""
+
+    messages: list[Any]
+
+
+class FinalAnswerView(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="final_answer"):
+    text: str
+    stop: str | UnsetType = UNSET
+
+
+class ToolCallsView(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="tool_calls"):
+    calls: list[ToolCallView]
+    text: str | UnsetType = UNSET
+    stop: str | UnsetType = UNSET
+
+
+class SingleToolCallView(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="tool_call"):
+    """The one-call output of older cassettes."""
+
+    toolCallId: str
+    toolName: str
+    toolInput: Any = None
+
+
+ModelOutputView: TypeAlias = FinalAnswerView | ToolCallsView | SingleToolCallView
+
+
+class RunCompletedView(msgspec.Struct, frozen=True, gc=False, tag_field="event", tag="run_completed"):
+    status: str = ""
+    result: Any = None
+
+
+class RunFailedView(msgspec.Struct, frozen=True, gc=False, tag_field="event", tag="run_failed"):
+    status: str = "error"
+    reason: Any = None
+    message: str | UnsetType = UNSET
+    exitCode: int | UnsetType = UNSET
+    inFlight: int | UnsetType = UNSET
+
+
+MetadataView: TypeAlias = RunCompletedView | RunFailedView
+
+
+class Odd(msgspec.Struct, frozen=True, gc=False):
+    """A payload that does not fit its step type's shape; `tag` is its `type`/`event` when it names one
+    (so a reader can still say "a tool_calls output"), `why` msgspec's reason (a path, never a value)."""
+
+    tag: str | None
+    why: str
+
+
+View: TypeAlias = (ModelInputView | FinalAnswerView | ToolCallsView | SingleToolCallView | ToolCallView
+                   | ToolResultView | RunCompletedView | RunFailedView | Odd)
+
+_SHAPES: dict[str, Any] = {
+    "model_input": ModelInputView,
+    "model_output": ModelOutputView,
+    "tool_call": ToolCallView,
+    "tool_result": ToolResultView,
+    "metadata": MetadataView,
+}
+_TAGS = {"model_output": "type", "metadata": "event"}
+
+
+def view_of(step_type: str, payload: Any) -> View:
+    """The typed view of one payload of a step of `step_type`; `Odd` when it does not fit."""
+    shape = _SHAPES.get(step_type)
+    if shape is None:
+        return Odd(None, f"unknown step type {step_type!r}")
+    try:
+        found: View = msgspec.convert(payload, shape, from_attributes=False)
+    except (msgspec.ValidationError, UnicodeEncodeError) as exc:  # msgspec cannot hold a lone surrogate
+        key = _TAGS.get(step_type)
+        tag = payload.get(key) if key is not None and isinstance(payload, dict) else None
+        why = _where(exc) if isinstance(exc, msgspec.ValidationError) else "holds a lone surrogate"
+        return Odd(tag if isinstance(tag, str) else None, why)
+    return found
+
+
+def request_head(payload: Any) -> RequestHead | None:
+    """`RequestHead` of a `model_input` payload, None when it has no list of messages."""
+    try:
+        return msgspec.convert(payload, RequestHead)
+    except (msgspec.ValidationError, UnicodeEncodeError):
+        return None
+
+
+_DECODERS = {kind: msgspec.json.Decoder(shape, float_hook=JSFloat) for kind, shape in _SHAPES.items()}
+
+
+def view_of_json(step_type: str, raw: bytes | memoryview | msgspec.Raw) -> View | None:
+    """The view of a payload still undecoded (a lazy step's), decoded straight into its Struct; None when
+    msgspec cannot read the text itself (lone surrogates: decode it as `load` does, then `view_of`)."""
+    decoder = _DECODERS.get(step_type)
+    if decoder is None:
+        return Odd(None, f"unknown step type {step_type!r}")
+    try:
+        found: View = decoder.decode(raw)
+    except msgspec.ValidationError:
+        return None  # the eager path finds the tag and the reason, so both paths give the same Odd
+    except msgspec.DecodeError:
+        return None
+    return found
+
+
+class _Named(msgspec.Struct):
+    """What makes a `tool_call` payload fit `ToolCallView`, less its input, which is skipped undecoded."""
+
+    toolName: str
+    toolCallId: str = ""
+
+
+_NAMED = msgspec.json.Decoder(_Named)
+
+
+def tool_name_json(raw: bytes | memoryview | msgspec.Raw) -> str | None:
+    """The tool an undecoded `tool_call` payload names (`?` when it does not fit, as `view_of` says), without
+    decoding its input; None when msgspec cannot read the text (decode it and use `view_of`)."""
+    try:
+        return _NAMED.decode(raw).toolName
+    except msgspec.ValidationError:
+        return "?"
+    except msgspec.DecodeError:
+        return None
+
+
+def _where(exc: msgspec.ValidationError) -> str:
+    """msgspec's reason without the value it quotes (`Invalid value 'x'`): the path is enough."""
+    message = str(exc)
+    path = message.rsplit(" - at `", 1)[1].rstrip("`") if " - at `" in message else "$"
+    return f"does not fit its shape at {path}"
+
+
+def view(step: Any) -> View:
+    """The typed view of a step's payload (a `cassette.Step`, or anything with `type` and `payload`)."""
+    return view_of(step.type, step.payload)
+
+
+def calls_in(found: View) -> list[ToolCallView]:
+    """The tool calls a view asks for: a model output's calls (either shape) or a tool_call step's one."""
+    if isinstance(found, ToolCallsView):
+        return found.calls
+    if isinstance(found, SingleToolCallView):
+        return [ToolCallView(found.toolName, found.toolInput, found.toolCallId)]
+    if isinstance(found, ToolCallView):
+        return [found]
+    return []
