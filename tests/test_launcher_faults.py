@@ -13,6 +13,7 @@ import pytest
 
 from blackbox.cassette import load
 from blackbox.verify import verify
+from tests.cli_helpers import run_cli
 from tests.fakeapi import FakeAPI, weather_brain
 
 pytest_plugins = ["tests.conftest_fakeapi"]
@@ -64,14 +65,18 @@ def test_an_out_with_a_name_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "started").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["agent.py"]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
-def test_an_out_in_a_read_only_folder_is_refused(tmp_path: Path) -> None:
+def test_an_out_in_a_read_only_folder_is_refused(read_only: Path, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read-only folder (`tests.failing_disk`: a real read-only mount, or the same refusals simulated), so
+    the test runs as root too, where a `chmod 555` folder stops nothing."""
     (tmp_path / "agent.py").write_text(AGENT)
-    locked = tmp_path / "locked"
-    locked.mkdir(mode=0o555)
-    refused(blackbox("record", "--out", locked / "run.json", "--", PY, "agent.py", cwd=tmp_path),
-            "cannot write in")
-    assert not (tmp_path / "started").exists()
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(capsys, "record", "--out", read_only / "run.json", "--", PY, "agent.py")
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --out ") and "cannot write in" in lines[0], lines
+    assert not (tmp_path / "started").exists() and not (read_only / "run.json").exists()
 
 
 @pytest.mark.parametrize(("value", "words"), [("/", "names a folder"), ("out/", "names a folder")])
