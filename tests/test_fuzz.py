@@ -15,6 +15,7 @@ import pytest
 
 from fuzz.mutate import run
 from fuzz.targets import TARGETS, seeds
+from tests.waiting import HANG_GUARD
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -51,7 +52,7 @@ def test_coverage_guided_short_run(name: str, tmp_path: Path) -> None:
         [sys.executable, "-m", "fuzz.atheris_main", name, str(corpus), "-seed=7",
          f"-runs={ATHERIS_RUNS.get(name, 4000)}", f"-artifact_prefix={tmp_path}/", "-max_len=8192",
          "-timeout=30", "-close_fd_mask=3"],
-        cwd=ROOT, capture_output=True, text=True, errors="replace", timeout=240,
+        cwd=ROOT, capture_output=True, text=True, errors="replace", timeout=HANG_GUARD,
         env={**os.environ, "TMPDIR": str(tmp_path)})  # libFuzzer exits without atexit: scratch stays in tmp_path
     crashes = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(("crash-", "timeout-", "oom-")))
     assert done.returncode == 0 and not crashes, f"{name}: {crashes}\n{(done.stdout + done.stderr)[-4000:]}"

@@ -15,6 +15,7 @@ from blackbox.cassette import load
 from blackbox.verify import verify
 from tests.cli_helpers import run_cli
 from tests.fakeapi import FakeAPI, weather_brain
+from tests.waiting import HANG_GUARD
 
 pytest_plugins = ["tests.conftest_fakeapi"]
 
@@ -28,7 +29,7 @@ def blackbox(*args: str | bytes | Path, cwd: Path, env: dict[str, str] | None = 
     base = {k: v for k, v in os.environ.items() if not k.startswith(("BLACKBOX_", "ANTHROPIC_", "OPENAI_"))}
     return subprocess.run([PY, "-m", "blackbox", *(a if isinstance(a, bytes) else str(a) for a in args)],
                           env={**base, "NO_COLOR": "1", "PYTHONPATH": str(ROOT), **(env or {})}, cwd=cwd,
-                          capture_output=True, text=True, timeout=60, check=False)
+                          capture_output=True, text=True, timeout=HANG_GUARD, check=False)
 
 
 def refused(result: subprocess.CompletedProcess[str], *words: str) -> None:
@@ -87,7 +88,7 @@ def test_blackbox_out_errors_name_the_variable(tmp_path: Path, value: str, words
     env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOX_")}
     result = subprocess.run([PY, str(agent)], env={**env, "BLACKBOX_MODE": "record", "BLACKBOX_OUT": value,
                                                    "PYTHONPATH": str(ROOT)},
-                            capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path)
+                            capture_output=True, text=True, timeout=HANG_GUARD, check=False, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == f"BLACKBOX_OUT={value!r} is not valid: it {words}; give a file path such " \
                                     "as run.json"
@@ -125,7 +126,7 @@ def test_a_signal_to_the_launcher_reaches_the_agent_and_the_run_is_recorded(
             if line.strip() == "BETWEEN":
                 break
         proc.send_signal(sig)  # the launcher alone, as `kill <pid>` or a closed terminal would
-        assert proc.wait(60) == code
+        assert proc.wait(HANG_GUARD) == code
         stdout = proc.stdout.read()
     finally:
         if proc.poll() is None:

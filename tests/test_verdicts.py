@@ -17,6 +17,7 @@ from blackbox.cassette import chain_break, load, loads
 from blackbox.errors import CassetteError
 from blackbox.verify import verify
 from tests.conftest import FIXTURES
+from tests.waiting import HANG_GUARD
 
 TRACE = FIXTURES / "traces" / "success-tool-use.v2.json"
 
@@ -32,7 +33,7 @@ def rechain(doc: dict[str, Any]) -> dict[str, Any]:
 
 def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "blackbox", *map(str, args)], capture_output=True, text=True,
-                          timeout=60, env={"PATH": "", "NO_COLOR": "1"})
+                          timeout=HANG_GUARD, env={"PATH": "", "NO_COLOR": "1"})
 
 
 def test_index_written_as_an_integral_float_is_the_integer(tmp_path: Path) -> None:
