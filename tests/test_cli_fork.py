@@ -22,7 +22,7 @@ from blackbox.cassette import StepChain, load
 from blackbox.cli import app
 from blackbox.recorder import journal_path
 from blackbox.writing import dumps
-from tests.agents import default_sigint
+from tests.agents import default_signals
 from tests.fakeapi import FakeAPI, weather_brain
 from tests.travel_brain import DATE, travel_brain
 from tests.waiting import HANG_GUARD
@@ -186,7 +186,7 @@ def test_sigint_after_the_fork_point_writes_the_fork(server: FakeAPI, tmp_path: 
         env.update(mode_env, FAKE_URL=server.url, PYTHONPATH=str(ROOT))
         return subprocess.Popen([sys.executable, "-m", "tests.agents.kill_agent", point], cwd=ROOT, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                preexec_fn=default_sigint)
+                                preexec_fn=default_signals)
 
     server.reset()
     server.brain = weather_brain("anthropic")

@@ -18,7 +18,7 @@ from blackbox.cassette import Cassette, load
 from blackbox.outcome import outcome
 from blackbox.recorder import journal_path, recover
 from blackbox.verify import verify
-from tests.agents import default_sigint
+from tests.agents import default_signals
 from tests.fakeapi import FakeAPI, anthropic_message, json_reply, turn_brain
 from tests.waiting import HANG_GUARD, until
 
@@ -39,7 +39,7 @@ def start(point: str, fake: FakeAPI, out: Path) -> subprocess.Popen[str]:
                FAKE_URL=fake.url, PYTHONPATH=str(ROOT))
     return subprocess.Popen([sys.executable, "-m", "tests.agents.kill_agent", point], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                preexec_fn=default_sigint)
+                                preexec_fn=default_signals)
 
 
 def wait_for(proc: subprocess.Popen[str], marker: str) -> None:
