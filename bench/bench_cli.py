@@ -32,7 +32,7 @@ FLOOR = ("import hashlib, sys, msgspec\n"
          "    hashlib.sha256(msgspec.json.encode(step, order='sorted')).hexdigest()\n")
 BLACKBOX = [sys.executable, "-m", "blackbox"]
 GENERATE = ("import sys\nfrom pathlib import Path\nsys.path[:0] = ['bench', '.']\n"
-            "from bench_core import _changed_copy, make_cassette\nfrom blackbox.cassette import save\n"
+            "from bench_core import _changed_copy, make_cassette\nfrom blackbox.format.cassette import save\n"
             "c = make_cassette(int(sys.argv[1]))\nsave(c, Path(sys.argv[2]))\n_changed_copy(c, Path(sys.argv[3]))\n")
 # What the issue measured for the original TypeScript tool (and for Blackbox before this round).
 ORIGINAL = {"help": "0.088 s", "inspect": "2.16 s", "diff": "Blackbox before: 654 MB peak for two 62 MB files"}

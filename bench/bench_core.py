@@ -23,8 +23,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from blackbox.canonical import JSFloat
-from blackbox.cassette import Cassette, StepChain, save
+from blackbox.format.canonical import JSFloat
+from blackbox.format.cassette import Cassette, StepChain, save
 
 _PROSE = ("the agent reads log lines from the fleet and summarises each incident before it calls a tool "
           "naïve café Zürich façade résumé 東京 서울 Ελλάδα — “quoted” 🚀 ünïcödé 42 3.14")
@@ -103,10 +103,11 @@ OPERATIONS: dict[str, str] = {
              "doc = msgspec.json.decode(open(sys.argv[1], 'rb').read())\n"
              "for step in doc['steps']:\n"
              "    hashlib.sha256(msgspec.json.encode(step, order='sorted')).hexdigest()",
-    "verify": "from blackbox.verify import verify\nt0 = time.perf_counter()\n"
+    "verify": "from blackbox.format.verify import verify\nt0 = time.perf_counter()\n"
               "assert verify(sys.argv[1], env={}).ok",
-    "load": "from blackbox.cassette import load\nt0 = time.perf_counter()\nc = load(sys.argv[1])",
-    "diff": "from blackbox.cassette import load\nfrom blackbox.diff import diff\nt0 = time.perf_counter()\n"
+    "load": "from blackbox.format.cassette import load\nt0 = time.perf_counter()\nc = load(sys.argv[1])",
+    "diff": "from blackbox.format.cassette import load\nfrom blackbox.format.diff import diff\n"
+            "t0 = time.perf_counter()\n"
             "r = diff(load(sys.argv[1]), load(sys.argv[2]))\nassert r.first_divergence is not None",
 }
 

@@ -201,7 +201,7 @@ def main() -> None:
         read = measure([sys.executable, "-c", _READ_PASS, str(session)])
         full = measure([sys.executable, "-m", "blackbox", "import", "--from", "claude-code", "--in", str(session),
                         "--out", str(out)])
-        from blackbox.cassette import load
+        from blackbox.format.cassette import load
 
         steps = len(load(out).steps)
         in_mb, out_mb = session.stat().st_size / 1e6, out.stat().st_size / 1e6

@@ -141,7 +141,7 @@ def main() -> None:
         generate_codex(files["codex"], args.records, args.turns, args.seed)
         generate_claude(files["claude-code"], args.records, args.turns, args.seed)
         os.sync()
-        from blackbox.cassette import load
+        from blackbox.format.cassette import load
 
         for source in ("codex", "claude-code"):  # interleaved in one run, so both see the same machine
             path, out = files[source], Path(tmp) / f"{source}.json"

@@ -20,10 +20,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from blackbox.canonical import json_value
-from blackbox.cassette import StepChain
+from blackbox.format.canonical import json_value
+from blackbox.format.cassette import StepChain
+from blackbox.live.recorder import Recorder
 from blackbox.providers.neutral import CallIds
-from blackbox.recorder import Recorder
 
 
 def turns(n: int) -> list[tuple[Any, Any, list[tuple[Any, Any]]]]:

@@ -19,19 +19,19 @@ from pathlib import Path
 
 import msgspec
 
-from blackbox.canonical import CanonicalError, canonical_bytes, decode_json
-from blackbox.cassette import Cassette, chain_break, loads
 from blackbox.cli import main
-from blackbox.diff import diff
 from blackbox.errors import CassetteError
+from blackbox.format.canonical import CanonicalError, canonical_bytes, decode_json
+from blackbox.format.cassette import Cassette, chain_break, loads
+from blackbox.format.diff import diff
+from blackbox.format.indexing import Indexer, Unusual
+from blackbox.format.lazy import loads_lazy
+from blackbox.format.outcome import outcome, step_label, summarize_step
+from blackbox.format.verify import verify
+from blackbox.format.writing import dumps, pretty_json
 from blackbox.importers.common import Importer, TranscriptError, check_writable
 from blackbox.importers.registry import IMPORTERS
-from blackbox.indexing import Indexer, Unusual
-from blackbox.lazy import loads_lazy
-from blackbox.outcome import outcome, step_label, summarize_step
-from blackbox.recorder import recover
-from blackbox.verify import verify
-from blackbox.writing import dumps, pretty_json
+from blackbox.live.recorder import recover
 
 __all__ = ["FIXTURES", "TARGETS", "Crash", "seeds"]
 

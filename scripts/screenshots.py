@@ -17,10 +17,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from blackbox.canonical import decode_json  # noqa: E402
-from blackbox.cassette import load, save  # noqa: E402
 from blackbox.demo import demo_pair  # noqa: E402
-from blackbox.whatif import ScriptedModel, what_if  # noqa: E402
+from blackbox.fork.whatif import ScriptedModel, what_if  # noqa: E402
+from blackbox.format.canonical import decode_json  # noqa: E402
+from blackbox.format.cassette import load, save  # noqa: E402
 from blackbox_tui.app import BlackboxApp, load_runs  # noqa: E402
 from blackbox_tui.state import ForkSettings, remember_fork  # noqa: E402
 from tests.tui.synthetic import write_synthetic  # noqa: E402

@@ -1,4 +1,5 @@
-"""The real MCP server of the MCP tests (tests/mcp_weather_server.py), started over stdio or streamable HTTP."""
+"""The real MCP server of the MCP tests (tests/mcp_weather_server.py), started over stdio, streamable HTTP or the
+older HTTP+SSE transport."""
 
 from __future__ import annotations
 
@@ -34,11 +35,15 @@ def port_open(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
+PATHS = {"http": "/mcp", "sse": "/sse"}  # where each HTTP transport's server listens
+
+
 @contextmanager
-def http_server(port: int | None = None) -> Iterator[str]:
-    """The server on 127.0.0.1 over streamable HTTP: its URL while it runs; the port is closed afterwards."""
+def http_server(port: int | None = None, kind: str = "http") -> Iterator[str]:
+    """The server on 127.0.0.1 over streamable HTTP (or `kind="sse"`, the HTTP+SSE transport): its URL while it
+    runs; the port is closed afterwards."""
     port = port or free_port()
-    process = subprocess.Popen([sys.executable, SERVER, "http", str(port)], stdout=subprocess.DEVNULL,
+    process = subprocess.Popen([sys.executable, SERVER, kind, str(port)], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60  # a condition to wait for, with a bound only against a hang
@@ -46,7 +51,7 @@ def http_server(port: int | None = None) -> Iterator[str]:
             assert process.poll() is None, "the MCP server exited while starting"
             assert time.monotonic() < deadline, "the MCP server did not start listening"
             time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}{PATHS[kind]}"
     finally:
         process.terminate()
         process.wait()
@@ -55,12 +60,12 @@ def http_server(port: int | None = None) -> Iterator[str]:
 
 class Served:
     """Where the real server is for one test: `live()` (HTTP: started when stopped) and `dead` (stdio: a command
-    that cannot run; HTTP: the same URL, its port closed)."""
+    that cannot run; HTTP and SSE: the same URL, its port closed)."""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.url = f"http://127.0.0.1:{self.port}{PATHS.get(kind, '')}"
         self.dead = NOWHERE if kind == "stdio" else self.url
         self._running: Any = None
 
@@ -68,7 +73,7 @@ class Served:
         if self.kind == "stdio":
             return sys.executable
         if self._running is None:
-            self._running = http_server(self.port)
+            self._running = http_server(self.port, self.kind)
             self._running.__enter__()
         return self.url
 
@@ -82,6 +87,16 @@ class Served:
 @pytest.fixture(params=["stdio", "http"])
 def served(request: pytest.FixtureRequest) -> Iterator[Served]:
     """The server of one test, over stdio and over streamable HTTP on 127.0.0.1; stopped afterwards."""
+    where = Served(request.param)
+    try:
+        yield where
+    finally:
+        where.stop()
+
+
+@pytest.fixture(params=["stdio", "http", "sse"])
+def served_any(request: pytest.FixtureRequest) -> Iterator[Served]:
+    """`served`, and also over the older HTTP+SSE transport (which a raw `ClientSession` can still use)."""
     where = Served(request.param)
     try:
         yield where

@@ -2,6 +2,7 @@
 
     python tests/mcp_weather_server.py stdio
     python tests/mcp_weather_server.py http PORT      # streamable HTTP on 127.0.0.1:PORT/mcp
+    python tests/mcp_weather_server.py sse PORT       # the older HTTP+SSE transport on 127.0.0.1:PORT/sse
 
 Its tools cover what the tests need: a plain text + structured result, an `isError` result, a 5 MB
 result, a crash in the middle of a call (the process exits), a call that never answers, progress
@@ -90,5 +91,7 @@ def forecast_prompt(city: str) -> str:
 if __name__ == "__main__":
     if sys.argv[1] == "stdio":
         server.run("stdio")
+    elif sys.argv[1] == "sse":
+        server.run("sse", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from blackbox.cassette import load
 from blackbox.cli import app
-from blackbox.diff import diff
-from blackbox.verify import verify
-from blackbox.whatif import LiveModel, choose_provider, what_if
+from blackbox.fork.whatif import LiveModel, choose_provider, what_if
+from blackbox.format.cassette import load
+from blackbox.format.diff import diff
+from blackbox.format.verify import verify
 from tests.cli_helpers import invoke
 from tests.conftest import FIXTURES
 from tests.fakeapi import response_object

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from blackbox.agentview import action, agent_of, same_step
-from blackbox.cassette import load
-from blackbox.diff import diff, diff_lazy
-from blackbox.lazy import load_lazy
+from blackbox.format.agentview import action, agent_of, same_step
+from blackbox.format.cassette import load
+from blackbox.format.diff import diff, diff_lazy
+from blackbox.format.lazy import load_lazy
 from tests.conftest import FIXTURES
 
 IMPORT = FIXTURES / "import"

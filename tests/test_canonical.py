@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blackbox.canonical import (
+from blackbox.format.canonical import (
     CanonicalError,
     JSFloat,
     canonical_bytes,

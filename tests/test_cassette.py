@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from blackbox.canonical import decode_json, json_value
-from blackbox.cassette import StepChain, chain_break, load, loads, save
 from blackbox.errors import CassetteError
-from blackbox.lazy import LazyCassette, decode_payload, load_lazy, loads_lazy
-from blackbox.verify import verify
-from blackbox.writing import dumps
+from blackbox.format.canonical import decode_json, json_value
+from blackbox.format.cassette import StepChain, chain_break, load, loads, save
+from blackbox.format.lazy import LazyCassette, decode_payload, load_lazy, loads_lazy
+from blackbox.format.verify import verify
+from blackbox.format.writing import dumps
 from tests.conftest import FIXTURES
 
 CASSETTES = sorted(p for p in FIXTURES.rglob("*.json") if "inputs" not in p.parts and "foreign" not in p.name)
@@ -51,7 +51,7 @@ def test_saved_cassette_reloads_with_identical_hashes(tmp_path: Path) -> None:
 def test_hashes_follow_javascript_not_python() -> None:
     """A file written by the original with these values: the hash is of JS's text, e.g. 1e21 → "1e+21"."""
     text = '{"floats":[1.0,1e21,1e-7,-0.0],"big":9007199254740993,"😀":1,"\uff61":2}'
-    from blackbox.canonical import canonical_text
+    from blackbox.format.canonical import canonical_text
 
     assert canonical_text(decode_json(text)) == \
         '{"big":9007199254740992,"floats":[1,1e+21,1e-7,0],"😀":1,"\uff61":2}'

@@ -124,7 +124,7 @@ def test_help_has_no_colour_under_ci_or_no_color(env: dict[str, str]) -> None:
 @pytest.mark.parametrize("args", [["inspect"], ["diff", "--semantic"]])
 def test_a_reader_that_leaves_early_ends_the_output_quietly(tmp_path: Path, args: list[str]) -> None:
     """`blackbox inspect big.json | head -1`: the closed pipe stops the command, with no traceback."""
-    from blackbox.cassette import StepChain, save
+    from blackbox.format.cassette import StepChain, save
 
     chain = StepChain("big")
     for i in range(3000):

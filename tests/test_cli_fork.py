@@ -18,10 +18,10 @@ import pytest
 from typer.testing import CliRunner
 
 import blackbox
-from blackbox.cassette import StepChain, load
 from blackbox.cli import app
-from blackbox.recorder import journal_path
-from blackbox.writing import dumps
+from blackbox.format.cassette import StepChain, load
+from blackbox.format.writing import dumps
+from blackbox.live.recorder import journal_path
 from tests.agents import default_signals
 from tests.fakeapi import FakeAPI, weather_brain
 from tests.travel_brain import DATE, travel_brain

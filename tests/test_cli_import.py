@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from blackbox.cassette import load
 from blackbox.cli import app
+from blackbox.format.cassette import load
 from tests.cli_helpers import on_terminal
 from tests.conftest import FIXTURES
 from tests.test_import_claude_code import assistant, result, text, use, user, write

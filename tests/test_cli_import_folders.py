@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from blackbox.cassette import load
 from blackbox.cli import app
+from blackbox.format.cassette import load
 from tests.cli_helpers import invoke, on_terminal
 from tests.conftest import FIXTURES
 from tests.waiting import HANG_GUARD

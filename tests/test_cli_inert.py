@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blackbox.canonical import js_stringify
-from blackbox.cassette import StepChain, save
 from blackbox.cli import app
+from blackbox.format.canonical import js_stringify
+from blackbox.format.cassette import StepChain, save
 from tests.cli_helpers import invoke
 
 EVIL = "ok\x1b]0;pwned\x07 \x1b[2J\u202eevil\x9b31m" + "x" * 100  # long: the summary is clipped after inert

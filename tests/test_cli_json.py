@@ -13,10 +13,10 @@ import typer
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from blackbox.canonical import JSFloat
-from blackbox.cassette import StepChain, load, save
 from blackbox.cli import app
 from blackbox.cli.cassettes import replay_summary
+from blackbox.format.canonical import JSFloat
+from blackbox.format.cassette import StepChain, load, save
 from tests.cli_helpers import invoke
 from tests.conftest import FIXTURES
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from blackbox.cassette import StepChain, save
 from blackbox.cli import app
+from blackbox.format.cassette import StepChain, save
 from tests.cli_helpers import invoke
 from tests.conftest import FIXTURES
 

@@ -19,7 +19,7 @@ from tests.conftest import FIXTURES
 from tests.waiting import HANG_GUARD
 
 TRACES = FIXTURES / "traces"
-FRAMEWORK = ("typer", "click", "rich", "msgspec", "blackbox.cassette", "blackbox.session", "textual")
+FRAMEWORK = ("typer", "click", "rich", "msgspec", "blackbox.format.cassette", "blackbox.live.session", "textual")
 
 
 def _imported_by(args: list[str]) -> tuple[list[str], str]:
@@ -35,8 +35,8 @@ def _imported_by(args: list[str]) -> tuple[list[str], str]:
 def test_help_and_version_import_no_framework_and_no_core(args: list[str]) -> None:
     modules, out = _imported_by(args)
     loaded = [m for m in modules if m.split(".")[0] in ("typer", "click", "rich", "msgspec", "textual")
-              or m in ("blackbox.cassette", "blackbox.lazy", "blackbox.writing", "blackbox.session",
-                      "blackbox.verify")]
+              or m in ("blackbox.format.cassette", "blackbox.format.lazy", "blackbox.format.writing",
+                       "blackbox.live.session", "blackbox.format.verify")]
     assert loaded == [], loaded
     assert out.startswith("blackbox 0.1.0") if args == ["--version"] else "Cassettes" in out
 
@@ -47,7 +47,7 @@ def test_verify_and_assert_of_a_small_cassette_import_neither_typer_nor_rich() -
                  ["list", str(TRACES)]):
         modules, out = _imported_by(args)
         assert not [m for m in modules if m.split(".")[0] in ("typer", "click", "rich", "textual")], args
-        assert "blackbox.session" not in modules and ("verified" in out or '"ok": true' in out
+        assert "blackbox.live.session" not in modules and ("verified" in out or '"ok": true' in out
                                                       or "valid, 0 invalid" in out)
 
 
@@ -129,13 +129,13 @@ def test_the_light_path_prints_exactly_what_the_typer_path_prints(case: list[str
 
 
 def test_the_package_loads_its_names_on_first_use_and_keeps_them_the_functions() -> None:
-    code = ("import sys, blackbox\nassert 'blackbox.cassette' not in sys.modules\n"
-            "import blackbox.verify, blackbox.diff, blackbox.outcome, blackbox.session\n"
-            "from blackbox.verify import VerifyReport\n"
+    code = ("import sys, blackbox\nassert 'blackbox.format.cassette' not in sys.modules\n"
+            "import blackbox.format.verify, blackbox.format.diff, blackbox.format.outcome, blackbox.live.session\n"
+            "from blackbox.format.verify import VerifyReport\n"
             "assert all(callable(f) and not isinstance(f, type(sys)) for f in "
             "(blackbox.verify, blackbox.diff, blackbox.outcome, blackbox.session))\n"
             "from blackbox import load, verify\nassert verify(load(sys.argv[1])).ok\n"
-            "import blackbox.cli, blackbox.cli.app\nassert type(blackbox.cli.app).__name__ == 'Typer'\n"
+            "import blackbox.cli, blackbox.cli._app\nassert type(blackbox.cli.app).__name__ == 'Typer'\n"
             "print(sorted(set(blackbox.__all__) - set(dir(blackbox))))\n")
     done = subprocess.run([sys.executable, "-c", code, str(TRACES / "fork-child.v2.json")], capture_output=True,
                           text=True, timeout=HANG_GUARD)
@@ -148,7 +148,7 @@ def test_a_commands_help_builds_only_that_command() -> None:
     modules, out = _imported_by(["verify", "--help"])
     assert "Usage: blackbox verify" in out and "--expect-hash" in out
     others = {"blackbox.cli.run", "blackbox.cli.demo", "blackbox.cli.imports", "blackbox.cli.tui",
-              "blackbox.session", "blackbox.launcher", "blackbox.forking"}
+              "blackbox.live.session", "blackbox.live.launcher", "blackbox.fork.engine"}
     assert others.isdisjoint(modules), sorted(others & set(modules))
 
 

@@ -7,15 +7,15 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from blackbox.cassette import StepChain, chain_break, load
 from blackbox.cli import app
 from blackbox.demo.agent import run_loop
 from blackbox.demo.clock import frozen
 from blackbox.demo.model import ReactiveModel, ScriptedModel
 from blackbox.demo.scenarios import record_error, record_success
 from blackbox.demo.tools import UnknownToolError, run_tool, tool_definitions
-from blackbox.outcome import outcome
-from blackbox.writing import dumps
+from blackbox.format.cassette import StepChain, chain_break, load
+from blackbox.format.outcome import outcome
+from blackbox.format.writing import dumps
 from tests.conftest import FIXTURES
 
 TRACES = FIXTURES / "traces"
@@ -128,7 +128,7 @@ def test_cli_demo_rejects_an_unknown_scenario(tmp_path: Path) -> None:
 
 
 def test_demo_cassettes_pass_the_core_verify() -> None:
-    from blackbox.verify import verify
+    from blackbox.format.verify import verify
 
     assert verify(record_success()).ok
     assert verify(record_error()).ok

@@ -9,7 +9,6 @@ import msgspec
 import pytest
 from typer.testing import CliRunner
 
-from blackbox.cassette import Cassette, chain_break, load, save
 from blackbox.cli import app
 from blackbox.demo import demo_pair
 from blackbox.demo.clock import frozen
@@ -17,8 +16,9 @@ from blackbox.demo.fork import DEFAULT_PAYLOAD, demo_fork, parse_payload_json
 from blackbox.demo.model import ScriptedModel
 from blackbox.demo.scenarios import record_error, record_success
 from blackbox.errors import CassetteError, UsageError
-from blackbox.outcome import outcome
-from blackbox.writing import dumps
+from blackbox.format.cassette import Cassette, chain_break, load, save
+from blackbox.format.outcome import outcome
+from blackbox.format.writing import dumps
 from tests.conftest import FIXTURES
 
 PARENT = FIXTURES / "traces" / "fork-parent.v2.json"
@@ -196,8 +196,8 @@ def test_cli_missing_parent_exits_1(tmp_path: Path) -> None:
 
 
 def test_demo_pair_verifies_and_diverges_at_the_changed_result(tmp_path: Path) -> None:
-    from blackbox.diff import diff
-    from blackbox.verify import verify
+    from blackbox.format.diff import diff
+    from blackbox.format.verify import verify
 
     parent, fork = demo_pair(tmp_path)
     assert verify(parent).ok and verify(fork).ok

@@ -3,10 +3,10 @@ the TUI shows."""
 
 from __future__ import annotations
 
-from blackbox.canonical import JSFloat, json_value
-from blackbox.cassette import StepChain, load
-from blackbox.diff import diff, step_changes
-from blackbox.firstdiff import first_difference, format_value, json_equal
+from blackbox.format.canonical import JSFloat, json_value
+from blackbox.format.cassette import StepChain, load
+from blackbox.format.diff import diff, step_changes
+from blackbox.format.firstdiff import first_difference, format_value, json_equal
 from tests.conftest import FIXTURES
 
 TRACES, FLEET = FIXTURES / "traces", FIXTURES / "fleet-triage" / "cassettes"

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from blackbox.cassette import chain_break, load, loads
-from blackbox.diff import diff, diff_lazy, lazy_chain_breaks, lazy_outcome
-from blackbox.lazy import load_lazy, loads_lazy
-from blackbox.outcome import outcome
+from blackbox.format.cassette import chain_break, load, loads
+from blackbox.format.diff import diff, diff_lazy, lazy_chain_breaks, lazy_outcome
+from blackbox.format.lazy import load_lazy, loads_lazy
+from blackbox.format.outcome import outcome
 from tests.conftest import FIXTURES
 
 TRACES, FLEET = FIXTURES / "traces", FIXTURES / "fleet-triage" / "cassettes"

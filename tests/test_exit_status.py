@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from blackbox.cassette import load
-from blackbox.exit_status import of_returncode, of_system_exit
-from blackbox.recorder import journal_path
-from blackbox.verify import verify
+from blackbox.format.cassette import load
+from blackbox.format.verify import verify
+from blackbox.live.exit_status import of_returncode, of_system_exit
+from blackbox.live.recorder import journal_path
 from tests.agents import default_signals
 from tests.fakeapi import FakeAPI, anthropic_message, turn_brain
 from tests.waiting import HANG_GUARD

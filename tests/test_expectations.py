@@ -3,8 +3,8 @@
 import pytest
 
 from blackbox import load
-from blackbox.expectations import Expectations, check_expectations
-from blackbox.outcome import outcome
+from blackbox.format.expectations import Expectations, check_expectations
+from blackbox.format.outcome import outcome
 from tests.conftest import FIXTURES
 
 

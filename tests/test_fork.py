@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 import blackbox
-from blackbox.cassette import StepChain, load
 from blackbox.errors import BlackboxUnsupportedError, ReplayDivergenceError, SessionError, UsageError
-from blackbox.recorder import journal_path
-from blackbox.writing import dumps
+from blackbox.format.cassette import StepChain, load
+from blackbox.format.writing import dumps
+from blackbox.live.recorder import journal_path
 from tests.agents.loops import (
     aget_weather,
     anthropic_agent,
@@ -403,7 +403,7 @@ def test_settings_and_fork_plan_are_validated(parent: Path, tmp_path: Path) -> N
 def test_bad_set_values_are_usage_errors(text: str, words: str, tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """Every --set the user can type is a clear UsageError before the agent starts, never a traceback later."""
-    from blackbox.fork import parse_set_value
+    from blackbox.fork.plan import parse_set_value
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
@@ -416,8 +416,8 @@ def test_bad_set_values_are_usage_errors(text: str, words: str, tmp_path: Path,
                                   r'"caf\u00e9 \ud83d\ude00 (a JSON surrogate pair)"'])
 def test_good_set_values_pass_the_checks(text: str) -> None:
     """The refusals above must not catch ordinary values: floats (JSFloat) and valid surrogate pairs."""
-    from blackbox.canonical import canonical_text, decode_json
-    from blackbox.fork import parse_set_value
+    from blackbox.fork.plan import parse_set_value
+    from blackbox.format.canonical import canonical_text, decode_json
 
     assert canonical_text(parse_set_value(text)) == canonical_text(decode_json(text))
 

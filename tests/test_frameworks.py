@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 import blackbox
-from blackbox.cassette import load
-from blackbox.secrets import PLACEHOLDER_KEYS
-from blackbox.verify import verify
+from blackbox.format.cassette import load
+from blackbox.format.secrets import PLACEHOLDER_KEYS
+from blackbox.format.verify import verify
 from tests.fakeapi import FakeAPI, weather_brain
 
 CITIES = ("Paris", "Rome")

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 import blackbox
-from blackbox.cassette import load
 from blackbox.errors import ReplayDivergenceError
-from blackbox.secrets import PLACEHOLDER_KEYS
-from blackbox.verify import verify
+from blackbox.format.cassette import load
+from blackbox.format.secrets import PLACEHOLDER_KEYS
+from blackbox.format.verify import verify
 from tests.fakeapi import FakeAPI, Reply, error_reply, json_reply, stream_reply
 from tests.fakeapi_gemini import frame_bytes, gemini_frames, gemini_response, gemini_turns, last_function_responses
 
@@ -393,8 +393,8 @@ def test_a_client_with_only_the_sync_client_is_refused_when_built(fake_api: Fake
 
 def test_what_if_continues_a_gemini_run_scripted_and_live(fake_api: FakeAPI, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from blackbox.diff import diff
-    from blackbox.whatif import LiveModel, ScriptedModel, choose_provider, what_if
+    from blackbox.fork.whatif import LiveModel, ScriptedModel, choose_provider, what_if
+    from blackbox.format.diff import diff
 
     parent_path = tmp_path / "parent.json"
     record(fake_api, parent_path)

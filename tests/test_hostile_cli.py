@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from blackbox.cassette import Cassette, StepChain, load, save
+from blackbox.format.cassette import Cassette, StepChain, load, save
 from tests.cli_helpers import run_cli
 from tests.conftest import FIXTURES
 

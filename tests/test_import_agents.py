@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from blackbox.cassette import chain_break
+from blackbox.format.cassette import chain_break
+from blackbox.format.outcome import outcome
+from blackbox.format.verify import verify
+from blackbox.format.writing import dumps
 from blackbox.importers.codex import OBSERVED_TOOL_DESCRIPTION as CODEX_TOOLS
 from blackbox.importers.codex import import_codex
 from blackbox.importers.common import Progress, TranscriptError, check_writable
 from blackbox.importers.gemini import import_gemini
 from blackbox.importers.registry import IMPORTERS, names, with_folder
-from blackbox.outcome import outcome
-from blackbox.verify import verify
-from blackbox.writing import dumps
 from tests.conftest import FIXTURES
 
 IMPORT = FIXTURES / "import"

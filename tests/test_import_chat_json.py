@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from blackbox.cassette import chain_break
+from blackbox.format.cassette import chain_break
+from blackbox.format.outcome import outcome
+from blackbox.format.writing import dumps
 from blackbox.importers.chat_json import import_chat_json, import_chat_json_value
 from blackbox.importers.common import TranscriptError
-from blackbox.outcome import outcome
-from blackbox.writing import dumps
 from tests.conftest import FIXTURES
 
 SECRET = "hunter2-classified-content"

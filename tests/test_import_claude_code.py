@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from blackbox.cassette import Cassette, chain_break
+from blackbox.format.cassette import Cassette, chain_break
+from blackbox.format.outcome import outcome
+from blackbox.format.writing import dumps
 from blackbox.importers.claude_code import OBSERVED_TOOL_DESCRIPTION, import_claude_code
 from blackbox.importers.common import TranscriptError
-from blackbox.outcome import outcome
-from blackbox.writing import dumps
 from tests.conftest import FIXTURES
 
 T0 = "2026-01-02T03:04:05.000Z"

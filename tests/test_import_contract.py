@@ -1,6 +1,6 @@
-"""The walls of docs/architecture.md, checked over the source: who may import whom inside `blackbox/`.
+"""The walls of docs/architecture.md, checked over the source: which wing (folder of `blackbox/`) may import which.
 
-`if TYPE_CHECKING:` imports never run and do not count.  The walls (readers, providers, transport) count every
+`if TYPE_CHECKING:` imports never run and do not count.  The walls (wings, providers, transport) count every
 other import, function-local ones too; the cycle and UI checks count the imports that run when a module is
 imported (a function-local import is how the core defers Textual).
 """
@@ -14,15 +14,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "blackbox"
 
-READERS = {"canonical", "cassette", "lazy", "indexing", "writing", "verify", "diff", "firstdiff", "outcome", "inert",
-           "expectations", "agentview"}
-LIVE_WING = {"session", "transport", "calls", "recorder", "replayer", "forking", "engines", "launcher", "providers",
-             "wrapping", "report", "tee", "journal"}
-PROVIDER_MAY_IMPORT = {"providers", "payloads", "errors", "canonical", "apis", "wire"}
-#: Modules that talk to providers only through the `Provider` interface and `blackbox.apis`: none of them may
-#: name an API, so that a new provider is its codec modules, one `apis` entry and one registry line.
-PROVIDER_BLIND = {"session", "engines", "forking", "whatif", "secrets", "transport", "calls", "tee", "recorder",
-                  "replayer", "launcher", "settings", "wrapping", "plugin_cassettes", "pytest_plugin", "cli.whatif"}
+#: The wings, lowest first: a module imports only its own wing, the ground floor (the modules at the top of
+#: `blackbox/`) and wings of a lower rank.  A new folder must be given its place here.
+RANKS = {"format": 1, "providers": 2, "live": 3, "importers": 3, "fork": 4, "mcp": 4, "plugin": 5, "demo": 5,
+         "cli": 6}
+#: The one door upward: the session picks the fork engine when the mode is `fork`.
+DOORS = {("blackbox.live.session", "blackbox.fork.engine")}
+#: Wings that talk to providers only through the `Provider` interface and `blackbox.apis`: none of their modules
+#: may name an API, so that a new provider is its codec modules, one `apis` entry and one registry line.
+PROVIDER_BLIND = {"live", "fork", "plugin"}
+#: And two modules of other wings: the key scanner (it derives from `apis`) and the what-if command.
+#: (`format.agentview` names coding agents, among them the Gemini CLI, not an API.)
+ALSO_BLIND = {"blackbox.format.secrets", "blackbox.cli.whatif"}
 
 
 def _module_name(path: Path) -> str:
@@ -67,35 +70,56 @@ def _project_imports(name: str, *, everywhere: bool) -> set[str]:
             if m in MODULES and m != name and not name.startswith(m + ".")}
 
 
-def _top(module: str) -> str:
-    """`blackbox.providers.anthropic` → `providers`; `blackbox.session` → `session`."""
+def _wing(module: str) -> str:
+    """`blackbox.providers.anthropic` → `providers`; a module at the top of `blackbox/` → `ground`; the package
+    itself (the public API, built on the wings) → `api`."""
     parts = module.split(".")
-    return parts[1] if len(parts) > 1 else parts[0]
+    if len(parts) == 1:
+        return "api"
+    return parts[1] if (ROOT / parts[1]).is_dir() else "ground"
+
+
+def _in(wing: str) -> list[str]:
+    return sorted(name for name in MODULES if _wing(name) == wing)
 
 
 def test_the_walker_sees_imports() -> None:
-    assert "blackbox.transport" in _project_imports("blackbox.session", everywhere=False)
-    assert "blackbox.calls" in _project_imports("blackbox.transport", everywhere=False)
+    assert "blackbox.live.transport" in _project_imports("blackbox.live.session", everywhere=False)
+    assert "blackbox.live.calls" in _project_imports("blackbox.live.transport", everywhere=False)
+    assert _wing("blackbox.format.verify") == "format" and _wing("blackbox.errors") == "ground"
+    assert _wing("blackbox.providers") == "providers" and _wing("blackbox") == "api"
 
 
-@pytest.mark.parametrize("reader", sorted(READERS))
-def test_readers_never_import_the_live_wing(reader: str) -> None:
-    name = f"blackbox.{reader}"
-    bad = {m for m in _project_imports(name, everywhere=True) if _top(m) in LIVE_WING}
-    assert not bad, f"{name} imports the live wing: {sorted(bad)}"
-
-
-def test_providers_import_nothing_above_them() -> None:
-    for name in MODULES:
-        if _top(name) != "providers":
-            continue
-        bad = {m for m in _project_imports(name, everywhere=True) if _top(m) not in PROVIDER_MAY_IMPORT}
-        assert not bad, f"{name} imports {sorted(bad)}"
+def test_every_folder_is_a_ranked_wing() -> None:
+    folders = {p.parent.name for p in ROOT.glob("*/__init__.py")}
+    assert folders == set(RANKS), f"give each wing its rank in RANKS: {sorted(folders ^ set(RANKS))}"
 
 
 def test_the_ground_floor_imports_nothing_of_blackbox() -> None:
-    assert not _project_imports("blackbox.apis", everywhere=True)
-    assert not _project_imports("blackbox.wire", everywhere=True)
+    ground = _in("ground")
+    assert "blackbox.errors" in ground and "blackbox.wire" in ground
+    for name in ground:
+        if name == "blackbox.__main__":  # `python -m blackbox`: the command line's entry, not a floor
+            continue
+        assert not _project_imports(name, everywhere=True), f"{name} is at the top of blackbox/: it imports nothing"
+
+
+@pytest.mark.parametrize("wing", sorted(RANKS))
+def test_a_wing_imports_only_wings_below_it(wing: str) -> None:
+    for name in _in(wing):
+        up = {m for m in _project_imports(name, everywhere=True)
+              if _wing(m) not in (wing, "ground") and (_wing(m) == "api" or RANKS[_wing(m)] >= RANKS[wing])
+              and (name, m) not in DOORS}
+        if wing in ("plugin", "cli"):  # built on the public API, as a user's code is
+            up -= {"blackbox"}
+        assert not up, f"{name} ({wing}) imports {sorted(up)}: a wing imports only the wings below it"
+
+
+def test_the_format_wing_stands_alone() -> None:
+    """The readers never import the live wing, the fork family, the providers or the plugin."""
+    for name in _in("format"):
+        bad = {m for m in _project_imports(name, everywhere=True) if _wing(m) not in ("format", "ground")}
+        assert not bad, f"{name} imports {sorted(bad)}"
 
 
 def test_only_the_providers_and_the_facts_table_name_an_api() -> None:
@@ -103,18 +127,21 @@ def test_only_the_providers_and_the_facts_table_name_an_api() -> None:
     import blackbox.providers
 
     names = {p.name for p in blackbox.providers.PROVIDERS} | {a.name for a in blackbox.apis.API_FACTS}
-    for module in sorted(PROVIDER_BLIND):
-        tree = MODULES[f"blackbox.{module}"]
-        named = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant) and node.value in names}
-        assert not named, f"blackbox.{module} names the APIs {sorted(named)}: ask the provider registry instead"
+    blind = [name for name in MODULES if _wing(name) in PROVIDER_BLIND] + sorted(ALSO_BLIND)
+    assert "blackbox.live.session" in blind
+    for module in blind:
+        named = {node.value for node in ast.walk(MODULES[module]) if isinstance(node, ast.Constant)
+                 and node.value in names}
+        assert not named, f"{module} names the APIs {sorted(named)}: ask the provider registry instead"
 
 
 def test_transport_knows_only_calls() -> None:
-    assert _project_imports("blackbox.transport", everywhere=True) <= {"blackbox.calls"}
+    assert _project_imports("blackbox.live.transport", everywhere=True) <= {"blackbox.live.calls"}
 
 
 def test_the_tee_knows_only_calls_and_the_stream_interface() -> None:
-    assert _project_imports("blackbox.tee", everywhere=True) <= {"blackbox.calls", "blackbox.providers.stream"}
+    assert _project_imports("blackbox.live.tee", everywhere=True) <= {"blackbox.live.calls",
+                                                                      "blackbox.providers.stream"}
 
 
 def test_the_core_never_imports_the_ui() -> None:
@@ -146,9 +173,10 @@ def test_no_import_cycles() -> None:
 
 
 def test_no_module_over_500_lines() -> None:
-    long = {p.name: n for p in ROOT.rglob("*.py") if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500}
+    long = {str(p.relative_to(ROOT)): n for p in ROOT.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500}
     assert not long, f"modules over 500 lines: {long}"
 
 
 def test_session_stays_small() -> None:
-    assert len((ROOT / "session.py").read_text(encoding="utf-8").splitlines()) <= 300
+    assert len((ROOT / "live" / "session.py").read_text(encoding="utf-8").splitlines()) <= 300

@@ -38,4 +38,4 @@ def test_imports_stay_light() -> None:
     # A module that cannot be imported would otherwise drop out of the check (and may be the one that is heavy).
     assert failed == [], f"modules that fail to import: {failed}"
     assert heavy == [], f"imported at import time: {heavy}"
-    assert "blackbox.verify" in modules and "blackbox.cli.cassettes" in modules
+    assert "blackbox.format.verify" in modules and "blackbox.cli.cassettes" in modules

@@ -1,4 +1,4 @@
-"""The progressive index (blackbox.indexing) reads a file exactly as `load_lazy` does, or says `Unusual`.
+"""The progressive index (blackbox.format.indexing) reads a file exactly as `load_lazy` does, or says `Unusual`.
 
 The property that matters: whenever the index reads a file by itself, `load_lazy` reads the same cassette
 from it (fields, steps, payloads); whenever `load_lazy` refuses a file, the index does not read it.  Checked
@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from blackbox.cassette import StepChain, save
 from blackbox.errors import CassetteError
-from blackbox.indexing import FileStep, Indexer, Unusual
-from blackbox.lazy import LazyCassette, load_lazy
+from blackbox.format.cassette import StepChain, save
+from blackbox.format.indexing import FileStep, Indexer, Unusual
+from blackbox.format.lazy import LazyCassette, load_lazy
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CASSETTES = sorted(p for p in FIXTURES.rglob("*.json") if '"version"' in p.read_text(errors="replace")[:200])

@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from blackbox.inert import inert, inert_lines
+from blackbox.format.inert import inert, inert_lines
 
 
 def test_escape_sequences_are_visible() -> None:

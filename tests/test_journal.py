@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 import blackbox
-from blackbox.cassette import chain_break
 from blackbox.errors import CassetteError, SessionError
-from blackbox.outcome import outcome
+from blackbox.format.cassette import chain_break
+from blackbox.format.outcome import outcome
+from blackbox.format.secrets import Secrets
+from blackbox.format.verify import verify
+from blackbox.live.recorder import Recorder, journal_path, recover
 from blackbox.providers.neutral import CallIds
-from blackbox.recorder import Recorder, journal_path, recover
-from blackbox.secrets import Secrets
-from blackbox.verify import verify
 
 OUTPUT = {"type": "tool_calls", "calls": [
     {"toolCallId": "call-0", "toolName": "get_weather", "toolInput": {"city": "Paris"}},
@@ -138,7 +138,7 @@ def test_a_session_holds_its_journal_until_the_first_request_and_keeps_it_until_
 
 def test_a_refused_model_output_leaves_the_input_journaled(tmp_path: Path) -> None:
     """A model call's two steps go out in one write; if the output cannot be hashed, the input still does."""
-    from blackbox.canonical import CanonicalError, JSFloat
+    from blackbox.format.canonical import CanonicalError, JSFloat
 
     rec = recorder(tmp_path)
     with pytest.raises(CanonicalError):
@@ -149,7 +149,7 @@ def test_a_refused_model_output_leaves_the_input_journaled(tmp_path: Path) -> No
 
 
 def test_a_live_journal_is_locked_against_a_second_recorder_and_a_rescue(tmp_path: Path) -> None:
-    from blackbox.recorder import rescue_journal
+    from blackbox.live.recorder import rescue_journal
 
     rec = recorder(tmp_path)
     rec.model_step(INPUT, 1001, OUTPUT, 1002)
@@ -168,8 +168,8 @@ def test_a_full_disk_stops_the_journal_and_the_end_says_what_was_written(tmp_pat
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     import errno
 
-    import blackbox.recorder
-    from blackbox.journal import Journal
+    import blackbox.live.recorder
+    from blackbox.live.journal import Journal
 
     def full(fd: int, data: object) -> int:
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -178,14 +178,14 @@ def test_a_full_disk_stops_the_journal_and_the_end_says_what_was_written(tmp_pat
     rec = recorder(tmp_path)  # the header already fails: recording goes on in memory
     rec.model_step(INPUT, 1001, {"type": "final_answer", "text": "fine"}, 1002)
     assert rec.journal_error == "No space left on device"
-    monkeypatch.setattr(blackbox.recorder, "atomic_write", lambda path, data: full(0, data))
+    monkeypatch.setattr(blackbox.live.recorder, "atomic_write", lambda path, data: full(0, data))
     with pytest.raises(SessionError, match=r"^the cassette could not be written: No space left on device \(.*"
                                            r"run\.json\); the journal could not be written either: No space left"):
         rec.write()
 
 
 def test_key_search_finds_every_long_piece_of_a_key_and_nothing_shorter() -> None:
-    from blackbox.secrets import KEY_PIECE, KeySearch
+    from blackbox.format.secrets import KEY_PIECE, KeySearch
 
     key = "sk-ant-api03-" + "".join(chr(ord("a") + (i * 7) % 26) for i in range(90))
     search = KeySearch([key, "short"])

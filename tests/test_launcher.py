@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from blackbox.cassette import StepChain, load, save
-from blackbox.diff import diff
-from blackbox.verify import verify
+from blackbox.format.cassette import StepChain, load, save
+from blackbox.format.diff import diff
+from blackbox.format.verify import verify
 from tests.fakeapi import FakeAPI, weather_brain
 from tests.travel_brain import travel_brain
 from tests.waiting import HANG_GUARD

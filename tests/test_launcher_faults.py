@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from blackbox.cassette import load
-from blackbox.verify import verify
+from blackbox.format.cassette import load
+from blackbox.format.verify import verify
 from tests.cli_helpers import run_cli
 from tests.fakeapi import FakeAPI, weather_brain
 from tests.waiting import HANG_GUARD

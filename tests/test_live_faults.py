@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from blackbox.cassette import load
-from blackbox.outcome import outcome
-from blackbox.recorder import journal_path, recover
-from blackbox.verify import verify
+from blackbox.format.cassette import load
+from blackbox.format.outcome import outcome
+from blackbox.format.verify import verify
+from blackbox.live.recorder import journal_path, recover
 from tests.agents.hostile_agent import CITIES, KEY
 from tests.fakeapi import FakeAPI, anthropic_message, turn_brain
 from tests.waiting import HANG_GUARD

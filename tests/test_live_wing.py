@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from blackbox.canonical import decode_json
 from blackbox.errors import BlackboxUnsupportedError
-from blackbox.payloads import ModelOutput
+from blackbox.format.canonical import decode_json
+from blackbox.format.payloads import ModelOutput
+from blackbox.format.secrets import PLACEHOLDER_KEYS, KeySearch, Secrets
+from blackbox.live.report import ReportSettings, SessionReport, read_report, write_report
+from blackbox.live.settings import Settings, resolve_settings
 from blackbox.providers import ANTHROPIC, OPENAI_CHAT, PROVIDERS, RESPONSES, CallIds, route
-from blackbox.report import ReportSettings, SessionReport, read_report, write_report
-from blackbox.secrets import PLACEHOLDER_KEYS, KeySearch, Secrets
-from blackbox.settings import Settings, resolve_settings
 from blackbox.wire import Request
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import blackbox
-from blackbox.cassette import load
+from blackbox.format.cassette import load
+from blackbox.format.verify import verify
 from blackbox.mcp.wire import CONNECTION_CLOSED, REQUEST_TIMEOUT
-from blackbox.verify import verify
 from tests.mcp_servers import NOWHERE, stdio_params
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import blackbox
-from blackbox.cassette import Cassette, load
-from blackbox.secrets import PLACEHOLDER_KEYS
-from blackbox.verify import verify
+from blackbox.format.cassette import Cassette, load
+from blackbox.format.secrets import PLACEHOLDER_KEYS
+from blackbox.format.verify import verify
 from tests.fakeapi import (
     FakeAPI,
     anthropic_message,

@@ -1,11 +1,13 @@
-"""MCP tools through a raw `mcp.ClientSession`, a real MCP server (stdio and streamable HTTP on 127.0.0.1) and a
-model on the fake API: record → verify → replay with the server unrunnable (and its port closed) and no model
-request → a changed argument diverges → fork at the MCP result, scripted and live."""
+"""MCP tools through a raw `mcp.ClientSession`, a real MCP server (stdio, streamable HTTP and HTTP+SSE on
+127.0.0.1) and a model on the fake API: record → verify → replay with the server unrunnable (and its port closed)
+and no model request → a changed argument diverges → fork at the MCP result, scripted and live, and the model-only
+what-if."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -14,14 +16,14 @@ from typing import Any
 import pytest
 
 import blackbox
-from blackbox.cassette import load
 from blackbox.errors import ReplayDivergenceError
-from blackbox.verify import verify
+from blackbox.format.cassette import load
+from blackbox.format.verify import verify
 from tests.fakeapi import FakeAPI, anthropic_message, last_tool_results, turn_brain, weather_brain
-from tests.mcp_servers import Served, served, stdio_params
+from tests.mcp_servers import Served, served, served_any, stdio_params
 
 pytest_plugins = ["tests.conftest_fakeapi"]
-__all__ = ["served"]  # the fixture of tests/mcp_servers.py
+__all__ = ["served", "served_any"]  # the fixtures of tests/mcp_servers.py
 OPENED: list[bool] = []  # per transport a live fork opened: whether its fork point had been reached
 
 SNOWY = {"city": "Paris", "forecast": "snowy"}
@@ -65,6 +67,10 @@ def transport_of(served: Served, where: str, bb: blackbox.Session | None = None)
         from mcp import stdio_client
 
         inner = stdio_client(stdio_params(where))
+    elif served.kind == "sse":
+        from mcp.client.sse import sse_client
+
+        inner = sse_client(where)
     else:
         from mcp.client.streamable_http import streamable_http_client
 
@@ -81,7 +87,8 @@ def transport_of(served: Served, where: str, bb: blackbox.Session | None = None)
     return noted()
 
 
-def test_raw_session_record_verify_replay_diverge_fork(fake_api: FakeAPI, tmp_path: Path, served: Served) -> None:
+def test_raw_session_record_verify_replay_diverge_fork(fake_api: FakeAPI, tmp_path: Path, served_any: Served) -> None:
+    served = served_any
     out = tmp_path / "run.json"
     OPENED.clear()
     fake_api.brain = weather_brain("anthropic", text=None)
@@ -154,3 +161,33 @@ def test_raw_session_record_verify_replay_diverge_fork(fake_api: FakeAPI, tmp_pa
     assert "snowy" in json.dumps(live.steps[at + 1].payload)  # the model was sent the new value
     oslo = [s for s in live.steps if s.type == "tool_result" and s.index > at + 2]
     assert oslo[-1].payload["result"]["structuredContent"]["city"] == "Oslo"
+
+
+def test_model_only_what_if_serves_recorded_mcp_results(fake_api: FakeAPI, tmp_path: Path) -> None:
+    """What-if at an MCP tool result with no agent and no server: a repeated MCP call is answered from the
+    recording (and still says which server it came from); a new one stops and asks for its result."""
+    from blackbox.fork.whatif import NO_RESULT, ScriptedModel, what_if
+
+    out = tmp_path / "run.json"
+    fake_api.brain = weather_brain("anthropic", text=None)
+    bb = blackbox.session("record", out=out)
+    answer = asyncio.run(raw_agent(bb, fake_api, transport_of(Served("stdio"), sys.executable)))
+    bb.finish(answer)
+    parent = load(out)
+    at = next(s.index for s in parent.steps if s.type == "tool_result" and s.payload["toolName"] == "get_weather")
+    recorded = parent.steps[at].payload["result"]
+
+    again = [{"type": "tool_calls", "calls": [{"toolName": "get_weather", "toolInput": {"city": "Paris"}}]},
+             {"type": "final_answer", "text": "Snow, then sun."}]
+    fork, reason = what_if(parent, at, SNOWY, ScriptedModel(again), trace_id="wi")
+    assert reason == "final answer" and verify(fork).ok
+    assert fork.steps[at].payload["result"] == SNOWY
+    call = next(s for s in fork.steps[at + 1:] if s.type == "tool_call")
+    assert call.payload["mcp"] == {"server": "weather", "method": "tools/call"}
+    assert fork.steps[call.index + 1].payload["result"] == recorded  # the server's recorded answer, not a new call
+    assert "snowy" in json.dumps(fork.steps[at + 1].payload)  # the model was given the new value
+
+    new = [{"type": "tool_calls", "calls": [{"toolName": "get_weather", "toolInput": {"city": "Lima"}}]}]
+    fork, reason = what_if(parent, at, SNOWY, ScriptedModel(new), trace_id="wi", tool_results=lambda c: NO_RESULT)
+    assert "never made: get_weather" in reason and verify(fork).ok
+    assert "mcp" not in fork.steps[-1].payload  # an unmade call claims no server

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from blackbox.cassette import Cassette, load
-from blackbox.outcome import outcome
-from blackbox.recorder import journal_path, recover
-from blackbox.verify import verify
+from blackbox.format.cassette import Cassette, load
+from blackbox.format.outcome import outcome
+from blackbox.format.verify import verify
+from blackbox.live.recorder import journal_path, recover
 from tests.agents import default_signals
 from tests.fakeapi import FakeAPI, anthropic_message, json_reply, turn_brain
 from tests.waiting import HANG_GUARD, until

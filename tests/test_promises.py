@@ -14,10 +14,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from blackbox.canonical import step_hash
-from blackbox.cassette import Cassette, Step, StepChain, chain_break, load, save
-from blackbox.diff import diff
-from blackbox.verify import verify
+from blackbox.format.canonical import step_hash
+from blackbox.format.cassette import Cassette, Step, StepChain, chain_break, load, save
+from blackbox.format.diff import diff
+from blackbox.format.verify import verify
 from tests.cli_helpers import run_cli
 from tests.conftest import FIXTURES
 

@@ -12,13 +12,13 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from blackbox.canonical import canonical_bytes, decode_json, step_hash
-from blackbox.cassette import Cassette, StepChain, chain_break, loads
 from blackbox.errors import CassetteError
-from blackbox.lazy import loads_lazy
-from blackbox.outcome import outcome, summarize_step
-from blackbox.verify import verify
-from blackbox.writing import atomic_write, dumps, pretty_json
+from blackbox.format.canonical import canonical_bytes, decode_json, step_hash
+from blackbox.format.cassette import Cassette, StepChain, chain_break, loads
+from blackbox.format.lazy import loads_lazy
+from blackbox.format.outcome import outcome, summarize_step
+from blackbox.format.verify import verify
+from blackbox.format.writing import atomic_write, dumps, pretty_json
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

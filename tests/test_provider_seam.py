@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 import blackbox
-from blackbox.cassette import load
 from blackbox.errors import ReplayDivergenceError, SessionError
+from blackbox.format.cassette import load
+from blackbox.format.secrets import KEY_VARIABLES, PLACEHOLDER_KEYS, Secrets
+from blackbox.format.verify import verify
+from blackbox.live.wrapping import tool_input
 from blackbox.providers import PROVIDERS, by_name, for_model, route
-from blackbox.secrets import KEY_VARIABLES, PLACEHOLDER_KEYS, Secrets
-from blackbox.verify import verify
 from blackbox.wire import Request
-from blackbox.wrapping import tool_input
 from tests.agents.loops import anthropic_agent, get_weather, openai_agent
 from tests.fakeapi import FakeAPI, anthropic_message, chat_completion, weather_brain
 
@@ -140,7 +140,7 @@ def test_azure_v1_paths_and_a_changed_prompt_diverges_at_step_0(fake_api: FakeAP
 
 
 def test_a_what_if_continues_an_azure_run_through_its_provider(fake_api: FakeAPI, tmp_path: Path) -> None:
-    from blackbox.whatif import LiveModel, what_if
+    from blackbox.fork.whatif import LiveModel, what_if
 
     fake_api.brain = weather_brain("openai")
     out = tmp_path / "azure.json"

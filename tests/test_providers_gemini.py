@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from blackbox.errors import BlackboxUnsupportedError
+from blackbox.format.secrets import PLACEHOLDER_KEYS
 from blackbox.providers import by_name, for_model, route
 from blackbox.providers.gemini import PROVIDER as GEMINI
 from blackbox.providers.neutral import CallIds
 from blackbox.providers.stream import StreamStatus
-from blackbox.secrets import PLACEHOLDER_KEYS
 from blackbox.wire import Request
 from tests.fakeapi_gemini import frame_bytes, gemini_frames, gemini_response
 

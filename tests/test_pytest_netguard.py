@@ -16,8 +16,8 @@ from typing import NoReturn
 import pytest
 
 import blackbox
-from blackbox.netguard import NetGuard, format_hosts, guard_from_environment, parse_hosts
-from blackbox.settings import ENV_ALLOW_HOSTS, ENV_NO_NETWORK
+from blackbox.live.settings import ENV_ALLOW_HOSTS, ENV_NO_NETWORK
+from blackbox.plugin.network import NetGuard, format_hosts, guard_from_environment, parse_hosts
 from tests.test_pytest_plugin import NO_PLUGINS, lines, says
 from tests.waiting import HANG_GUARD
 
@@ -475,7 +475,7 @@ def test_parse_hosts_reads_every_spelling() -> None:
 
 CHILDREN = HEADER + '''
 CHILD = "import socket, sys; socket.create_connection((sys.argv[1], int(sys.argv[2]))).close()"
-GUARDED = "import blackbox.netguard; blackbox.netguard.guard_from_environment(); " + CHILD
+GUARDED = "import blackbox.plugin.network; blackbox.plugin.network.guard_from_environment(); " + CHILD
 CHILD_TEST = """
 import os, socket
 

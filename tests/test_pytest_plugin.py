@@ -21,8 +21,8 @@ import requests.adapters
 
 import tests.agents.loops
 import tests.agents.stream_agent  # noqa: F401
-from blackbox.cassette import load
-from blackbox.verify import verify
+from blackbox.format.cassette import load
+from blackbox.format.verify import verify
 from tests.fakeapi import FakeAPI, anthropic_message, weather_brain
 
 pytest_plugins = ["pytester", "tests.conftest_fakeapi"]
@@ -615,12 +615,12 @@ def test_the_readme_examples_record_and_replay(pytester: pytest.Pytester, api: F
 def test_the_plugin_is_registered_by_its_entry_point() -> None:
     from importlib.metadata import entry_points
 
-    assert [e.value for e in entry_points(group="pytest11") if e.name == "blackbox"] == ["blackbox.pytest_plugin"]
-    assert sys.modules.get("blackbox.pytest_plugin") is not None
+    assert [e.value for e in entry_points(group="pytest11") if e.name == "blackbox"] == ["blackbox.plugin.plugin"]
+    assert sys.modules.get("blackbox.plugin.plugin") is not None
 
 
 def test_cassette_names_are_safe_and_distinct() -> None:
-    from blackbox.plugin_cassettes import safe_name as _safe
+    from blackbox.plugin.cassettes import safe_name as _safe
 
     assert _safe("test_x") == "test_x"
     assert _safe("test_x[anthropic-1]") == "test_x-anthropic-1"

@@ -12,10 +12,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from blackbox.cassette import load
 from blackbox.errors import CassetteError, WriteError
-from blackbox.recorder import JournalError, recover, rescue_journal
-from blackbox.verify import verify
+from blackbox.format.cassette import load
+from blackbox.format.verify import verify
+from blackbox.live.recorder import JournalError, recover, rescue_journal
 from tests.cli_helpers import run_cli
 from tests.conftest import FIXTURES
 
@@ -88,7 +88,7 @@ def test_the_rescue_sets_a_damaged_journal_aside(tmp_path: Path, capsys: pytest.
 
 def test_the_rescue_writes_only_what_verifies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     def leak(rows: list[dict[str, Any]]) -> None:  # provider data in the frame of a step, re-hashed
-        from blackbox.canonical import step_hash
+        from blackbox.format.canonical import step_hash
 
         rows[1]["payload"]["usage"] = {"input_tokens": 3}
         prev = rows[0]["hash"]

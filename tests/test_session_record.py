@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 import blackbox
-from blackbox.canonical import canonical_text
-from blackbox.cassette import chain_break, load
 from blackbox.errors import BlackboxUnsupportedError, SessionError, UsageError
-from blackbox.recorder import journal_path
+from blackbox.format.canonical import canonical_text
+from blackbox.format.cassette import chain_break, load
+from blackbox.live.recorder import journal_path
 from tests.agents.loops import (
     abook_hotel,
     aget_weather,
@@ -61,7 +61,7 @@ def openai_client(bb: blackbox.Session, fake: FakeAPI, **kwargs: Any) -> Any:
 
 def assert_neutral(path: Path) -> blackbox.Cassette:
     """The file loads, its chain holds, verify passes, and no provider datum is in it."""
-    from blackbox.verify import verify
+    from blackbox.format.verify import verify
 
     cassette = load(path)
     assert chain_break(cassette) is None

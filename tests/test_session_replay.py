@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 import blackbox
-from blackbox.cassette import load
 from blackbox.errors import BlackboxUnsupportedError, ReplayDivergenceError, SessionError
-from blackbox.replayer import ReplayedToolError
+from blackbox.format.cassette import load
+from blackbox.live.replayer import ReplayedToolError
 from tests.agents.loops import (
     abook_hotel,
     aget_weather,
@@ -361,9 +361,9 @@ def test_replay_closed_at_exit_reports_pass_or_divergence(recorded: tuple[Path, 
 @pytest.mark.parametrize("calls", [5, "call-0", [1, None]])
 def test_malformed_recorded_calls_do_not_crash_the_replayer(calls: Any) -> None:
     """A hand-edited cassette (re-hashed, so the chain holds) with junk in `calls`: no TypeError in replay."""
-    from blackbox.cassette import StepChain
+    from blackbox.format.cassette import StepChain
+    from blackbox.live.replayer import Replayer
     from blackbox.providers.neutral import CallIds
-    from blackbox.replayer import Replayer
 
     chain = StepChain("junk")
     chain.append("model_input", 0, {"messages": [], "tools": []})

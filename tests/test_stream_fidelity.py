@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 import blackbox
-from blackbox import tee
-from blackbox.cassette import load
+from blackbox.format.cassette import load
+from blackbox.live import tee
 from tests.fakeapi import FakeAPI, anthropic_message, chat_completion, response_object, stream_reply
 
 PROVIDERS = ("anthropic", "openai", "responses")

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 import blackbox
-from blackbox.cassette import load
-from blackbox.engines import answer
+from blackbox.format.cassette import load
+from blackbox.format.verify import verify
+from blackbox.live.engines import answer
+from blackbox.live.recorder import journal_path
 from blackbox.providers import ANTHROPIC, OPENAI_CHAT, RESPONSES
-from blackbox.recorder import journal_path
-from blackbox.verify import verify
 from tests.agents import weather
 from tests.fakeapi import FakeAPI, anthropic_message, chat_completion, stream_reply, weather_brain
 from tests.waiting import HANG_GUARD
@@ -336,7 +336,7 @@ def test_pace_is_a_setting_from_the_argument_the_environment_and_the_cli(tmp_pat
 
     from blackbox.cli import app
     from blackbox.errors import UsageError
-    from blackbox.settings import Settings, resolve_settings
+    from blackbox.live.settings import Settings, resolve_settings
 
     settings = Settings(mode="replay", cassette="run.json", pace="recorded")
     assert settings.to_env()["BLACKBOX_PACE"] == "recorded"

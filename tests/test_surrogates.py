@@ -13,12 +13,12 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from blackbox.cassette import Cassette, StepChain, load, loads
 from blackbox.cli.jsonout import json_document
 from blackbox.errors import CassetteError
-from blackbox.lazy import load_lazy
-from blackbox.verify import verify
-from blackbox.writing import dumps, pretty_json
+from blackbox.format.cassette import Cassette, StepChain, load, loads
+from blackbox.format.lazy import load_lazy
+from blackbox.format.verify import verify
+from blackbox.format.writing import dumps, pretty_json
 from tests.cli_helpers import run_cli
 from tests.conftest import FIXTURES
 
@@ -66,7 +66,7 @@ def test_dumps_writes_escapes_that_load_back_the_same(surrogate_file: Path) -> N
 def test_the_escape_form_hashes_as_the_original(tmp_path: Path) -> None:
     """The step hash of a payload holding a lone surrogate is computed on `\\ud800` as JSON.stringify prints it."""
     cassette = _rebuild(step3={"toolCallId": "call-0", "toolName": "search", "result": LONE})
-    from blackbox.canonical import canonical_text
+    from blackbox.format.canonical import canonical_text
 
     expected = '{"result":"x\\ud800y","toolCallId":"call-0","toolName":"search"}'
     assert canonical_text(cassette.steps[3].payload) == expected

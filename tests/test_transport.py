@@ -12,8 +12,8 @@ import httpx2
 import pytest
 
 import blackbox
-from blackbox.cassette import load
 from blackbox.errors import ReplayDivergenceError
+from blackbox.format.cassette import load
 from tests.agents.loops import anthropic_agent, get_weather, openai_agent
 from tests.fakeapi import FakeAPI, anthropic_message, json_reply, weather_brain
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from blackbox.canonical import canonical_text, nesting_headroom, step_hash
-from blackbox.cassette import chain_break, load, loads
 from blackbox.errors import CassetteError
-from blackbox.verify import verify
+from blackbox.format.canonical import canonical_text, nesting_headroom, step_hash
+from blackbox.format.cassette import chain_break, load, loads
+from blackbox.format.verify import verify
 from tests.conftest import FIXTURES
 from tests.waiting import HANG_GUARD
 
@@ -121,7 +121,7 @@ def test_every_depth_the_loader_accepts_is_judged(leaf: Any) -> None:
 
 
 def test_the_exact_writer_matches_the_fast_path_at_depth() -> None:
-    from blackbox.canonical import _slow  # the pure-Python writer, compared with msgspec's bytes
+    from blackbox.format.canonical import _slow  # the pure-Python writer, compared with msgspec's bytes
 
     value = _nested(800, {"b": [1, 2.5, "x\u2028"], "a": None})
     assert _slow(value).encode() == canonical_text(value).encode()

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from blackbox.canonical import json_value
-from blackbox.cassette import Cassette, StepChain, load
-from blackbox.verify import neutrality_problem, verify
-from blackbox.writing import dumps
+from blackbox.format.canonical import json_value
+from blackbox.format.cassette import Cassette, StepChain, load
+from blackbox.format.verify import neutrality_problem, verify
+from blackbox.format.writing import dumps
 from tests.conftest import FIXTURES
 
 CASSETTES = sorted(p for p in FIXTURES.rglob("*.json") if "inputs" not in p.parts and "foreign" not in p.name)
@@ -244,9 +244,9 @@ def test_a_path_verifies_exactly_as_the_loaded_cassette(tmp_path: Path, name: st
 
 def test_a_result_holding_floats_verifies_in_memory_and_from_the_file(tmp_path: Path) -> None:
     """The outcome text of a final result with floats is printed the JavaScript way, never a TypeError."""
-    from blackbox.canonical import json_value
-    from blackbox.cassette import StepChain, save
-    from blackbox.outcome import outcome
+    from blackbox.format.canonical import json_value
+    from blackbox.format.cassette import StepChain, save
+    from blackbox.format.outcome import outcome
 
     chain = StepChain("floats")
     chain.append("metadata", 0, json_value({"event": "run_completed", "status": "success",

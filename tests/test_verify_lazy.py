@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from blackbox.cassette import StepChain, save
-from blackbox.verify import _verify_eager, verify
+from blackbox.format.cassette import StepChain, save
+from blackbox.format.verify import _verify_eager, verify
 from tests.conftest import FIXTURES
 
 TRACES = FIXTURES / "traces"

@@ -9,8 +9,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from blackbox.canonical import step_hash
-from blackbox.cassette import Cassette, load, save
+from blackbox.format.canonical import step_hash
+from blackbox.format.cassette import Cassette, load, save
 from tests.cli_helpers import run_cli
 from tests.conftest import FIXTURES
 

@@ -1,4 +1,4 @@
-"""What-if without the agent: blackbox.whatif against the demo, the fleet-triage incident and an imported Claude
+"""What-if without the agent: blackbox.fork.whatif against the demo, the fleet-triage incident and an imported Claude
 Code session, scripted and live (the tests' fake API speaking the providers' HTTP), and `fork --model-only`."""
 
 from __future__ import annotations
@@ -9,17 +9,17 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from blackbox.cassette import Cassette, load, save
 from blackbox.cli import app
 from blackbox.demo import demo_pair
-from blackbox.diff import diff
 from blackbox.errors import UsageError
+from blackbox.fork.whatif import NO_RESULT, LiveModel, ScriptedModel, WhatIfError, what_if
+from blackbox.format.cassette import Cassette, load, save
+from blackbox.format.diff import diff
+from blackbox.format.verify import verify
 from blackbox.importers.claude_code import import_claude_code
 from blackbox.providers import anthropic, for_model, openai_chat
 from blackbox.providers.neutral import CallIds
 from blackbox.providers.outgoing import PERMISSIVE_SCHEMA
-from blackbox.verify import verify
-from blackbox.whatif import NO_RESULT, LiveModel, ScriptedModel, WhatIfError, what_if
 from tests.conftest import FIXTURES
 from tests.fakeapi import anthropic_message, chat_completion
 

@@ -1,4 +1,4 @@
-"""Every write goes through one mechanism (`blackbox.writing.atomic_write`); these tests break it.
+"""Every write goes through one mechanism (`blackbox.format.writing.atomic_write`); these tests break it.
 
 A full disk and a read-only folder (`tests.failing_disk`: real mounts where the machine allows them, else the
 same failure raised by the lowest calls the write makes — never skipped), a device, a FIFO and a folder at
@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from blackbox.cassette import load
 from blackbox.errors import WriteError
-from blackbox.writing import atomic_write
+from blackbox.format.cassette import load
+from blackbox.format.writing import atomic_write
 from tests.cli_helpers import run_cli
 from tests.conftest import FIXTURES
 from tests.failing_disk import OLD

@@ -1,4 +1,4 @@
-"""The UI's view of `blackbox.diff`: rows per step index, the first divergence, the verdict, field changes."""
+"""The UI's view of `blackbox.format.diff`: rows per step index, the first divergence, the verdict, field changes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import msgspec
 from .run import Run
 
 if TYPE_CHECKING:
-    from blackbox.diff import FieldChange
+    from blackbox.format.diff import FieldChange
 
 __all__ = ["KIND_TEXT", "Classifier", "Comparison", "agents_of", "classify", "compare", "field_changes",
            "word_changes"]
@@ -36,7 +36,7 @@ def compare(a: Run, b: Run, *, semantic: bool, agents: bool = False) -> Comparis
 
     By hash, rows come from the stored hashes without decoding a payload, and the verdict from each run's
     outcome; the other comparisons need every payload, so they run the full diff."""
-    from blackbox.diff import compare_rows, diff, verdict_of
+    from blackbox.format.diff import compare_rows, diff, verdict_of
 
     if semantic or agents:
         report = diff(a.decoded(), b.decoded(), semantic=semantic and not agents, agents=agents)
@@ -50,14 +50,14 @@ def compare(a: Run, b: Run, *, semantic: bool, agents: bool = False) -> Comparis
 
 def agents_of(a: Run, b: Run) -> tuple[str | None, str | None]:
     """The coding agent each run was imported from (None for a recording), read from its first steps."""
-    from blackbox.agentview import agent_of
+    from blackbox.format.agentview import agent_of
 
     return agent_of(a.steps[:1]) if len(a) else None, agent_of(b.steps[:1]) if len(b) else None
 
 
 def field_changes(a: Run, b: Run, index: int, limit: int | None = None) -> list[FieldChange]:
     """The changed fields (`path`, `old`, `new`) between step `index` of both runs (type first)."""
-    from blackbox.diff import step_changes
+    from blackbox.format.diff import step_changes
 
     a_step = a.steps[index] if index < len(a) else None
     b_step = b.steps[index] if index < len(b) else None

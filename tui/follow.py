@@ -1,6 +1,6 @@
 """Follow a recording in progress: read its journal (`<out>.blackbox-journal`) as the agent appends steps.
 
-The journal's format is the recorder's (blackbox/journal.py): a header line, then chained step lines and, for
+The journal's format is the recorder's (blackbox/live/journal.py): a header line, then chained step lines and, for
 a tool that finished before an earlier call of its turn, a tool entry (`{"blackboxTool": 1, …}`) that is
 chained only once the earlier calls finish.  The chained steps are shown as they come; the tool entries still
 waiting are placed after them exactly as `journal_steps` (the rescue) would place them, and replaced by the
@@ -24,11 +24,11 @@ from typing import IO, Any, NamedTuple
 
 import msgspec
 
-from blackbox.canonical import step_hash
-from blackbox.cassette import Step
 from blackbox.errors import CassetteError
-from blackbox.journal import JOURNAL_SUFFIX, ToolEntry, ToolStart, journal_locked, journal_path, journal_steps
-from blackbox.lazy import LazyCassette, LazyStep, load_lazy
+from blackbox.format.canonical import step_hash
+from blackbox.format.cassette import Step
+from blackbox.format.lazy import LazyCassette, LazyStep, load_lazy
+from blackbox.live.journal import JOURNAL_SUFFIX, ToolEntry, ToolStart, journal_locked, journal_path, journal_steps
 
 __all__ = ["Follower", "Update", "journal_for"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from blackbox.writing import atomic_write
+from blackbox.format.writing import atomic_write
 
 __all__ = ["default_out", "fork_argv", "write_inputs"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from blackbox.inert import inert, inert_lines
-from blackbox.writing import pretty_json
+from blackbox.format.inert import inert, inert_lines
+from blackbox.format.writing import pretty_json
 
 if TYPE_CHECKING:
     from textual.content import Content

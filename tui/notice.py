@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.app import App
 from textual.notifications import SeverityLevel
 
-from blackbox.inert import inert
+from blackbox.format.inert import inert
 
 __all__ = ["say"]
 

@@ -21,13 +21,13 @@ from typing import Any, overload
 
 import msgspec
 
-from blackbox.cassette import Cassette, ChainBreak, Step, chain_break, paused_gc
 from blackbox.errors import CassetteError
-from blackbox.indexing import CHUNK, Batch, CassetteHeader, FileStep, Indexer, Unusual
-from blackbox.inert import inert
-from blackbox.lazy import LazyCassette, LazyStep, decode_payload, load_lazy
-from blackbox.outcome import Outcome, summarize_step, terminal_outcome, tool_sequence
-from blackbox.writing import pretty_json
+from blackbox.format.cassette import Cassette, ChainBreak, Step, chain_break, paused_gc
+from blackbox.format.indexing import CHUNK, Batch, CassetteHeader, FileStep, Indexer, Unusual
+from blackbox.format.inert import inert
+from blackbox.format.lazy import LazyCassette, LazyStep, decode_payload, load_lazy
+from blackbox.format.outcome import Outcome, summarize_step, terminal_outcome, tool_sequence
+from blackbox.format.writing import pretty_json
 
 from .mcp_view import mcp_origin, with_origin
 
@@ -149,7 +149,7 @@ def decode_record(record: StepRecord) -> Step:
 _VERDICT = """
 import sys
 from blackbox.errors import CassetteError
-from blackbox.lazy import load_lazy
+from blackbox.format.lazy import load_lazy
 try:
     load_lazy(sys.argv[1])
 except CassetteError as exc:
@@ -399,7 +399,7 @@ class Run:
 
     @property
     def outcome(self) -> Outcome:
-        """`blackbox.outcome.outcome`, from the last step's payload and the tool calls' names (while a large
+        """`blackbox.format.outcome.outcome`, from the last step's payload and the tool calls' names (while a large
         file is still being read: incomplete, as far as it is known)."""
         if self.loading is not None:
             return Outcome("incomplete", f"not known yet: reading the file ({self.loading.fraction:.0%})")

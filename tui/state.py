@@ -11,7 +11,7 @@ from pathlib import Path
 
 import msgspec
 
-from blackbox.writing import atomic_write
+from blackbox.format.writing import atomic_write
 
 __all__ = ["ForkSettings", "recall_fork", "recall_theme", "remember_fork", "remember_theme", "state_file"]
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 from blackbox.cli.fast import dispatch
@@ -35,7 +34,7 @@ def _one_command(name: str) -> typer.Typer:
     import importlib
 
     importlib.import_module(f"blackbox.cli.{_MODULES[name]}")
-    from blackbox.cli.app import app, flags_without_type
+    from blackbox.cli._app import app, flags_without_type
 
     def command_name(info: Any) -> str:
         return str(info.name or info.callback.__name__.lower().replace("_", "-"))
@@ -65,7 +64,7 @@ def _application() -> typer.Typer:
 
     # isort: split
     from blackbox.cli import cassettes, imports, tui  # noqa: F401
-    from blackbox.cli.app import app, flags_without_type
+    from blackbox.cli._app import app, flags_without_type
 
     flags_without_type(app)
     return app
@@ -75,18 +74,6 @@ def __getattr__(name: str) -> Any:
     if name == "app":
         return _application()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-class _Package(types.ModuleType):
-    """Keeps `blackbox.cli.app` the typer application when the submodule of that name is imported."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "app" and isinstance(value, types.ModuleType):
-            return  # the submodule stays in sys.modules; `app` is the application, built on first use
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -119,7 +106,7 @@ def _typer_main(args: list[str]) -> None:
 
     from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, err_console, plain
     from blackbox.errors import WriteError
-    from blackbox.inert import inert
+    from blackbox.format.inert import inert
 
     app = _one_command(args[0]) if args and args[0] in _MODULES else _application()
     if plain():  # typer prints help with its own console, which honours NO_COLOR but not CI

@@ -16,18 +16,18 @@ import msgspec
 import typer
 
 from blackbox.cli import reports
-from blackbox.cli.app import app
+from blackbox.cli._app import app
 from blackbox.cli.inspecting import json_rows, run_inspect, write_rows
 from blackbox.cli.jsonout import print_json
 from blackbox.cli.listing import run_list
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, fail
 from blackbox.cli.reports import shown
 from blackbox.cli.term import JSON_OUTPUT, colour, paint
-from blackbox.diff import lazy_outcome
 from blackbox.errors import CassetteError
-from blackbox.lazy import LazyCassette, load_lazy
-from blackbox.secrets import mask_secrets
-from blackbox.verify import HASH_FORMAT, unloadable_report, verify
+from blackbox.format.diff import lazy_outcome
+from blackbox.format.lazy import LazyCassette, load_lazy
+from blackbox.format.secrets import mask_secrets
+from blackbox.format.verify import HASH_FORMAT, unloadable_report, verify
 
 __all__ = ["replay_summary"]
 

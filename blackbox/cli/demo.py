@@ -10,10 +10,10 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from blackbox.cli.app import app
+from blackbox.cli._app import app
 from blackbox.cli.render import EXIT_FAILURE, console, fail
 from blackbox.errors import WriteError
-from blackbox.inert import inert
+from blackbox.format.inert import inert
 
 _TRY = "Try it offline"
 
@@ -48,9 +48,9 @@ def demo(
 
       blackbox diff traces/example-trace.json traces/example-run-001-fork.json
     """
-    from blackbox.cassette import chain_break, load
     from blackbox.demo.scenarios import write_scenarios
-    from blackbox.outcome import outcome
+    from blackbox.format.cassette import chain_break, load
+    from blackbox.format.outcome import outcome
 
     try:
         paths = write_scenarios(out_dir, scenario.value)

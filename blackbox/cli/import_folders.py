@@ -16,10 +16,10 @@ from blackbox.cli.jsonout import print_json
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, fail
 from blackbox.cli.term import colour
 from blackbox.errors import UsageError
+from blackbox.format.inert import inert
 from blackbox.importers.common import TranscriptError
 from blackbox.importers.registry import IMPORTERS
 from blackbox.importers.sessions import SessionFile, find_sessions, parse_since
-from blackbox.inert import inert
 
 __all__ = ["import_folder"]
 

@@ -16,18 +16,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from blackbox.cli.app import app
+from blackbox.cli._app import app
 from blackbox.cli.jsonout import print_json
 from blackbox.cli.render import EXIT_USAGE, console, err_console, fail
 from blackbox.cli.term import JSON_OUTPUT
 from blackbox.errors import WriteError
-from blackbox.fork import same_file
+from blackbox.fork.plan import same_file
+from blackbox.format.inert import inert
 from blackbox.importers.common import Progress
 from blackbox.importers.registry import IMPORTERS, with_folder
-from blackbox.inert import inert
 
 if TYPE_CHECKING:
-    from blackbox.cassette import Cassette
+    from blackbox.format.cassette import Cassette
 
 _PANEL = "Cassettes"
 
@@ -102,8 +102,8 @@ def _progress(total: int) -> Iterator[_Bar | None]:
 def import_one(source: str, path: Path, out: Path, trace_id: str,
                bar: _Bar | None = None) -> tuple[Cassette, Progress]:
     """Convert, check and write; TranscriptError or OSError when nothing was written."""
+    from blackbox.format.writing import atomic_write
     from blackbox.importers.common import check_writable
-    from blackbox.writing import atomic_write
 
     if bar is not None:
         bar.phase(f"reading {path.name}")
@@ -117,7 +117,7 @@ def import_one(source: str, path: Path, out: Path, trace_id: str,
 
 def tools_path(cassette: Cassette, shown: int = 12) -> str:
     """The tool path; a long one shows its start and end (a long session calls hundreds of tools)."""
-    from blackbox.outcome import outcome
+    from blackbox.format.outcome import outcome
 
     tools = outcome(cassette).tools
     if not tools:
@@ -143,7 +143,7 @@ def failure(exc: Exception) -> str:
 
 def result_of(cassette: Cassette, progress: Progress) -> dict[str, Any]:
     """What `--json` says of a written cassette (and of the records its import skipped)."""
-    from blackbox.outcome import outcome
+    from blackbox.format.outcome import outcome
 
     o = outcome(cassette)
     return {"id": cassette.id, "steps": len(cassette.steps), "status": o.status, "tools": list(o.tools),
@@ -160,8 +160,8 @@ def skipped_text(progress: Progress) -> str | None:
 
 
 def _import_file(source: str, path: Path, out: Path, trace_id: str, json_out: bool) -> None:
+    from blackbox.format.outcome import outcome
     from blackbox.importers.common import TranscriptError
-    from blackbox.outcome import outcome
 
     try:
         with _progress(0 if json_out else path.stat().st_size) as bar:

@@ -18,13 +18,13 @@ from typing import Any
 from blackbox.cli.jsonout import print_json
 from blackbox.cli.reports import missing_file, shown
 from blackbox.cli.term import EXIT_USAGE, colour, error_line, paint
-from blackbox.diff import lazy_outcome
 from blackbox.errors import CassetteError
-from blackbox.inert import inert_lines
-from blackbox.lazy import LazyCassette, LazyStep, load_lazy
-from blackbox.outcome import summarize_step
-from blackbox.secrets import mask_secrets
-from blackbox.writing import pretty_json
+from blackbox.format.diff import lazy_outcome
+from blackbox.format.inert import inert_lines
+from blackbox.format.lazy import LazyCassette, LazyStep, load_lazy
+from blackbox.format.outcome import summarize_step
+from blackbox.format.secrets import mask_secrets
+from blackbox.format.writing import pretty_json
 
 __all__ = ["created", "json_rows", "run_inspect", "write_rows"]
 

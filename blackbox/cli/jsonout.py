@@ -17,10 +17,10 @@ from typing import Any
 
 import msgspec
 
-from blackbox.canonical import JSFloat, js_number, nesting_headroom
 from blackbox.cli.term import JSON_OUTPUT
-from blackbox.secrets import mask_secrets
-from blackbox.writing import LONE_SURROGATE
+from blackbox.format.canonical import JSFloat, js_number, nesting_headroom
+from blackbox.format.secrets import mask_secrets
+from blackbox.format.writing import LONE_SURROGATE
 
 __all__ = ["json_document", "print_json"]
 

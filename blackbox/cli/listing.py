@@ -14,16 +14,16 @@ from typing import Any
 
 import msgspec
 
-from blackbox.cassette import chain_break, load
 from blackbox.cli.inspecting import created
 from blackbox.cli.jsonout import print_json
 from blackbox.cli.reports import shown, table
 from blackbox.cli.term import EXIT_USAGE, colour, error_line, paint
-from blackbox.diff import lazy_outcome
 from blackbox.errors import CassetteError
-from blackbox.lazy import load_lazy
-from blackbox.outcome import outcome
-from blackbox.secrets import mask_secrets
+from blackbox.format.cassette import chain_break, load
+from blackbox.format.diff import lazy_outcome
+from blackbox.format.lazy import load_lazy
+from blackbox.format.outcome import outcome
+from blackbox.format.secrets import mask_secrets
 
 __all__ = ["run_list"]
 

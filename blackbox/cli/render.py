@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from blackbox.cli.term import EXIT_FAILURE, EXIT_USAGE, json_error, plain
-from blackbox.inert import inert
+from blackbox.format.inert import inert
 
 __all__ = ["EXIT_FAILURE", "EXIT_USAGE", "console", "err_console", "fail", "plain"]
 

@@ -17,19 +17,19 @@ from typing import Any, Literal
 
 import msgspec
 
-from blackbox.canonical import nesting_headroom
-from blackbox.cassette import Cassette, load
 from blackbox.cli.jsonout import print_json
 from blackbox.cli.term import EXIT_FAILURE, EXIT_USAGE, colour, error_line, paint
-from blackbox.diff import DiffReport, diff_lazy, lazy_chain_breaks
 from blackbox.errors import CassetteError
-from blackbox.expectations import ExpectationResult, Expectations, check_expectations
-from blackbox.firstdiff import format_value
-from blackbox.inert import inert
-from blackbox.lazy import LazyCassette, load_lazy
-from blackbox.outcome import outcome, summarize_step
-from blackbox.secrets import mask_secrets
-from blackbox.verify import VerifyReport, expect_hash, unloadable_report, verify
+from blackbox.format.canonical import nesting_headroom
+from blackbox.format.cassette import Cassette, load
+from blackbox.format.diff import DiffReport, diff_lazy, lazy_chain_breaks
+from blackbox.format.expectations import ExpectationResult, Expectations, check_expectations
+from blackbox.format.firstdiff import format_value
+from blackbox.format.inert import inert
+from blackbox.format.lazy import LazyCassette, load_lazy
+from blackbox.format.outcome import outcome, summarize_step
+from blackbox.format.secrets import mask_secrets
+from blackbox.format.verify import VerifyReport, expect_hash, unloadable_report, verify
 
 __all__ = [
     "FORMATS",

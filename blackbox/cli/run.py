@@ -7,8 +7,7 @@ from typing import Annotated, Literal, cast
 
 import typer
 
-from blackbox.cassette import Cassette, load
-from blackbox.cli.app import app
+from blackbox.cli._app import app
 from blackbox.cli.cassettes import replay_summary
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, err_console, fail
 from blackbox.cli.term import JSON_OUTPUT
@@ -22,20 +21,21 @@ from blackbox.demo.fork import (
     parse_payload_json,
 )
 from blackbox.errors import BlackboxError, BlackboxUnsupportedError, CassetteError, UsageError
-from blackbox.fork import check_fork_point, check_out_path, load_script, parse_set_value, same_file
-from blackbox.forking import thinking_refusal, uses_thinking
-from blackbox.inert import inert
-from blackbox.journal import journal_locked
-from blackbox.launcher import check_out, run_agent
-from blackbox.outcome import outcome
-from blackbox.recorder import JOURNAL_SUFFIX, recovered_path
-from blackbox.recorder import recover as recover_journal
-from blackbox.report import SessionReport
-from blackbox.settings import Match as MatchMode
-from blackbox.settings import Pace as PaceMode
-from blackbox.settings import Settings
-from blackbox.verify import verify
-from blackbox.writing import atomic_write, dumps
+from blackbox.fork.engine import thinking_refusal, uses_thinking
+from blackbox.fork.plan import check_fork_point, check_out_path, load_script, parse_set_value, same_file
+from blackbox.format.cassette import Cassette, load
+from blackbox.format.inert import inert
+from blackbox.format.outcome import outcome
+from blackbox.format.verify import verify
+from blackbox.format.writing import atomic_write, dumps
+from blackbox.live.journal import journal_locked
+from blackbox.live.launcher import check_out, run_agent
+from blackbox.live.recorder import JOURNAL_SUFFIX, recovered_path
+from blackbox.live.recorder import recover as recover_journal
+from blackbox.live.report import SessionReport
+from blackbox.live.settings import Match as MatchMode
+from blackbox.live.settings import Pace as PaceMode
+from blackbox.live.settings import Settings
 
 _RUN = "Run an agent"
 _ADD_SESSION = (
@@ -108,7 +108,7 @@ def _check_settings(report: SessionReport, settings: Settings) -> None:
         same = Path(asked).resolve() == Path(used).resolve() if key != "mode" else asked == used
         if not same:
             fail(f"the agent's session used {key} {used!r} but the command asked for {asked!r}; remove "
-                 f"the explicit {key}= argument from blackbox.session(...) so the CLI can set it")
+                 f"the explicit {key}= argument from blackbox.live.session(...) so the CLI can set it")
 
 
 def _report_error(report: SessionReport) -> str | None:
@@ -137,8 +137,8 @@ def _key_note(report: SessionReport) -> None:
     a model call the provider refused (401/403), or no call at all while neither key variable is set."""
     if report.status == "success":
         return
-    from blackbox.secrets import KEY_VARIABLES
-    from blackbox.whatif import key_problem
+    from blackbox.fork.whatif import key_problem
+    from blackbox.format.secrets import KEY_VARIABLES
 
     names = " / ".join(KEY_VARIABLES)
     if report.authStatus is not None:
@@ -376,8 +376,8 @@ def _fork_settings(cassette: Path, at: int, set_value: str, out: Path, script: P
 def _check_live_key(parent: Cassette) -> None:
     """A live fork's agent sends its requests to the provider the run recorded: without that provider's key
     it would fail at its first request, and the fork would seem to blame the agent.  Say so before it runs."""
+    from blackbox.fork.whatif import key_problem, recorded_model
     from blackbox.providers import for_model
-    from blackbox.whatif import key_problem, recorded_model
 
     found = for_model(recorded_model(parent))
     problem = key_problem(found.name if found is not None else None)

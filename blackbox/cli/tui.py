@@ -11,9 +11,9 @@ from typing import Annotated
 
 import typer
 
-from blackbox.cli.app import app
+from blackbox.cli._app import app
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, fail
-from blackbox.inert import inert
+from blackbox.format.inert import inert
 
 _PANEL = "Explore"
 

@@ -1,19 +1,19 @@
-"""`blackbox fork … --model-only`: the what-if continuation without the agent (`blackbox.whatif`), from the CLI."""
+"""`blackbox fork … --model-only`: the what-if continuation without the agent (`blackbox.fork.whatif`), from the CLI."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from blackbox.canonical import decode_json
-from blackbox.cassette import load, save
 from blackbox.cli.render import EXIT_USAGE, console, err_console, fail
 from blackbox.errors import BlackboxError, CassetteError, UsageError
-from blackbox.fork import check_out_path, load_script, parse_set_value
-from blackbox.inert import inert
-from blackbox.outcome import outcome
-from blackbox.settings import default_trace_id
-from blackbox.whatif import NO_RESULT, LiveModel, ModelSource, ScriptedModel, choose_provider, what_if
+from blackbox.fork.plan import check_out_path, load_script, parse_set_value
+from blackbox.fork.whatif import NO_RESULT, LiveModel, ModelSource, ScriptedModel, choose_provider, what_if
+from blackbox.format.canonical import decode_json
+from blackbox.format.cassette import load, save
+from blackbox.format.inert import inert
+from blackbox.format.outcome import outcome
+from blackbox.live.settings import default_trace_id
 
 __all__ = ["load_tool_results", "run_model_only"]
 

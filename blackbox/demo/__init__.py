@@ -14,9 +14,9 @@ def demo_pair(out_dir: Path, *, clock: Clock = wall_clock) -> tuple[Path, Path]:
 
     Returns (parent, fork): `example-trace.json` and `example-run-001-fork.json` in `out_dir`.
     """
-    from blackbox.cassette import save
     from blackbox.demo.fork import demo_fork
     from blackbox.demo.scenarios import SUCCESS_FILE, SUCCESS_ID, record_success
+    from blackbox.format.cassette import save
 
     parent = out_dir / SUCCESS_FILE
     save(record_success(clock=clock), parent)

@@ -12,11 +12,11 @@ from typing import Any
 
 import msgspec
 
-from blackbox.canonical import json_value
-from blackbox.cassette import StepChain
 from blackbox.demo.clock import Clock
 from blackbox.demo.model import DemoModel, DemoModelError
 from blackbox.demo.tools import UnknownToolError, run_tool, tool_definitions
+from blackbox.format.canonical import json_value
+from blackbox.format.cassette import StepChain
 
 __all__ = ["LoopResult", "run_loop"]
 

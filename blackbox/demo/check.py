@@ -12,11 +12,11 @@ from typing import Literal
 
 import msgspec
 
-from blackbox.cassette import load, save
 from blackbox.demo.clock import Clock, wall_clock
 from blackbox.demo.fork import DEFAULT_FORK_INDEX, DEFAULT_MUTATION_STEP, demo_fork
 from blackbox.demo.scenarios import record_success
 from blackbox.errors import BlackboxError
+from blackbox.format.cassette import load, save
 
 __all__ = ["CHILD_FILE", "PARENT_FILE", "CheckReport", "Stage", "run_check"]
 
@@ -69,7 +69,7 @@ def run_check(out_dir: Path, *, clock: Clock = wall_clock) -> CheckReport:
                 f"{len(cassette.steps)} steps → {child.name}")
 
     def diff_stage() -> str:
-        from blackbox.diff import diff
+        from blackbox.format.diff import diff
 
         report = diff(load(parent), load(child))
         index = report.first_divergence
@@ -98,7 +98,7 @@ def run_check(out_dir: Path, *, clock: Clock = wall_clock) -> CheckReport:
 
 
 def _verify(path: Path) -> str:
-    from blackbox.verify import verify
+    from blackbox.format.verify import verify
 
     report = verify(path)
     failure = report.failure

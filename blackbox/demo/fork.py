@@ -21,13 +21,13 @@ from typing import Any
 
 import msgspec
 
-from blackbox.canonical import CanonicalError, decode_json, json_value
-from blackbox.cassette import Cassette, Step, StepChain, chain_break, load, save
 from blackbox.demo.agent import run_loop
 from blackbox.demo.clock import Clock, wall_clock
 from blackbox.demo.model import DemoModel, ReactiveModel
 from blackbox.errors import CassetteError, UsageError
-from blackbox.fork import same_file
+from blackbox.fork.plan import same_file
+from blackbox.format.canonical import CanonicalError, decode_json, json_value
+from blackbox.format.cassette import Cassette, Step, StepChain, chain_break, load, save
 from blackbox.providers.neutral import calls_of
 
 __all__ = [

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from blackbox.canonical import canonical_text
+from blackbox.format.canonical import canonical_text
 
 __all__ = ["DemoModel", "DemoModelError", "ReactiveModel", "ScriptedModel"]
 

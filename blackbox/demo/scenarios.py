@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from blackbox.cassette import Cassette, StepChain, save
 from blackbox.demo.agent import run_loop
 from blackbox.demo.clock import Clock, wall_clock
 from blackbox.demo.model import ScriptedModel
+from blackbox.format.cassette import Cassette, StepChain, save
 
 __all__ = [
     "ERROR_FILE",

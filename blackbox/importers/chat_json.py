@@ -15,8 +15,8 @@ from typing import Any, TypeGuard
 
 import msgspec
 
-from blackbox.canonical import decode_json
-from blackbox.cassette import Cassette, StepChain
+from blackbox.format.canonical import decode_json
+from blackbox.format.cassette import Cassette, StepChain
 from blackbox.importers.common import (
     DEFAULT_TRACE_ID,
     Importer,

@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from blackbox.canonical import JSFloat, js_stringify
+from blackbox.format.canonical import JSFloat, js_stringify
 from blackbox.importers.common import (
     Reading,
     TranscriptError,

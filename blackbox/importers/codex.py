@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from blackbox.canonical import JSFloat
+from blackbox.format.canonical import JSFloat
 from blackbox.importers.common import (
     Progress,
     Reading,

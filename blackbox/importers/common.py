@@ -17,10 +17,10 @@ from typing import Any, ClassVar, TypeVar
 
 import msgspec
 
-from blackbox.canonical import CanonicalError, decode_json
-from blackbox.cassette import Cassette, text_position
 from blackbox.errors import BlackboxError
-from blackbox.writing import dumps
+from blackbox.format.canonical import CanonicalError, decode_json
+from blackbox.format.cassette import Cassette, text_position
+from blackbox.format.writing import dumps
 
 __all__ = [
     "DEFAULT_TRACE_ID",
@@ -230,8 +230,8 @@ def json_numbers(where: str = "the transcript") -> Iterator[None]:
 
 def check_writable(cassette: Cassette, env: Mapping[str, str] | None = None) -> bytes:
     """The cassette's bytes when it holds no environment API key and passes verify; else TranscriptError."""
-    from blackbox.secrets import contains_key_value, key_values
-    from blackbox.verify import verify
+    from blackbox.format.secrets import contains_key_value, key_values
+    from blackbox.format.verify import verify
 
     environ = os.environ if env is None else env
     with json_numbers():

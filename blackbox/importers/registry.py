@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from blackbox.agentview import agent_of
+from blackbox.format.agentview import agent_of
 from blackbox.importers.chat_json import ChatJson
 from blackbox.importers.claude_code import ClaudeCode
 from blackbox.importers.codex import Codex

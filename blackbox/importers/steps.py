@@ -13,8 +13,8 @@ from typing import Any
 
 import msgspec
 
-from blackbox.canonical import CanonicalError, canonical_bytes
-from blackbox.cassette import Cassette, StepChain
+from blackbox.format.canonical import CanonicalError, canonical_bytes
+from blackbox.format.cassette import Cassette, StepChain
 from blackbox.importers.common import (
     DEFAULT_TRACE_ID,
     INFINITE,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from blackbox.errors import UsageError
 
 if TYPE_CHECKING:
-    from blackbox.session import Session
+    from blackbox.live.session import Session
 
 __all__ = ["attach"]
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from blackbox.mcp.link import Link
 
 if TYPE_CHECKING:
-    from blackbox.session import Session
+    from blackbox.live.session import Session
 
 __all__ = ["attach_server"]
 

@@ -24,14 +24,14 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
-from blackbox.canonical import canonical_text
 from blackbox.errors import BlackboxError
+from blackbox.format.canonical import canonical_text
+from blackbox.live.recorder import ToolSlot
+from blackbox.live.replayer import ToolClaim
 from blackbox.mcp import wire
-from blackbox.recorder import ToolSlot
-from blackbox.replayer import ToolClaim
 
 if TYPE_CHECKING:
-    from blackbox.session import Session
+    from blackbox.live.session import Session
 
 __all__ = ["Connect", "Link"]
 
@@ -70,7 +70,7 @@ class Link:
         return _Proxy(self).open()
 
     def _parent_steps(self) -> list[Any]:
-        from blackbox.cassette import load
+        from blackbox.format.cassette import load
 
         if self._steps is None:
             self._steps = load(self.session.settings.cassette or "").steps

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from blackbox.canonical import canonical_text
+from blackbox.format.canonical import canonical_text
 
 __all__ = [
     "CONNECTION_CLOSED",

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from blackbox.apis import facts
-from blackbox.payloads import ModelInput, ModelOutput, ToolCall
+from blackbox.format.payloads import ModelInput, ModelOutput, ToolCall
 from blackbox.providers import anthropic_stream
 from blackbox.providers.base import CodecProvider
 from blackbox.providers.neutral import (

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from blackbox.apis import ApiFacts
-from blackbox.canonical import decode_json
-from blackbox.payloads import ModelInput, ModelOutput
+from blackbox.format.canonical import decode_json
+from blackbox.format.payloads import ModelInput, ModelOutput
 from blackbox.providers.neutral import CallIds, unsupported, wants_stream
 from blackbox.providers.stream import StreamCodec
 from blackbox.wire import Request

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from blackbox.apis import facts
-from blackbox.payloads import ModelInput
+from blackbox.format.payloads import ModelInput
 from blackbox.providers import gemini_response, gemini_stream
 from blackbox.providers.base import CodecProvider
 from blackbox.providers.gemini_calls import SKIP_SIGNATURE, call_id, call_key, check_part, error_body, is_thought

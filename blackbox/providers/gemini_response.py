@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from blackbox.payloads import ModelOutput, ToolCall
+from blackbox.format.payloads import ModelOutput, ToolCall
 from blackbox.providers.gemini_calls import call_id, check_part, fresh_key, is_thought
 from blackbox.providers.neutral import CallIds, calls_of, unsupported
 

@@ -1,6 +1,6 @@
 """The other direction: pieces every provider shares to build a request body from a neutral `model_input`.
 
-Recording turns what an SDK sent into a neutral payload; the model-only what-if (`blackbox.whatif`) has no
+Recording turns what an SDK sent into a neutral payload; the model-only what-if (`blackbox.fork.whatif`) has no
 agent, so each provider's `build_request` turns the recorded history back into its API's body.  Tool-call ids
 are sent as the cassette holds them (`call-N` is a valid id for every API).  A tool known only by its name (an
 imported Claude Code session keeps no schemas) is sent with a permissive object schema.

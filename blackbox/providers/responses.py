@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from blackbox.apis import facts
-from blackbox.payloads import ModelInput, ModelOutput
+from blackbox.format.payloads import ModelInput, ModelOutput
 from blackbox.providers import openai_responses, responses_stream
 from blackbox.providers.base import CodecProvider
 from blackbox.providers.neutral import CallIds, compact_json

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
 
-from blackbox.canonical import decode_json
+from blackbox.format.canonical import decode_json
 from blackbox.providers.sse import SSEEvent, SSEParser, encode_event
 
 __all__ = [

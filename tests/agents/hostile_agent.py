@@ -37,7 +37,7 @@ def _full_disk(fd: int, data: Any) -> int:
 
 def main(point: str) -> None:
     if point == "full_disk":
-        from blackbox.journal import Journal
+        from blackbox.live.journal import Journal
 
         Journal._os_write = staticmethod(_full_disk)  # type: ignore[method-assign]  # only the journal's writes
     bb = blackbox.session()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from blackbox.cassette import Cassette, StepChain, save
+from blackbox.format.cassette import Cassette, StepChain, save
 
 BASE_TIME = 1_700_000_000_000
 TOOLS = ("search", "lookup", "fetch_page")

@@ -109,7 +109,7 @@ def test_blackbox_help_does_not_import_textual() -> None:
 
 
 def test_synthetic_cassettes_verify(tmp_path: Path) -> None:
-    from blackbox.cassette import chain_break, load
+    from blackbox.format.cassette import chain_break, load
 
     assert chain_break(load(write_synthetic(tmp_path / "s.json", 300))) is None
 
@@ -117,8 +117,8 @@ def test_synthetic_cassettes_verify(tmp_path: Path) -> None:
 def test_a_run_keeps_payloads_undecoded_and_derives_what_a_full_load_does(tmp_path: Path) -> None:
     import msgspec
 
-    from blackbox.cassette import chain_break, load
-    from blackbox.outcome import outcome
+    from blackbox.format.cassette import chain_break, load
+    from blackbox.format.outcome import outcome
     from blackbox_tui.run import Run, is_error_result, tool_name
 
     path = write_synthetic(tmp_path / "s.json", 300)

@@ -9,7 +9,7 @@ import pytest
 from textual import events
 from textual.widgets import Input, OptionList, Static
 
-from blackbox.cassette import load
+from blackbox.format.cassette import load
 from blackbox_tui.run import pretty_json
 from blackbox_tui.screens.browse import BrowseScreen
 from blackbox_tui.screens.help import HelpScreen

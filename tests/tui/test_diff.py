@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from blackbox.cassette import save
+from blackbox.format.cassette import save
 from blackbox_tui.screens.browse import BrowseScreen
 from blackbox_tui.screens.diff import BothValues, DiffScreen
 from blackbox_tui.screens.prompts import PathPrompt
@@ -168,8 +168,8 @@ async def test_large_diff_opens(large_cassette: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize("semantic", [False, True])
 def test_the_screens_comparison_is_blackbox_diff(a: Path, b: Path, semantic: bool) -> None:
     """By hash the screen compares stored hashes without decoding payloads: it must agree with the core's diff."""
-    from blackbox.cassette import load
-    from blackbox.diff import diff
+    from blackbox.format.cassette import load
+    from blackbox.format.diff import diff
     from blackbox_tui.diffing import compare
     from blackbox_tui.run import Run
 
@@ -183,9 +183,9 @@ def test_the_screens_comparison_is_blackbox_diff(a: Path, b: Path, semantic: boo
 async def test_why_it_diverged_edit_carry_and_behaviour(tmp_path: Path) -> None:
     """A what-if fork of the demo: ✎ at the fork point, ≈ for the request that only carries the value, ≠ where
     the model answered differently; the header names the first behavioural divergence."""
-    from blackbox.cassette import load
     from blackbox.demo import demo_pair
-    from blackbox.whatif import ScriptedModel, what_if
+    from blackbox.fork.whatif import ScriptedModel, what_if
+    from blackbox.format.cassette import load
 
     parent, _ = demo_pair(tmp_path)
     replies = [{"type": "final_answer", "text": "No hotels that weekend, so nothing was booked for Alice."}]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from blackbox.cassette import save
+from blackbox.format.cassette import save
 from blackbox_tui.run import PROGRESSIVE_FROM
 from blackbox_tui.state import ForkSettings, remember_fork
 from tests.tui.conftest import HYPOTHESIS, INCIDENT, TRIAGE
@@ -236,7 +236,7 @@ def test_what_if_live_against_the_fake_api(terminal, tmp_path: Path, monkeypatch
 
 
 def test_follow_shows_a_step_appended_while_it_runs(terminal, tmp_path: Path) -> None:
-    from blackbox.recorder import journal_path
+    from blackbox.live.recorder import journal_path
 
     recorded = json.loads(INCIDENT.read_text(encoding="utf-8"))
     out = tmp_path / "live.json"

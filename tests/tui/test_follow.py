@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from blackbox.recorder import journal_path
+from blackbox.live.recorder import journal_path
 from blackbox_tui.app import BlackboxApp
 from blackbox_tui.follow import Follower
 from blackbox_tui.run import Run

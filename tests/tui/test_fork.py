@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Button, Input, Label, Log, RadioButton, RadioSet, Static, TextArea
 
-from blackbox.cassette import load
+from blackbox.format.cassette import load
 from blackbox_tui.screens.browse import BrowseScreen
 from blackbox_tui.screens.fork import ForkScreen, default_out, fork_argv
 from blackbox_tui.state import ForkSettings, recall_fork, state_file

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, Log, RadioButton, RadioSet
 
-from blackbox.cassette import StepChain, load, save
+from blackbox.format.cassette import StepChain, load, save
 from blackbox_tui.app import BlackboxApp, load_runs
 from blackbox_tui.screens.diff import DiffScreen
 from blackbox_tui.screens.fork import ForkScreen, default_out

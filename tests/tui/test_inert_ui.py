@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from blackbox.cassette import save
+from blackbox.format.cassette import save
 from tests.tui.conftest import SIZE, make_app, settle
 from tests.tui.synthetic import escape_cassette
 

@@ -14,7 +14,7 @@ import pytest
 from textual.widgets import Static
 
 import blackbox_tui.run as run_module
-from blackbox.lazy import load_lazy
+from blackbox.format.lazy import load_lazy
 from blackbox_tui.app import BlackboxApp
 from blackbox_tui.run import Run
 from blackbox_tui.screens.browse import BrowseScreen

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from blackbox.cassette import StepChain, save
+from blackbox.format.cassette import StepChain, save
 from blackbox_tui.mcp_view import mcp_origin
 from tests.tui.conftest import SIZE, make_app, settle
 

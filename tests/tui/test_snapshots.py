@@ -106,7 +106,7 @@ def test_help(snap_compare) -> None:
 
 @pytest.fixture
 def escapes(tmp_path: Path) -> Path:
-    from blackbox.cassette import save
+    from blackbox.format.cassette import save
     from tests.tui.synthetic import escape_cassette
 
     path = tmp_path / "escapes.json"

@@ -16,8 +16,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
-from blackbox.cassette import Step
-from blackbox.inert import inert
+from blackbox.format.cassette import Step
+from blackbox.format.inert import inert
 
 from ..run import pretty_json
 from ..widgets.payload_view import hang

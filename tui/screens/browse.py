@@ -19,10 +19,10 @@ from textual.timer import Timer
 from textual.widgets import Input, Static
 from textual.worker import get_current_worker
 
-from blackbox.cassette import Step
 from blackbox.errors import CassetteError
-from blackbox.inert import inert
-from blackbox.writing import atomic_write
+from blackbox.format.cassette import Step
+from blackbox.format.inert import inert
+from blackbox.format.writing import atomic_write
 
 from ..external import open_readonly, viewer_command
 from ..follow import Follower

@@ -17,7 +17,7 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from blackbox.errors import BlackboxError
-from blackbox.inert import inert
+from blackbox.format.inert import inert
 
 from ..diffing import KIND_TEXT, Classifier, Comparison, agents_of, compare, field_changes, word_changes
 from ..notice import say

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from blackbox.inert import inert
+from blackbox.format.inert import inert
 
 from ..notice import say
 from ..widgets.run_header import RunHeader

@@ -1,7 +1,7 @@
 """Fork the run at a tool result: edit the value, choose who continues and how the model answers, run it.
 
 Three ways to continue after the fork point:
-- Blackbox itself (no agent): `blackbox.whatif` sends the model the recorded history with the new value, live
+- Blackbox itself (no agent): `blackbox.fork.whatif` sends the model the recorded history with the new value, live
   to the provider or answered from scripted replies, serving recorded results for repeated tool calls;
 - the agent command: the CLI's `python -m blackbox fork … -- <agent>`, run as a subprocess in its own process
   group so its output streams into the log and Cancel stops the agent and everything it started;
@@ -28,11 +28,11 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Button, Input, Label, Log, RadioButton, RadioSet, Static
 
-from blackbox.canonical import decode_json
-from blackbox.cassette import Cassette, save
 from blackbox.errors import BlackboxError, CassetteError, UsageError
-from blackbox.fork import load_script, same_file
-from blackbox.inert import inert
+from blackbox.fork.plan import load_script, same_file
+from blackbox.format.canonical import decode_json
+from blackbox.format.cassette import Cassette, save
+from blackbox.format.inert import inert
 
 from ..fork_files import default_out, fork_argv, write_inputs
 from ..live_keys import key_problem, provider_of
@@ -374,9 +374,9 @@ class ForkScreen(Screen[None]):
         return demo_fork(self.parent_path, out, fork_index=at, mutation_step=self.index, payload=value)
 
     def _what_if(self, settings: ForkSettings, value: Any, note: Any) -> tuple[Cassette, str]:
-        from blackbox.cassette import load
-        from blackbox.settings import default_trace_id
-        from blackbox.whatif import LiveModel, ModelSource, ScriptedModel, what_if
+        from blackbox.fork.whatif import LiveModel, ModelSource, ScriptedModel, what_if
+        from blackbox.format.cassette import load
+        from blackbox.live.settings import default_trace_id
 
         model: ModelSource
         model_name = None  # a scripted run keeps the recorded model: the name typed is for a live one

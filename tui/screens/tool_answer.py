@@ -15,8 +15,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from blackbox.canonical import decode_json
-from blackbox.inert import inert
+from blackbox.format.canonical import decode_json
+from blackbox.format.inert import inert
 
 from ..run import pretty_json
 
@@ -74,7 +74,7 @@ class ToolResultPrompt(ModalScreen[str | None]):
 def ask_tool_result(app: App[Any], call: dict[str, Any], alive: Callable[[], bool]) -> Any:
     """From a worker thread: ask for the result of `call` and wait for the answer (`NO_RESULT` when the user
     stops the fork, or when `alive()` turns false: the UI closed meanwhile)."""
-    from blackbox.whatif import NO_RESULT
+    from blackbox.fork.whatif import NO_RESULT
 
     answered = threading.Event()
     box: list[str | None] = [None]

@@ -13,8 +13,8 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from blackbox.canonical import decode_json
-from blackbox.inert import inert, inert_lines
+from blackbox.format.canonical import decode_json
+from blackbox.format.inert import inert, inert_lines
 
 from ..run import compact_json, pretty_json
 

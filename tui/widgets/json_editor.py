@@ -12,8 +12,8 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Static, TextArea
 
-from blackbox.canonical import decode_json
-from blackbox.inert import inert
+from blackbox.format.canonical import decode_json
+from blackbox.format.inert import inert
 
 __all__ = ["JsonArea", "JsonEditor", "editable_json", "json_problem"]
 

@@ -16,7 +16,7 @@ from textual.content import Content
 from textual.highlight import highlight
 from textual.widgets import Static
 
-from blackbox.inert import inert_lines
+from blackbox.format.inert import inert_lines
 
 from ..run import pretty_json
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from blackbox.inert import inert
+from blackbox.format.inert import inert
 
 from ..run import Run, format_time
 

@@ -12,8 +12,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Static, TabbedContent, TabPane
 
-from blackbox.cassette import Step
-from blackbox.inert import inert
+from blackbox.format.cassette import Step
+from blackbox.format.inert import inert
 
 from ..mcp_view import mcp_content
 from ..run import Run, format_time

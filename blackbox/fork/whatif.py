@@ -1,0 +1,366 @@
+"""What if this tool had returned something else?  Blackbox continues the conversation itself, no agent needed.
+
+From a `tool_result` step N of a cassette: steps 0…N-1 are copied verbatim, step N gets the new value, the rest
+of that turn's tool steps are served from the cassette, and then Blackbox plays the agent's part.  Each model
+request is the recorded history with the new value in place (the parent's next request, its tool result
+replaced), then that history grown by each reply and its tool results.  A reply comes from a `ModelSource`:
+the provider's API (`LiveModel`: the provider named or inferred from the recorded `model`, the key from the
+environment) or replies written beforehand (`ScriptedModel`).  When the model calls a tool with the same name
+and input as a recorded call, the recorded result is served; otherwise `tool_results` answers (a file of
+results, a person in the UI) or the run stops there and the fork ends incomplete.
+
+The outcome is an ordinary fork cassette (`parentId`, `forkedFromStepId`, the prefix's hashes unchanged) that
+verifies and diffs like one an agent recorded.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+import msgspec
+
+from blackbox.apis import ApiFacts
+from blackbox.errors import BlackboxError, UsageError
+from blackbox.fork.plan import check_fork_point, fork_chain
+from blackbox.format.canonical import canonical_bytes
+from blackbox.format.cassette import Cassette, Step, StepChain
+from blackbox.format.outcome import turn_end, turn_start
+from blackbox.importers.registry import imported_provider
+from blackbox.providers import PROVIDERS, Provider, by_name, for_model
+from blackbox.providers.neutral import CallIds, calls_of
+from blackbox.providers.outgoing import result_text
+
+__all__ = [
+    "NO_RESULT",
+    "LiveModel",
+    "ModelSource",
+    "ScriptedModel",
+    "WhatIfError",
+    "api_key",
+    "base_url",
+    "choose_provider",
+    "recorded_model",
+    "what_if",
+]
+
+MAX_MODEL_CALLS = 40  # a continuation that keeps calling tools stops here, incomplete
+NO_RESULT = object()  # what a `tool_results` answer returns to stop the run at this call
+class WhatIfError(BlackboxError):
+    """The continuation cannot go on (the API refused, a reply is malformed); the message says what to do."""
+
+
+class ModelSource(Protocol):
+    """Answers one neutral `model_input` with a neutral `model_output` (ids `call-N` from `ids`)."""
+
+    def reply(self, model_input: dict[str, Any], ids: CallIds) -> dict[str, Any]: ...
+
+
+class ScriptedModel:
+    """Replies written beforehand, in order (the `--script` format); running out is a clear error."""
+
+    def __init__(self, replies: list[dict[str, Any]]) -> None:
+        self.replies = list(replies)
+        self.used = 0
+
+    def reply(self, model_input: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+        if self.used >= len(self.replies):
+            raise WhatIfError(f"the scripted replies ran out after {self.used}: the model was asked again; add a "
+                              'reply (e.g. {"type": "final_answer", "text": "…"}) or continue live')
+        reply = copy.deepcopy(self.replies[self.used])
+        self.used += 1
+        if reply.get("type") not in ("tool_calls", "tool_call"):
+            return reply
+        calls = [{"toolCallId": ids.fresh(), "toolName": call.get("toolName"), "toolInput": call.get("toolInput", {})}
+                 for call in calls_of(reply)]
+        output: dict[str, Any] = {"type": "tool_calls", "calls": calls}
+        if isinstance(reply.get("text"), str) and reply["text"]:
+            output["text"] = reply["text"]
+        return output
+
+
+class LiveModel:
+    """The provider's API over HTTP: the request built from the neutral payload by the provider, sent to its
+    endpoint with its auth headers, the reply normalized back by the same provider."""
+
+    def __init__(self, provider: Provider | str, *, env: Mapping[str, str] | None = None,
+                 timeout: float = 120.0) -> None:
+        self.provider = provider if not isinstance(provider, str) else _named(provider)
+        self.key = api_key(self.provider.api, env)  # fails here, before anything is sent, when the key is missing
+        self.url = base_url(self.provider.api, env)
+        self.timeout = timeout
+
+    def reply(self, model_input: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+        import httpx  # deferred: `blackbox --help` and the UI's start do not pay for it
+
+        provider = self.provider
+        body = provider.build_request(model_input)
+        url = provider.endpoint(self.url, str(model_input.get("model") or ""))
+        try:
+            response = httpx.post(url, json=body, headers=provider.auth_headers(self.key), timeout=self.timeout)
+        except httpx.HTTPError as exc:
+            raise WhatIfError(f"cannot reach the {provider.label} API at {self.url}: {type(exc).__name__}; check "
+                              f"the network (or {provider.api.base_url_variable})") from None
+        if response.status_code != 200:
+            raise WhatIfError(f"the {provider.label} API answered {response.status_code}: "
+                              f"{_api_message(response.text)}")
+        try:
+            data = response.json()
+        except ValueError:
+            raise WhatIfError(f"the {provider.label} API sent a reply that is not JSON") from None
+        if not isinstance(data, dict):
+            raise WhatIfError(f"the {provider.label} API sent a reply that is not a JSON object")
+        output: dict[str, Any] = dict(provider.normalize_response(data, ids))
+        return output
+
+
+def api_key(api: ApiFacts, env: Mapping[str, str] | None = None) -> str:
+    """The API's key from the first of its variables that is set; a clear error naming them when none is."""
+    source = os.environ if env is None else env
+    for variable in api.key_variables:
+        value = source.get(variable, "").strip()
+        if value:
+            return value
+    names = " or ".join(api.key_variables)
+    raise UsageError(f"{names} is not set: a live continuation sends the requests to the {api.label} API; export "
+                     "the key, or continue from scripted replies instead")
+
+
+def key_problem(provider: str | None, env: Mapping[str, str] | None = None) -> str | None:
+    """Why a live run would fail at its first request for want of a key, or None: checked before anything
+    starts (the UI's fork screen, `blackbox fork --live`), so the user is told of the key, not of the agent.
+    `provider` None (the recorded model names none) accepts the key of any API."""
+    source = os.environ if env is None else env
+    found = by_name(provider) if provider else None
+    apis = [found.api] if found is not None else [p.api for p in PROVIDERS]
+    names = list(dict.fromkeys(name for api in apis for name in api.key_variables))
+    if any(source.get(name, "").strip() for name in names):
+        return None
+    return f"{' or '.join(names)} is not set: a live run needs the API key in the environment"
+
+
+def base_url(api: ApiFacts, env: Mapping[str, str] | None = None) -> str:
+    """The API's base URL: its variable when set (a proxy, a test server), else its default."""
+    source = os.environ if env is None else env
+    value = source.get(api.base_url_variable, "").strip() if api.base_url_variable else ""
+    if not (value or api.default_base_url):
+        raise UsageError(f"{api.base_url_variable} is not set: the {api.label} API has no default address; "
+                         "export your resource's endpoint")
+    return (value or api.default_base_url).rstrip("/")
+
+
+def _named(name: str) -> Provider:
+    found = by_name(name)
+    if found is None:
+        raise UsageError(f"unknown provider {name!r}; choose one of {', '.join(p.name for p in PROVIDERS)}")
+    return found
+
+
+def _api_message(text: str) -> str:
+    try:
+        data = msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        return text.strip()[:200] or "(no body)"
+    error = data.get("error") if isinstance(data, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return str(message) if message else text.strip()[:200]
+
+
+def recorded_model(parent: Cassette) -> str | None:
+    """The `model` of the parent's last request that names one."""
+    for step in reversed(parent.steps):
+        if step.type == "model_input" and isinstance(step.payload, dict) and isinstance(step.payload.get("model"), str):
+            return str(step.payload["model"])
+    return None
+
+
+def choose_provider(parent: Cassette, provider: str | None, model_name: str | None = None) -> Provider:
+    """`provider` if given, else the one the model named (or the recorded `model`) belongs to; a clear error
+    when neither says.  A cassette does not say which API recorded it, so a GPT model means Chat Completions
+    unless `provider` says `responses`, or the run is an import of an agent whose API the importer names
+    (`Importer.provider`: Codex CLI → Responses)."""
+    if provider:
+        return _named(provider)
+    model = model_name or recorded_model(parent)
+    imported = by_name(imported_provider(parent.steps) or "")
+    if imported is not None and model is not None:
+        return imported  # an imported agent's own API (Codex: Responses), the model its session named
+    guessed = for_model(model)
+    if guessed is None:
+        raise UsageError(f"cannot tell the provider from the model ({model or 'none recorded'}); choose one "
+                         f"(--provider {'|'.join(p.name for p in PROVIDERS)}) or name the model (--model)")
+    return guessed
+
+
+def _key(name: Any, tool_input: Any) -> bytes:
+    return canonical_bytes([name, tool_input])
+
+
+CALL_FIELDS = ("toolCallId", "toolName", "toolInput")
+
+
+def _recorded_results(parent: Cassette) -> tuple[dict[bytes, dict[str, Any]], dict[bytes, dict[str, Any]]]:
+    """Each recorded (tool name, input) → the first result the run got for it (its `result` or `error`), and →
+    what else its tool_call step said of it (an MCP call's `mcp`: which server), so a repeated call is answered
+    and shown as the recorded one was."""
+    inputs: dict[str, bytes] = {}
+    found: dict[bytes, dict[str, Any]] = {}
+    marks: dict[bytes, dict[str, Any]] = {}
+    for step in parent.steps:
+        payload = step.payload if isinstance(step.payload, dict) else {}
+        call_id = str(payload.get("toolCallId"))
+        if step.type == "tool_call":
+            key = inputs[call_id] = _key(payload.get("toolName"), payload.get("toolInput"))
+            marks.setdefault(key, {k: v for k, v in payload.items() if k not in CALL_FIELDS})
+        elif step.type == "tool_result" and call_id in inputs:
+            found.setdefault(inputs[call_id], {k: payload[k] for k in ("result", "error") if k in payload})
+    return found, marks
+
+
+
+def _with_new_value(model_input: Any, call_id: Any, value: Any) -> dict[str, Any] | None:
+    """The recorded request with the forked call's result replaced by `value` (as text where it was text)."""
+    if not isinstance(model_input, dict):
+        return None
+    request = copy.deepcopy(model_input)
+    replaced = False
+    for message in request.get("messages") or []:
+        parts = message.get("content") if isinstance(message, dict) else None
+        for part in parts if isinstance(parts, list) else []:
+            if isinstance(part, dict) and part.get("type") == "tool_result" and part.get("toolCallId") == call_id:
+                was_text = isinstance(part.get("result", part.get("error")), str)
+                part.pop("error", None)
+                part["result"] = result_text({"result": value}) if was_text else value
+                replaced = True
+    return request if replaced else None
+
+
+def _grown(request: dict[str, Any], output: dict[str, Any], results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The next request: the history plus the model's turn and the tool results it got."""
+    parts: list[dict[str, Any]] = []
+    if output.get("text"):
+        parts.append({"type": "text", "text": output["text"]})
+    parts += [{"type": "tool_use", "toolCallId": c.get("toolCallId"), "toolName": c.get("toolName"),
+               "toolInput": c.get("toolInput")} for c in calls_of(output)]
+    grown = copy.deepcopy(request)
+    grown["messages"] = [*grown.get("messages", []), {"role": "assistant", "content": parts},
+                         {"role": "user", "content": [{"type": "tool_result", **r} for r in results]}]
+    return grown
+
+
+def _ids_after(steps: list[Step]) -> CallIds:
+    """Fresh `call-N` ids start past every id the copied steps use."""
+    ids = CallIds()
+    for step in steps:
+        payload = step.payload if isinstance(step.payload, dict) else {}
+        for call in [payload, *calls_of(payload)] if step.type in ("model_output", "tool_call") else []:
+            call_id = call.get("toolCallId")
+            if isinstance(call_id, str):
+                ids.bind(call_id, call_id)
+    return ids
+
+
+ToolAnswer = Callable[[dict[str, Any]], Any]
+
+
+def what_if(
+    parent: Cassette,
+    at: int,
+    value: Any,
+    model: ModelSource,
+    *,
+    trace_id: str,
+    tool_results: ToolAnswer | None = None,
+    model_name: str | None = None,
+    progress: Callable[[str], None] | None = None,
+    clock: Callable[[], int] = lambda: int(time.time() * 1000),
+) -> tuple[Cassette, str]:
+    """Fork `parent` at tool_result `at` with `value` and continue without the agent.
+
+    Returns the fork and why it stopped: `final answer`, `run ended`, or the reason it is incomplete.
+    `tool_results(call)` answers a tool call the parent never made (return `NO_RESULT` to stop there; a dict
+    with `error` is an error result, anything else the result).  `model_name` goes into requests that name no
+    model (an imported Claude Code session records none)."""
+    original = check_fork_point(parent, at)
+    chain: StepChain = fork_chain(parent, at, value, trace_id)
+    steps = parent.steps
+    say = progress or (lambda _: None)
+    recorded, marks = _recorded_results(parent)
+    end = turn_end(steps, at + 1)
+    last: list[float] = [steps[at].timestamp]
+
+    def stamp() -> float:
+        last[0] = max(last[0], clock())
+        return last[0]
+
+    def add(kind: str, payload: Any, timestamp: float | None = None) -> None:
+        chain.append(kind, stamp() if timestamp is None else max(timestamp, last[0]), payload)  # type: ignore[arg-type]
+
+    for step in steps[at + 1:end]:  # the same turn's other calls and results, as recorded
+        add(step.type, copy.deepcopy(step.payload), step.timestamp)
+    call_id = original.payload.get("toolCallId") if isinstance(original.payload, dict) else None
+    request = None
+    if end < len(steps) and steps[end].type == "model_input":
+        request = _with_new_value(steps[end].payload, call_id, value)
+    if request is None:
+        request = _rebuilt(steps, at, end, value)
+    ids = _ids_after(chain.steps)
+
+    def finish(reason: str) -> tuple[Cassette, str]:
+        fork = chain.cassette(parent.createdAt, parent_id=parent.id, forked_from_step_id=steps[at].id)
+        return fork, reason
+
+    for turn in range(MAX_MODEL_CALLS):
+        if model_name and not request.get("model"):
+            request["model"] = model_name
+        add("model_input", request)
+        say(f"model call {turn + 1}…")
+        output = model.reply(request, ids)
+        add("model_output", output)
+        calls = calls_of(output)
+        if output.get("type") == "final_answer" or not calls:
+            text = output.get("text") if isinstance(output.get("text"), str) else ""
+            add("metadata", {"event": "run_completed", "status": "success", "result": text})
+            return finish("final answer")
+        results: list[dict[str, Any]] = []
+        for call in calls:
+            name, tool_input = call.get("toolName"), call.get("toolInput")
+            key = _key(name, tool_input)
+            answer = recorded.get(key)
+            made = copy.deepcopy(marks.get(key, {})) if answer is not None else {}
+            add("tool_call", {"toolCallId": call.get("toolCallId"), "toolName": name, "toolInput": tool_input, **made})
+            if answer is None:
+                given = tool_results(call) if tool_results is not None else NO_RESULT
+                if given is NO_RESULT:
+                    shown = canonical_bytes(tool_input).decode()
+                    return finish(f"stopped at a call the parent never made: {name} {shown}; give its result to go on")
+                answer = given if isinstance(given, dict) and set(given) == {"error"} else {"result": given}
+            body = {"toolCallId": call.get("toolCallId"), "toolName": name, **answer}
+            add("tool_result", body)
+            results.append({k: v for k, v in body.items()})
+        request = _grown(request, output, results)
+    return finish(f"stopped after {MAX_MODEL_CALLS} model calls")
+
+
+def _rebuilt(steps: list[Step], at: int, end: int, value: Any) -> dict[str, Any]:
+    """When the parent has no request after the fork's turn: the turn's request, its output and the results."""
+    start = turn_start(steps, at)
+    if start < 2 or steps[start - 1].type != "model_output" or steps[start - 2].type != "model_input":
+        raise UsageError(f"step {at} does not follow a recorded model request; fork at a tool result the model "
+                         "asked for")
+    request = steps[start - 2].payload
+    output = steps[start - 1].payload
+    if not isinstance(request, dict) or not isinstance(output, dict):
+        raise UsageError(f"the request before step {at} is not an object; the cassette is malformed")
+    results = []
+    for step in steps[start:end]:
+        if step.type == "tool_result" and isinstance(step.payload, dict):
+            body = dict(step.payload)
+            if step.index == at:
+                body.pop("error", None)
+                body["result"] = value
+            results.append(body)
+    return _grown(request, output, results)

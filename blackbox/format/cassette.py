@@ -1,0 +1,441 @@
+"""The cassette file (docs/format.md, "The cassette" and "Loading"): msgspec Structs, loading with clear errors,
+the hash chain check, saving, and `StepChain`, which builds a chain.  Lazy loading is in `lazy`; JSON and file
+writing in `writing`.
+
+Loading checks the structure of the file; the hash chain is checked by `chain_break` (used by `load` when
+asked, and by verify).  Error messages name the file and a position or a step and field, never the
+file's content, which may hold secrets.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+import msgspec
+
+from blackbox.errors import CassetteError
+from blackbox.format.canonical import (
+    TOO_DEEP,
+    CanonicalError,
+    JSFloat,
+    decode_json,
+    hashed_bytes,
+    sha256_hex,
+    step_hash,
+)
+from blackbox.format.writing import LONE_SURROGATE, atomic_write, dumps
+
+if TYPE_CHECKING:
+    from blackbox.format.lazy import LazyCassette
+
+__all__ = [
+    "STEP_TYPES",
+    "Cassette",
+    "ChainBreak",
+    "Decodable",
+    "Step",
+    "StepChain",
+    "StepType",
+    "chain_break",
+    "check_version",
+    "hash_break",
+    "link_break",
+    "load",
+    "loads",
+    "paused_gc",
+    "read_cassette",
+    "reading",
+    "save",
+    "steps_break",
+    "text_position",
+]
+
+StepType = Literal["model_input", "model_output", "tool_call", "tool_result", "metadata"]
+STEP_TYPES: tuple[str, ...] = ("model_input", "model_output", "tool_call", "tool_result", "metadata")
+SCHEMA_VERSION = 2
+
+
+# JSON has one number type, and the original takes any number as a timestamp: a non-integral one is kept
+# (a float) and hashed as JavaScript prints it.
+Timestamp = int | float
+
+
+class Step(msgspec.Struct):
+    """One recorded event; fields in the original's order, `id` not hashed."""
+
+    id: str
+    index: int
+    type: StepType
+    timestamp: Timestamp
+    payload: Any
+    prevHash: str | None
+    hash: str
+
+
+class Cassette(msgspec.Struct, omit_defaults=True):
+    """One run of an agent; `parentId` and `forkedFromStepId` only on a fork, written after `steps`."""
+
+    version: int
+    id: str
+    createdAt: int
+    steps: list[Step]
+    parentId: str | None = None
+    forkedFromStepId: str | None = None
+
+
+
+class ChainBreak(msgspec.Struct, frozen=True):
+    """Where and why the hash chain does not hold."""
+
+    index: int
+    reason: str
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Loading
+
+
+def text_position(data: bytes, offset: int) -> str:
+    """`line L, column C` (1-based, columns in bytes) of a byte offset: where errors point, never what is there."""
+    offset = max(0, min(offset, len(data)))
+    line = data.count(b"\n", 0, offset) + 1
+    column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return f"line {line}, column {column}"
+
+
+_BYTE_OFFSET = re.compile(r"\(byte (\d+)\)")
+_NON_FINITE = re.compile(rb"-?(NaN|Infinity)")
+
+
+def _json_error(name: str, data: bytes, exc: Exception) -> CassetteError:
+    message = str(exc)
+    match = _BYTE_OFFSET.search(message)
+    if message == TOO_DEEP:
+        return CassetteError(f"{name}: JSON {TOO_DEEP}; a cassette never nests this deep, so the file is "
+                             "damaged or not a cassette: re-record it")
+    if isinstance(exc, UnicodeDecodeError):
+        return CassetteError(f"{name}: not UTF-8 text at {text_position(data, exc.start)}, so not a cassette; "
+                             "re-record it or restore it from a copy")
+    if data.startswith(b"\xef\xbb\xbf"):
+        return CassetteError(f"{name}: starts with a byte-order mark, which JSON (and the original tool) "
+                             "rejects; save the file as UTF-8 without a BOM")
+    if "truncated" in message:
+        return CassetteError(f"{name}: not JSON: the file ends early at {text_position(data, len(data))} "
+                             "(truncated?); re-record it or restore it from a copy")
+    if match:
+        offset = int(match.group(1))
+        where = text_position(data, offset)
+        if _NON_FINITE.match(data, offset):
+            return CassetteError(f"{name}: NaN/Infinity at {where} is not valid JSON (JavaScript rejects "
+                                 "it too); re-record the cassette")
+        return CassetteError(f"{name}: not JSON: invalid syntax at {where}; the file is damaged or not a "
+                             "cassette: re-record it or restore it from a copy")
+    return CassetteError(f"{name}: not JSON; the file is damaged or not a cassette: re-record it or restore "
+                         "it from a copy")
+
+
+_TYPE_WORDS = {"int": "an integer", "str": "a string", "object": "an object", "array": "an array",
+               "null": "null", "float": "a number"}
+_PATH = re.compile(r"\$\.steps\[(\d+)\](?:\.(\w+))?")
+
+
+def _expected(message: str) -> str:
+    names = [t.strip() for union in re.findall(r"`([a-z |]+)`", message.split(", got")[0]) for t in union.split("|")]
+    if "float" in names:  # `int | float`: JSON has one number type
+        names = [t for t in names if t != "int"]
+    words = [_TYPE_WORDS.get(t, t) for t in names if t]
+    return " or ".join(words) if words else "valid"
+
+
+def _structure_error(name: str, exc: msgspec.ValidationError) -> CassetteError:
+    """Rewrite msgspec's message so it names the step and field but never a value."""
+    message = str(exc)
+    path = message.rsplit(" - at `", 1)[1].rstrip("`") if " - at `" in message else "$"
+    step = _PATH.match(path)
+    missing = re.search(r"missing required field `(\w+)`", message)
+    if step and step.group(2) is None and missing:
+        return CassetteError(f"{name}: step {step.group(1)} has no `{missing.group(1)}` field")
+    if step and step.group(2) is None:
+        return CassetteError(f"{name}: step {step.group(1)} is not an object")
+    if step:
+        index, field = step.group(1), step.group(2)
+        if field == "type" and "enum" in message:
+            return CassetteError(f"{name}: step {index} has an unknown type (expected one of "
+                                 f"{', '.join(STEP_TYPES)})")
+        return CassetteError(f"{name}: step {index} field `{field}` must be {_expected(message)}")
+    if missing:
+        return CassetteError(f"{name}: the cassette has no `{missing.group(1)}` field")
+    field = path.removeprefix("$.") if path != "$" else "the top level"
+    return CassetteError(f"{name}: `{field}` must be {_expected(message)}")
+
+
+_CASSETTE_DECODER = msgspec.json.Decoder(Cassette, float_hook=JSFloat)
+# Plain floats: no Python call per number.  `canonical_bytes` prints them as JavaScript does too, so a
+# caller that only hashes and scans the cassette (verify) loads it this way.
+_PLAIN_FLOAT_DECODER = msgspec.json.Decoder(Cassette)
+
+
+def _integer(value: Any) -> Any:
+    """An integral float (`1.0`, as Python's json.dumps prints a float) as the integer it is; else `value`."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _integral_numbers(raw: Any) -> Any:
+    """The same document with integral floats in `version`, `createdAt` and each step's `index` as integers:
+    JSON has one number type, so `1.0` is the integer 1 there, as it is for the original."""
+    if not isinstance(raw, dict):
+        return raw
+    for field in ("version", "createdAt"):
+        if field in raw:
+            raw[field] = _integer(raw[field])
+    steps = raw.get("steps")
+    if isinstance(steps, list):
+        for step in steps:
+            if isinstance(step, dict) and "index" in step:
+                step["index"] = _integer(step["index"])
+    return raw
+
+
+def check_version(raw: Any, name: str) -> None:
+    """`CassetteError` unless `raw` is an object holding version 2, the only version there is."""
+    if not isinstance(raw, dict):
+        raise CassetteError(f"{name}: not a cassette: the top level is not a JSON object")
+    version = raw.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise CassetteError(f"{name}: no numeric `version` field; this is not a Blackbox cassette "
+                            "(re-record it with this version of Blackbox)")
+    if version != SCHEMA_VERSION:
+        raise CassetteError(f"{name}: cassette version {version} is not supported (only version "
+                            f"{SCHEMA_VERSION}; there is no migration, re-record it)")
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector: decoding or walking a large cassette allocates millions of objects
+    (none cyclic), and the collector's passes over them can cost as much as the work itself."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def loads(data: bytes, *, name: str = "cassette", js_floats: bool = True) -> Cassette:
+    """Parse cassette bytes: JSON, an object, version 2, then the structure of every step.
+
+    Numbers that are not integers come back as `JSFloat`, or as plain floats with `js_floats=False`."""
+    try:
+        with paused_gc():
+            cassette = (_CASSETTE_DECODER if js_floats else _PLAIN_FLOAT_DECODER).decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        pass  # find the precise reason below, in the order of docs/format.md, "Loading"
+    else:
+        check_version({"version": cassette.version}, name)
+        return cassette
+    try:
+        raw = decode_json(data)
+    except (msgspec.DecodeError, UnicodeDecodeError, ValueError) as exc:
+        raise _json_error(name, data, exc) from None
+    raw = _integral_numbers(raw)
+    check_version(raw, name)
+    try:
+        try:
+            return msgspec.convert(raw, Cassette)
+        except UnicodeEncodeError:  # msgspec encodes a key or a Literal it checks; a lone surrogate cannot be
+            return msgspec.convert(_surrogate_free_frame(raw), Cassette)
+    except msgspec.ValidationError as exc:
+        raise _structure_error(name, exc) from None
+    except RecursionError:
+        raise _json_error(name, data, msgspec.DecodeError(TOO_DEEP)) from None
+
+
+# Fields whose string value is kept as it is, lone surrogates included; every other field is not a string.
+_TEXT_FIELDS = frozenset({"id", "prevHash", "hash", "parentId", "forkedFromStepId"})
+
+
+def _scrubbed(value: Any) -> Any:
+    """`value` with every lone surrogate (in strings and keys) replaced: for values that are refused anyway."""
+    if isinstance(value, str):
+        return LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_scrubbed(k): _scrubbed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrubbed(v) for v in value]
+    return value
+
+
+def _frame_safe(obj: Any) -> Any:
+    if not isinstance(obj, dict):
+        return _scrubbed(obj)  # not an object where a step belongs: refused all the same
+    safe: dict[str, Any] = {}
+    for key, value in obj.items():
+        if LONE_SURROGATE.search(key):
+            continue  # no field has such a name: an unknown field, ignored like any other
+        if key == "payload" or (key in _TEXT_FIELDS and isinstance(value, str)):
+            safe[key] = value  # any JSON; or a string, which may hold lone surrogates
+        else:
+            safe[key] = _scrubbed(value)  # a string where no string (or no such type name) belongs: refused
+    return safe
+
+
+def _surrogate_free_frame(raw: dict[str, Any]) -> dict[str, Any]:
+    """The cassette's top level and steps with the lone surrogates msgspec cannot check taken out of the
+    frame (keys, step types, where numbers belong); payloads and ids are left as they are."""
+    frame: dict[str, Any] = _frame_safe(raw)
+    if isinstance(frame.get("steps"), list):
+        frame["steps"] = [_frame_safe(step) for step in frame["steps"]]
+    return frame
+
+
+@contextmanager
+def reading(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Turns a failure to open or read a cassette file into its one-line `CassetteError`, naming the path."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise CassetteError(f"{Path(path)}: no such file") from None
+    except IsADirectoryError:
+        raise CassetteError(f"{Path(path)}: is a directory, not a cassette file") from None
+    except OSError as exc:
+        raise CassetteError(f"{Path(path)}: cannot read: {exc.strerror}") from None
+
+
+def read_cassette(path: str | os.PathLike[str]) -> bytes:
+    """A cassette file's bytes; `CassetteError` naming the path when it cannot be read."""
+    with reading(path):
+        return Path(path).read_bytes()
+
+
+def load(path: str | os.PathLike[str], *, js_floats: bool = True) -> Cassette:
+    """Read a cassette file; `CassetteError` with one clear line when it cannot be read.
+
+    Read into memory, not mapped: a file truncated by another program while mapped would kill the process
+    (SIGBUS), and mapped pages count as resident memory all the same.
+    """
+    return loads(read_cassette(path), name=str(Path(path)), js_floats=js_floats)
+
+
+class Decodable(Protocol):
+    """A step kept undecoded (a lazily loaded or an indexed one)."""
+
+    def decoded(self) -> Step: ...
+
+
+def chain_break(
+    cassette: Cassette | LazyCassette | Sequence[Decodable], *,
+    on_step: Callable[[Step, bytes], None] | None = None,
+) -> ChainBreak | None:
+    """The first link of the hash chain that does not hold (docs/format.md, "Loading" order), or None.
+
+    `on_step` sees each step that passed with the canonical bytes its hash was taken of, so a caller (verify)
+    can scan them without canonicalizing twice.  A lazy cassette's payloads are decoded one at a time and
+    dropped after hashing, and so are the steps of a sequence of undecoded ones.
+    """
+    steps: Iterable[Step]
+    if isinstance(cassette, Cassette):
+        steps = cassette.steps
+    else:
+        steps = (s.decoded() for s in (cassette if isinstance(cassette, Sequence) else cassette.steps))
+    return steps_break(steps, on_step=on_step)
+
+
+def steps_break(steps: Iterable[Step], *, on_step: Callable[[Step, bytes], None] | None = None) -> ChainBreak | None:
+    """`chain_break` of steps as they come (decoded one at a time by the caller, e.g. verify)."""
+    prev: str | None = None
+    for i, step in enumerate(steps):
+        broken = link_break(i, step.index, step.prevHash, prev)
+        if broken is not None:
+            return broken
+        broken, data = hash_break(i, step)
+        if broken is not None:
+            return broken
+        if on_step is not None:
+            on_step(step, data)
+        prev = step.hash
+    return None
+
+
+def link_break(i: int, index: int, prev_hash: str | None, previous: str | None) -> ChainBreak | None:
+    """The link checks of step `i`, in order: its index, then its prevHash against `previous` (the hash of
+    step i-1; step 0's prevHash must be null).  They need no payload."""
+    if index != i:
+        return ChainBreak(i, f"step {i} has index {index}; expected {i}")
+    if i == 0 and prev_hash is not None:
+        return ChainBreak(0, "step 0 has a prevHash; the first step's must be null")
+    if i > 0 and prev_hash != previous:
+        return ChainBreak(i, f"step {i} prevHash does not match the hash of step {i - 1}")
+    return None
+
+
+def hash_break(i: int, step: Step) -> tuple[ChainBreak | None, bytes]:
+    """Whether step `i`'s stored hash matches its recomputed one; the canonical bytes hashed."""
+    try:
+        data = hashed_bytes(step.index, step.type, step.timestamp, step.payload, step.prevHash)
+    except CanonicalError:
+        return ChainBreak(i, f"step {i} payload has no canonical JSON form (NaN or Infinity), so its "
+                             "hash cannot match"), b""
+    computed = sha256_hex(data)
+    if computed != step.hash:
+        return ChainBreak(i, f"step {i} hash does not match its content (recomputed {computed[:12]}…)"), b""
+    return None, data
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Saving (the layout and the atomic write are in `writing`)
+
+
+def save(cassette: Cassette, path: str | os.PathLike[str]) -> None:
+    """Write a cassette atomically in the original's layout."""
+    atomic_write(path, dumps(cassette))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Building
+
+
+class StepChain:
+    """Appends steps to a new cassette, linking each to the previous one's hash.
+
+    Payloads must already be JSON values (see `canonical.json_value`).  A fork starts from a copied prefix.
+    """
+
+    def __init__(self, trace_id: str, prefix: list[Step] | None = None) -> None:
+        self.trace_id = trace_id
+        self.steps: list[Step] = list(prefix or [])
+
+    def append(self, type_: StepType, timestamp: Timestamp, payload: Any) -> Step:
+        index = len(self.steps)
+        prev = self.steps[-1].hash if self.steps else None
+        step = Step(
+            id=f"{self.trace_id}:{index}",
+            index=index,
+            type=type_,
+            timestamp=timestamp,
+            payload=payload,
+            prevHash=prev,
+            hash=step_hash(index, type_, timestamp, payload, prev),
+        )
+        self.steps.append(step)
+        return step
+
+    def cassette(
+        self, created_at: int, *, parent_id: str | None = None, forked_from_step_id: str | None = None
+    ) -> Cassette:
+        return Cassette(
+            version=SCHEMA_VERSION,
+            id=self.trace_id,
+            createdAt=created_at,
+            steps=list(self.steps),
+            parentId=parent_id,
+            forkedFromStepId=forked_from_step_id,
+        )

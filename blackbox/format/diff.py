@@ -1,0 +1,318 @@
+"""diff (docs/format.md, "Diff, assert, inspect and list"): where two cassettes diverge, what changed there, and what
+it did to the outcome.
+
+By default steps match when their hashes are equal (a fork and its parent); `semantic` matches type plus a
+JSON-equal payload (two separate recordings); `agents` matches what the step did, whichever coding agent took it
+(two imports of one task by different agents; `blackbox.format.agentview`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+import msgspec
+
+from blackbox.format.agentview import same_actions, same_step
+from blackbox.format.cassette import Cassette, ChainBreak, Step, hash_break, link_break, paused_gc
+from blackbox.format.firstdiff import join_path, json_equal, utf16_sorted
+from blackbox.format.lazy import LazyCassette, LazyStep, decode_payload
+from blackbox.format.outcome import Outcome, outcome, step_label, summarize_step, terminal_outcome
+
+__all__ = [
+    "ChangedValue",
+    "DiffReport",
+    "FieldChange",
+    "Verdict",
+    "compare_rows",
+    "diff",
+    "diff_lazy",
+    "lazy_chain_breaks",
+    "lazy_outcome",
+    "step_changes",
+    "verdict_of",
+]
+
+Row = Literal["same", "changed", "only_a", "only_b"]
+VALUE_KEYS = ("result", "toolInput", "calls", "text")
+FIELD_LIMIT = 6
+
+
+class FieldChange(msgspec.Struct, frozen=True):
+    """One changed leaf: `path` (`a.b[0].c`), the old and the new value (absent sides are None)."""
+
+    path: str
+    old: Any
+    new: Any
+    old_present: bool = True
+    new_present: bool = True
+
+
+class ChangedValue(msgspec.Struct, frozen=True):
+    """The value that changed at the divergence, when both steps carry it."""
+
+    key: str
+    old: Any
+    new: Any
+
+
+class Verdict(msgspec.Struct, frozen=True):
+    kind: Literal["status_flipped", "answer_changed", "reason_changed", "path_changed", "no_change"]
+    text: str
+
+
+class DiffReport(msgspec.Struct):
+    a_id: str
+    b_id: str
+    semantic: bool
+    rows: list[Row]
+    shared_prefix: int
+    first_divergence: int | None
+    step_a: Step | None
+    step_b: Step | None
+    changed_value: ChangedValue | None
+    changed_fields: list[FieldChange]
+    a_is_prefix: bool
+    b_is_prefix: bool
+    outcome_a: Outcome
+    outcome_b: Outcome
+    verdict: Verdict
+    agents: bool = False  # compared across agents (what each step did), not by payload
+
+    @property
+    def mode(self) -> str:
+        return "agents" if self.agents else "semantic" if self.semantic else "hash"
+
+    def to_dict(self) -> dict[str, Any]:
+        def side(step: Step | None) -> dict[str, Any] | None:
+            if step is None:
+                return None
+            return {"index": step.index, "type": step.type, "label": step_label(step), "hash": step.hash,
+                    "summary": summarize_step(step)}
+
+        return {
+            "a": self.a_id, "b": self.b_id, "mode": self.mode,
+            "sharedPrefix": self.shared_prefix, "firstDivergence": self.first_divergence,
+            "stepA": side(self.step_a), "stepB": side(self.step_b),
+            "changedValue": None if self.changed_value is None else msgspec.structs.asdict(self.changed_value),
+            "changedFields": [msgspec.structs.asdict(f) for f in self.changed_fields],
+            "aIsPrefix": self.a_is_prefix, "bIsPrefix": self.b_is_prefix,
+            "outcomeA": msgspec.structs.asdict(self.outcome_a), "outcomeB": msgspec.structs.asdict(self.outcome_b),
+            "verdict": {"kind": self.verdict.kind, "text": self.verdict.text},
+            "rows": list(self.rows),
+        }
+
+
+def _same(a: Step, b: Step, semantic: bool, agents: bool = False) -> bool:
+    if agents:
+        return same_step(a.type, a.payload, b.type, b.payload)
+    if semantic:
+        return a.type == b.type and json_equal(a.payload, b.payload)
+    return a.hash == b.hash
+
+
+_ABSENT: Any = object()
+
+
+def _leaf_changes(old: Any, new: Any, path: str, out: list[FieldChange], limit: int | None) -> None:
+    if limit is not None and len(out) >= limit:
+        return
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in utf16_sorted(old.keys() | new.keys()):
+            _leaf_changes(old.get(key, _ABSENT), new.get(key, _ABSENT), join_path(path, key), out, limit)
+        return
+    if isinstance(old, list) and isinstance(new, list):
+        for i in range(max(len(old), len(new))):
+            _leaf_changes(old[i] if i < len(old) else _ABSENT, new[i] if i < len(new) else _ABSENT,
+                          join_path(path, i), out, limit)
+        return
+    if old is _ABSENT or new is _ABSENT or not json_equal(old, new):
+        out.append(FieldChange(path or "(root)", None if old is _ABSENT else old, None if new is _ABSENT else new,
+                               old is not _ABSENT, new is not _ABSENT))
+
+
+def step_changes(a: Step | None, b: Step | None, limit: int | None = None) -> list[FieldChange]:
+    """Every changed field between two steps' payloads, path by path (type first when it differs)."""
+    out: list[FieldChange] = []
+    if a is not None and b is not None and a.type != b.type:
+        out.append(FieldChange("type", a.type, b.type))
+    _leaf_changes(_ABSENT if a is None else a.payload, _ABSENT if b is None else b.payload, "", out, limit)
+    return out if limit is None else out[:limit]
+
+
+def _changed_value(a: Step | None, b: Step | None) -> ChangedValue | None:
+    if a is None or b is None or not isinstance(a.payload, dict) or not isinstance(b.payload, dict):
+        return None
+    for key in VALUE_KEYS:
+        if key in a.payload and key in b.payload:
+            return ChangedValue(key, a.payload[key], b.payload[key])
+    return None
+
+
+def verdict_of(x: Outcome, y: Outcome) -> Verdict:
+    """The outcome verdict (docs/format.md, "Diff") of a parent `x` and a child `y`."""
+    if x.status != y.status:
+        return Verdict("status_flipped", f"status flipped (parent {x.status} → child {y.status})")
+    if x.status == "success" and x.final_answer != y.final_answer:
+        return Verdict("answer_changed", "same status, but the final answer changed")
+    if x.status == "error" and x.failure_reason != y.failure_reason:
+        return Verdict("reason_changed",
+                       f"same status, but the failure reason changed ({x.failure_reason} → {y.failure_reason})")
+    if x.tools != y.tools:
+        a_path, b_path = " → ".join(x.tools) or "(no tools)", " → ".join(y.tools) or "(no tools)"
+        return Verdict("path_changed", f"same outcome, but the tool-call path changed: {a_path} vs {b_path}")
+    return Verdict("no_change", "no behavioural change")
+
+
+def compare_rows(len_a: int, len_b: int, same: Callable[[int], bool]) -> tuple[list[Row], int | None]:
+    """One row per step index up to the longer run, and the first that is not `same`.
+
+    `same(i)` decides a pair present on both sides: equal hashes, or equal types and payloads."""
+    rows: list[Row] = []
+    first: int | None = None
+    for i in range(max(len_a, len_b)):
+        if i >= len_a:
+            rows.append("only_b")
+        elif i >= len_b:
+            rows.append("only_a")
+        else:
+            rows.append("same" if same(i) else "changed")
+        if first is None and rows[-1] != "same":
+            first = i
+    return rows, first
+
+
+def diff(a: Cassette, b: Cassette, *, semantic: bool = False, agents: bool = False) -> DiffReport:
+    """Walk both step lists by index and report the first divergence and the outcome verdict."""
+    sa, sb = a.steps, b.steps
+    rows, first = compare_rows(len(sa), len(sb), lambda i: _same(sa[i], sb[i], semantic, agents))
+    step_a = sa[first] if first is not None and first < len(sa) else None
+    step_b = sb[first] if first is not None and first < len(sb) else None
+    report = _report(a.id, b.id, semantic, rows, first, (len(sa), len(sb)), (step_a, step_b),
+                     (outcome(a), outcome(b)))
+    if agents:
+        _across_agents(report, [s.payload for s in sa if s.type == "tool_call"],
+                       [s.payload for s in sb if s.type == "tool_call"])
+    return report
+
+
+def _across_agents(report: DiffReport, calls_a: list[Any], calls_b: list[Any]) -> None:
+    """Across agents the tool path is compared by action: other tool names for the same commands, reads and
+    edits are no change of path."""
+    report.agents = True
+    if report.verdict.kind == "path_changed" and same_actions(calls_a, calls_b):
+        report.verdict = Verdict("no_change", "no behavioural change: the same actions, through each agent's tools")
+
+
+def _report(a_id: str, b_id: str, semantic: bool, rows: list[Row], first: int | None, lengths: tuple[int, int],
+            steps: tuple[Step | None, Step | None], outcomes: tuple[Outcome, Outcome]) -> DiffReport:
+    (len_a, len_b), (step_a, step_b), (oa, ob) = lengths, steps, outcomes
+    shared = first if first is not None else len(rows)
+    fields = step_changes(step_a, step_b, FIELD_LIMIT) if first is not None and step_a and step_b else []
+    return DiffReport(
+        a_id=a_id, b_id=b_id, semantic=semantic, rows=rows, shared_prefix=shared, first_divergence=first,
+        step_a=step_a, step_b=step_b, changed_value=_changed_value(step_a, step_b), changed_fields=fields,
+        a_is_prefix=first is not None and shared == len_a and len_b > len_a,
+        b_is_prefix=first is not None and shared == len_b and len_a > len_b,
+        outcome_a=oa, outcome_b=ob, verdict=verdict_of(oa, ob),
+    )
+
+
+class _ToolName(msgspec.Struct):
+    """The one field of a tool_call payload the outcome reads; msgspec skips the rest undecoded."""
+
+    toolName: Any = "?"
+
+
+_TOOL_NAME = msgspec.json.Decoder(_ToolName)
+
+
+def _tool_name(raw: msgspec.Raw) -> str:
+    try:
+        return str(_TOOL_NAME.decode(raw).toolName)
+    except (msgspec.DecodeError, msgspec.ValidationError):  # not an object (or lone surrogates): decode it all
+        payload = decode_payload(raw)
+        return str(payload.get("toolName", "?")) if isinstance(payload, dict) else "?"
+
+
+def lazy_outcome(cassette: LazyCassette) -> Outcome:
+    """`outcome` of a lazily loaded cassette, decoding only the tool names and the last step's payload."""
+    tools = tuple(_tool_name(s.payload) for s in cassette.steps if s.type == "tool_call")
+    last = cassette.steps[-1] if cassette.steps else None
+    payload = decode_payload(last.payload) if last is not None and last.type == "metadata" else None
+    return terminal_outcome(payload, tools)
+
+
+def _lazy_same(a: LazyStep, b: LazyStep, semantic: bool, agents: bool = False) -> bool:
+    if agents:
+        return same_step(a.type, decode_payload(a.payload), b.type, decode_payload(b.payload))
+    if not semantic:
+        return a.hash == b.hash
+    if a.type != b.type:
+        return False
+    if bytes(a.payload) == bytes(b.payload):  # the same text is the same value
+        return True
+    return json_equal(decode_payload(a.payload), decode_payload(b.payload))
+
+
+def diff_lazy(a: LazyCassette, b: LazyCassette, *, semantic: bool = False, agents: bool = False) -> DiffReport:
+    """`diff` of two lazily loaded cassettes (`lazy.load_lazy`): by hash, no payload is decoded except
+    the two diverging steps, the tool names and the last steps; semantic decodes one pair at a time, only
+    where the payloads' texts differ.  The report equals `diff` of the decoded cassettes."""
+    sa, sb = a.steps, b.steps
+    rows, first = compare_rows(len(sa), len(sb), lambda i: _lazy_same(sa[i], sb[i], semantic, agents))
+    step_a = sa[first].decoded() if first is not None and first < len(sa) else None
+    step_b = sb[first].decoded() if first is not None and first < len(sb) else None
+    report = _report(a.id, b.id, semantic, rows, first, (len(sa), len(sb)), (step_a, step_b),
+                     (lazy_outcome(a), lazy_outcome(b)))
+    if agents:
+        _across_agents(report, [decode_payload(s.payload) for s in sa if s.type == "tool_call"],
+                       [decode_payload(s.payload) for s in sb if s.type == "tool_call"])
+    return report
+
+
+_PLAIN = msgspec.json.Decoder()  # plain floats: the canonical writer prints them as JavaScript does
+
+
+def _hashable(step: LazyStep) -> Step:
+    """The step with its payload decoded for hashing only (plain floats, no per-number Python call)."""
+    try:
+        payload = _PLAIN.decode(step.payload)
+    except msgspec.DecodeError:  # lone surrogates, which only the standard library decodes
+        payload = decode_payload(step.payload)
+    return Step(step.id, step.index, step.type, step.timestamp, payload, step.prevHash, step.hash)
+
+
+def _twins(x: LazyStep, y: LazyStep) -> bool:
+    """Both steps hash the same bytes: their hashed fields are equal and their payloads the same text."""
+    return (x.hash == y.hash and x.type == y.type and x.timestamp == y.timestamp and x.prevHash == y.prevHash
+            and type(x.timestamp) is type(y.timestamp) and x.payload == y.payload)
+
+
+def lazy_chain_breaks(a: LazyCassette, b: LazyCassette) -> tuple[ChainBreak | None, ChainBreak | None]:
+    """The first broken link of each cassette's hash chain (as `chain_break` finds it), checked together.
+
+    A fork and its parent share a prefix step for step: where both steps have the same hashed fields and
+    the same payload text, one recomputed hash answers for both, so two such files cost about one chain
+    check.  Payloads are decoded one at a time and dropped."""
+    sides = (a.steps, b.steps)
+    breaks: list[ChainBreak | None] = [None, None]
+    previous: list[str | None] = [None, None]
+    with paused_gc():
+        for i in range(max(len(a.steps), len(b.steps))):
+            present = [n for n in (0, 1) if breaks[n] is None and i < len(sides[n])]
+            if not present:
+                break
+            for n in present:
+                step = sides[n][i]
+                breaks[n] = link_break(i, step.index, step.prevHash, previous[n])
+            present = [n for n in present if breaks[n] is None]
+            if len(present) == 2 and _twins(a.steps[i], b.steps[i]):
+                broken, _ = hash_break(i, _hashable(a.steps[i]))
+                breaks[0] = breaks[1] = broken
+            else:
+                for n in present:
+                    breaks[n], _ = hash_break(i, _hashable(sides[n][i]))
+            for n in present:
+                previous[n] = sides[n][i].hash
+    return breaks[0], breaks[1]

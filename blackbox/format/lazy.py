@@ -1,0 +1,110 @@
+"""Lazy loading (docs/format.md, "Loading"): a cassette whose payloads stay undecoded JSON, a zero-copy view of
+the file's bytes, so a browser or a diff holds a large cassette at about the size of its file and decodes only
+the payloads it needs.  The checks and errors are `cassette.loads`' own: a file that fails here is loaded
+eagerly to find the precise reason.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from blackbox.format.canonical import decode_json
+from blackbox.format.cassette import Cassette, Step, StepType, Timestamp, check_version, loads, paused_gc, read_cassette
+
+__all__ = ["LazyCassette", "LazyStep", "decode_payload", "load_lazy", "loads_lazy"]
+
+
+def decode_payload(raw: msgspec.Raw) -> Any:
+    """A lazily loaded step's payload as `load` gives it (`JSFloat` numbers)."""
+    return decode_json(bytes(raw))
+
+
+class LazyStep(msgspec.Struct):
+    """A step whose payload stays undecoded JSON (a view of the file's bytes) until `decoded()`."""
+
+    id: str
+    index: int
+    type: StepType
+    timestamp: Timestamp
+    payload: msgspec.Raw
+    prevHash: str | None
+    hash: str
+
+    def decoded(self) -> Step:
+        return Step(self.id, self.index, self.type, self.timestamp, decode_payload(self.payload),
+                    self.prevHash, self.hash)
+
+
+class LazyCassette(msgspec.Struct, omit_defaults=True):
+    """A cassette held at about the size of its file: a browser decodes only the payloads it shows."""
+
+    version: int
+    id: str
+    createdAt: int
+    steps: list[LazyStep]
+    parentId: str | None = None
+    forkedFromStepId: str | None = None
+
+    def decoded(self) -> Cassette:
+        with paused_gc():
+            steps = [s.decoded() for s in self.steps]
+        return Cassette(self.version, self.id, self.createdAt, steps, self.parentId, self.forkedFromStepId)
+
+
+_LAZY_DECODER = msgspec.json.Decoder(LazyCassette)
+
+
+# In `json.dumps`' output: a string (left alone) or a non-finite number, which JSON has no word for.
+_NON_FINITE_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?Infinity')
+
+
+def _raw_json(value: Any) -> msgspec.Raw:
+    """A decoded payload as JSON again; ASCII escapes keep lone surrogates, which msgspec cannot write, and
+    a number too large for a double (read as infinity) is written `1e999`, which reads back the same."""
+    text = json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+    if "Infinity" in text:
+        text = _NON_FINITE_TOKEN.sub(lambda m: m[0] if m[0][0] == '"' else m[0].replace("Infinity", "1e999"), text)
+    return msgspec.Raw(text.encode())
+
+
+def _check_utf8(data: bytes, chunk: int = 1 << 20) -> None:
+    """`UnicodeDecodeError` unless `data` is UTF-8 (msgspec skips a `Raw` value's strings unchecked); in
+    chunks, never holding the file as text."""
+    if data.isascii():
+        return
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    for start in range(0, len(data), chunk):
+        decoder.decode(view[start:start + chunk], final=start + chunk >= len(data))
+
+
+def loads_lazy(data: bytes, *, name: str = "cassette", check_utf8: bool = True) -> LazyCassette:
+    """Like `loads`, with the same checks and errors, but every payload stays a `msgspec.Raw` view of `data`
+    (zero-copy: the cassette costs about `data` plus its steps' small fields).
+
+    `check_utf8=False` skips the check of the payloads' text, for a caller that decodes every payload anyway
+    (msgspec refuses bytes that are not UTF-8 there) and so finds any such payload itself."""
+    try:
+        if check_utf8:
+            _check_utf8(data)
+        with paused_gc():
+            lazy = _LAZY_DECODER.decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+        full = loads(data, name=name)  # the precise error; or a file only the fallback path can read
+        steps = [LazyStep(s.id, s.index, s.type, s.timestamp, _raw_json(s.payload), s.prevHash, s.hash)
+                 for s in full.steps]
+        return LazyCassette(full.version, full.id, full.createdAt, steps, full.parentId, full.forkedFromStepId)
+    check_version({"version": lazy.version}, name)
+    return lazy
+
+
+def load_lazy(path: str | os.PathLike[str], *, check_utf8: bool = True) -> LazyCassette:
+    """Read a cassette file keeping payloads undecoded (`decode_payload`); the errors of `load`."""
+    return loads_lazy(read_cassette(path), name=str(Path(path)), check_utf8=check_utf8)

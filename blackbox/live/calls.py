@@ -1,0 +1,88 @@
+"""What the HTTP transport and the session say to each other about one request.
+
+The transport hands every request of an SDK client to a `CallHandler` (the session) and does what it decides:
+`Reply` (answer here, without the network: a replayed response or a Blackbox error) or `Forward` (send it to
+the network; with a `ModelCall`, hand the response back through `close_call` so it can be recorded).  This
+module is all the transport knows of the session, so the two never import each other.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+import msgspec
+
+from blackbox.wire import Request
+
+if TYPE_CHECKING:
+    from blackbox.providers import Provider
+
+__all__ = ["JSON", "SSE", "CallHandler", "Forward", "ModelCall", "Reply", "Request", "StreamSink"]
+
+JSON = "application/json"
+SSE = "text/event-stream"
+
+
+class ModelCall(msgspec.Struct):
+    """A model request sent to the network whose response is to be recorded."""
+
+    provider: Provider
+    model_input: Any  # the neutral model_input payload (blackbox.format.payloads.ModelInput)
+    started_at: int
+    stream: bool = False  # the request asked for an event stream (so its answer is one, whatever its header)
+
+
+class Reply(msgspec.Struct):
+    """Answer the request here, without the network (a replayed response or a Blackbox error).
+
+    A replayed streaming request is answered with the provider's synthesized event stream: `content_type`
+    `text/event-stream` and `chunks` (one event each; `body` is their concatenation), sent `pause` seconds
+    apart when the replay keeps the recorded pace (0: as fast as the agent reads)."""
+
+    status: int
+    body: bytes
+    content_type: str = JSON
+    chunks: list[bytes] | None = None
+    pause: float = 0.0
+
+
+class StreamSink(Protocol):
+    """Where the transport tees a recorded event stream: the raw bytes as they pass on to the agent."""
+
+    def feed(self, chunk: bytes) -> None:
+        """The next bytes of the body, exactly as they came from the network (still content-encoded)."""
+        ...
+
+    def end(self) -> None:
+        """The body ended: the network sent all of it."""
+        ...
+
+    def fail(self, reason: str) -> None:
+        """The body stopped before its end: the network broke, or the agent closed the stream early."""
+        ...
+
+
+class Forward(msgspec.Struct):
+    """Send the request to the network; `call` is set when the response must be recorded."""
+
+    call: ModelCall | None = None
+
+
+class CallHandler(Protocol):
+    """The transport's view of a session: one decision per request, then the response of a recorded call."""
+
+    def open_call(self, request: Request) -> Reply | Forward:
+        """Decide what happens to one request (all of it: the provider may read the host, path, query)."""
+        ...
+
+    def close_call(self, call: ModelCall, status: int, content_type: str, body: bytes) -> Reply | None:
+        """A forwarded model call came back (its whole body read); None hands the response over as it came."""
+        ...
+
+    def stream_call(self, call: ModelCall, content_encoding: str | None) -> StreamSink:
+        """A forwarded model call came back 2xx as an event stream: the sink its bytes are teed into."""
+        ...
+
+    def abort_call(self, call: ModelCall) -> None:
+        """The network failed before a response arrived."""
+        ...

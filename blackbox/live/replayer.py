@@ -1,0 +1,201 @@
+"""Replay: a cursor over a recorded cassette that checks what the agent does against it.
+
+The session hands the replayer each normalized model request and each wrapped tool call; the replayer
+answers with the recorded `model_output` step or tool result, or raises `ReplayDivergenceError` with a
+report (step, path, recorded and actual values masked and cut, a hint).  It never runs a tool
+and never touches the network.
+
+A "turn" is the run of `tool_call` / `tool_result` steps after a model output (or at the start of the run):
+the agent may run those tools in any order, matched by name then arguments; every one must have run before
+the next model call and before `finish()`.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import msgspec
+
+from blackbox.errors import ReplayDivergenceError
+from blackbox.format.cassette import Cassette, Step
+from blackbox.format.firstdiff import first_difference, format_value, json_equal
+from blackbox.format.outcome import Outcome, last_metadata, outcome, terminal_outcome, turn_end
+from blackbox.format.payloads import ModelInput
+from blackbox.format.secrets import mask_secrets
+from blackbox.providers.neutral import CallIds, calls_of
+
+__all__ = ["ReplayedToolError", "Replayer", "ToolClaim", "divergence"]
+
+_HINT = ("the agent sent a different request than the one recorded; if the difference is nondeterministic "
+         "(a timestamp, a random id), rerun with --match sequence")
+
+
+class ReplayedToolError(RuntimeError):
+    """A wrapped tool's recorded error, raised again in replay (the tool itself does not run)."""
+
+
+class ToolClaim(msgspec.Struct):
+    """A recorded tool call handed to the agent: its id and its recorded result or error."""
+
+    call_id: str
+    name: str
+    call_index: int
+    result_index: int | None
+    outcome: dict[str, Any] | None  # the result step's payload
+
+
+class _TurnCall(msgspec.Struct):
+    call_index: int
+    result_index: int | None
+    payload: dict[str, Any]
+    claimed: bool = False
+
+
+def divergence(step: int, path: str, recorded: str, actual: str, hint: str | None = None) -> ReplayDivergenceError:
+    """The divergence report: `replay diverged at step i, path`, the two values (masked), and a hint."""
+    lines = [f"replay diverged at step {step}, {path}", f"  recorded: {recorded}", f"  actual:   {actual}"]
+    if hint:
+        lines.append(f"  {hint}")
+    return ReplayDivergenceError(mask_secrets("\n".join(lines)), step=step, path=path)
+
+
+class Replayer:
+    """Consumes a cassette in order: model calls strictly in sequence, tool calls within their turn."""
+
+    def __init__(self, cassette: Cassette, ids: CallIds, *, match: str = "strict") -> None:
+        self.cassette = cassette
+        self.match = match
+        self._ids = ids
+        self._steps = cassette.steps
+        self._end = len(self._steps) - 1 if self._steps and self._steps[-1].type == "metadata" else len(self._steps)
+        self._pos = 0  # the first step not consumed at turn level
+        self._consumed = 0
+        self._turn: list[_TurnCall] = []
+        self._open_turn()
+
+    # -- where we are ------------------------------------------------------------------------------
+
+    @property
+    def consumed(self) -> int:
+        """How many recorded steps the agent has reproduced so far."""
+        return self._consumed
+
+    def model_calls_left(self) -> int:
+        return sum(1 for s in self._steps[self._pos:self._end] if s.type == "model_input")
+
+    def _open_turn(self) -> None:
+        """Collect the tool steps that start at the cursor (they belong to the turn just answered)."""
+        end = turn_end(self._steps, self._pos)
+        self._turn_end = end
+        results = {
+            str(s.payload.get("toolCallId")): s.index
+            for s in reversed(self._steps[self._pos:end])
+            if s.type == "tool_result" and isinstance(s.payload, dict)
+        }
+        self._turn = [
+            _TurnCall(s.index, results.get(str(s.payload.get("toolCallId"))), s.payload)
+            for s in self._steps[self._pos:end]
+            if s.type == "tool_call" and isinstance(s.payload, dict)
+        ]
+
+    def _unrun(self) -> _TurnCall | None:
+        return next((call for call in self._turn if not call.claimed), None)
+
+    # -- model calls -------------------------------------------------------------------------------
+
+    def duration_ms(self, answer: Step) -> int:
+        """How long the recorded call took: its `model_output` timestamp less its `model_input`'s."""
+        start = self._steps[answer.index - 1].timestamp if answer.index > 0 else answer.timestamp
+        return int(max(0, answer.timestamp - start))
+
+    def model_call(self, live: ModelInput) -> Step:
+        """Check a normalized request against the recording; the recorded `model_output` step to answer with."""
+        unrun = self._unrun()
+        if unrun is not None:
+            raise divergence(unrun.call_index, "tool_call", _describe_call(unrun.payload),
+                             "a model call: the agent moved on without running it")
+        self._pos = self._turn_end
+        step = self._steps[self._pos] if self._pos < len(self._steps) else None
+        if step is None or step.type != "model_input":
+            recorded_calls = sum(1 for s in self._steps if s.type == "model_input")
+            recorded = "the end of the run" if step is None or step.type == "metadata" else f"a {step.type} step"
+            raise divergence(self._pos, "(root)", recorded, "another model call",
+                             f"the agent made another model call; the cassette records {recorded_calls}")
+        if self.match == "strict":
+            self._compare(step, live)
+        answer = self._steps[self._pos + 1] if self._pos + 1 < len(self._steps) else None
+        if answer is None or answer.type != "model_output" or not isinstance(answer.payload, dict):
+            raise divergence(self._pos + 1, "(root)", "no recorded model output", "a model call waiting for one",
+                             "the cassette ends after this request; re-record it")
+        for call in calls_of(answer.payload):
+            self._ids.bind(str(call.get("toolCallId")), str(call.get("toolCallId")))
+            self._ids.note_name(str(call.get("toolCallId")), str(call.get("toolName")))
+        self._pos += 2
+        self._consumed += 2
+        self._open_turn()
+        return answer
+
+    def _compare(self, step: Step, live: Any) -> None:
+        diff = first_difference(step.payload, live)
+        if diff is not None:
+            raise divergence(step.index, diff.path, format_value(diff.recorded, diff.recorded_present),
+                             format_value(diff.actual, diff.actual_present), _HINT)
+
+    # -- tools -------------------------------------------------------------------------------------
+
+    def claim_tool(self, name: str, tool_input: Any) -> ToolClaim:
+        """The recorded call this tool run answers: same name, then same input (in call order for duplicates)."""
+        candidates = [c for c in self._turn if not c.claimed and c.payload.get("toolName") == name]
+        if not candidates:
+            where = self._unrun()
+            step = where.call_index if where is not None else self._turn_end
+            recorded = _describe_call(where.payload) if where is not None else self._next_expected()
+            raise divergence(step, f"tool {name}", recorded, _describe_call({"toolName": name, "toolInput":
+                                                                             tool_input}),
+                             "the agent ran a tool the recording did not run at this point")
+        chosen = candidates[0]
+        if self.match == "strict":
+            same = next((c for c in candidates if json_equal(c.payload.get("toolInput"), tool_input)), None)
+            if same is None:
+                raise divergence(chosen.call_index, f"tool {name} input", format_value(chosen.payload.get("toolInput")),
+                                 format_value(tool_input), "the agent called the tool with different arguments")
+            chosen = same
+        chosen.claimed = True
+        self._consumed += 1 if chosen.result_index is None else 2
+        call_id = str(chosen.payload.get("toolCallId"))
+        self._ids.bind(call_id, call_id)
+        self._ids.note_name(call_id, name)
+        result = self._steps[chosen.result_index].payload if chosen.result_index is not None else None
+        return ToolClaim(call_id, name, chosen.call_index, chosen.result_index,
+                         copy.deepcopy(result) if isinstance(result, dict) else None)
+
+    def _next_expected(self) -> str:
+        step = self._steps[self._turn_end] if self._turn_end < len(self._steps) else None
+        if step is None or step.type == "metadata":
+            return "the end of the run"
+        return "the next model call" if step.type == "model_input" else f"a {step.type} step"
+
+    # -- the end -----------------------------------------------------------------------------------
+
+    def finish(self, terminal: Any) -> Outcome:
+        """End-of-run checks: everything consumed, then the same terminal payload as recorded."""
+        unrun = self._unrun()
+        if unrun is not None:
+            raise divergence(unrun.call_index, "end of run", f"the agent runs {unrun.payload.get('toolName')}",
+                             "finish()", "the agent finished without running a recorded tool call")
+        left = self.model_calls_left()
+        if left:
+            raise divergence(self._turn_end, "end of run", f"{left} more model call{'s' if left != 1 else ''}",
+                             "finish()", "the agent finished before making every recorded model call")
+        recorded = last_metadata(self._steps)  # None for an incomplete recording
+        if not json_equal(recorded, terminal):
+            raise divergence(len(self._steps) - 1 if recorded is not None else len(self._steps), "outcome",
+                             outcome(self.cassette).describe(), terminal_outcome(terminal).describe(),
+                             "the run ended differently from the recording")
+        self._consumed = len(self._steps)
+        return outcome(self.cassette)
+
+
+def _describe_call(payload: dict[str, Any]) -> str:
+    return f"{payload.get('toolName')} {format_value(payload.get('toolInput'))}"

@@ -1,0 +1,161 @@
+"""A recorded event stream, teed: the transport feeds it each chunk as the chunk passes on to the agent.
+
+The chunks are decoded (a server may compress an event stream) and fed to the provider's stream assembler.
+The call's outcome is reported to the session exactly once:
+
+- the terminal event arrived and nothing the SDK would still act on came after it (`COMPLETE`): the
+  assembled body, the response the API would have sent unstreamed, recorded like any 2xx JSON response once
+  the stream is over for the agent: its body ended, the agent closed or dropped it, or the agent went on
+  (`OpenStreams.settle`: its next model call, a wrapped tool, `finish()`, the process's exit).  Recording
+  at the terminal event itself would miss what the SDK still reads after it;
+- an `error` event arrived, or the body stopped before its terminal event (the network broke, or the agent
+  closed or abandoned the stream): recorded like a failed call, that is not at all (never as a model output,
+  never half a step);
+- Blackbox cannot record exactly what the agent got (`REFUSED`: an event after the terminal one, an event of
+  the wrong shape, a stream past `RECORD_LIMIT`, or any error of the recorder's own): not recorded, with a
+  warning on stderr.  The agent's bytes never depend on the recorder: nothing raised here reaches its read.
+
+Bytes after the outcome are passed on to the agent and otherwise ignored (not even decoded).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable
+
+from blackbox.live.calls import ModelCall
+from blackbox.providers.stream import ContentDecoder, StreamCodec, StreamResult, StreamStatus
+
+__all__ = ["RECORD_LIMIT", "OpenStreams", "StreamRecording", "not_recorded"]
+
+Done = Callable[[ModelCall, StreamResult], None]
+
+#: Decoded bytes of one event stream past which Blackbox stops recording it (the agent's bytes flow on).
+#: A 1.6 MB answer in 4-character deltas is ~45 MB of events; an endless stream stops costing anything here.
+RECORD_LIMIT = 256 * 1024 * 1024
+
+
+def not_recorded(reason: str) -> None:
+    """Say on stderr that a model call the agent received is missing from the recording, and why."""
+    print(f"[blackbox] a model call was not recorded: {reason}; the agent got the response as it came, and "
+          "a replay of this recording will not find the call", file=sys.stderr)
+
+
+class StreamRecording:
+    """One recorded stream (a `calls.StreamSink`): assembles the bytes, reports the outcome once to `done`."""
+
+    def __init__(self, call: ModelCall, codec: StreamCodec, content_encoding: str | None, done: Done,
+                 streams: OpenStreams | None = None) -> None:
+        self._call = call
+        self._streams = streams
+        self._done = done
+        self._lock = threading.Lock()
+        self._over = False
+        self._size = 0
+        self._decoder: ContentDecoder | None = None
+        self._assembler = codec.assembler()
+        try:
+            self._decoder = ContentDecoder(content_encoding)
+        except Exception as exc:  # an unknown encoding, or brotli not installed
+            self._refuse(f"the stream cannot be decoded: {exc}")
+
+    def feed(self, chunk: bytes) -> None:
+        if self._over or self._decoder is None:
+            return
+        try:
+            data = self._decoder.decode(chunk) if self._decoder.decodes else chunk
+            self._size += len(data)
+            if self._size > RECORD_LIMIT:
+                self._refuse(f"the stream passed {RECORD_LIMIT:,} bytes, Blackbox's recording limit")
+                return
+            result = self._assembler.feed(data)
+        except Exception as exc:  # a corrupt compressed body, or any trouble of the recorder's
+            self._refuse(f"the stream could not be read ({type(exc).__name__}: {exc})")
+            return
+        if result is not None and not result.complete:
+            self._report(result)
+
+    def end(self) -> None:
+        """The body ended: the terminal event's result, else why the stream is incomplete (with a warning:
+        the server ended a stream the agent read whole)."""
+        if self._over or self._decoder is None:
+            return
+        try:
+            tail = self._decoder.flush()
+        except Exception as exc:
+            self._refuse(f"the stream cannot be decoded: {exc}")
+            return
+        if tail:
+            self.feed(tail)
+        if not self._over:
+            result = self._assembler.finish()
+            self._report(result, warn=result.status is StreamStatus.ENDED_EARLY)
+
+    def fail(self, reason: str) -> None:
+        """The agent closed or dropped the stream, or the network broke: recorded if its terminal event had
+        arrived (the agent got the whole answer), else not at all."""
+        if not self._over and not self.settle():
+            self._report(StreamResult(StreamStatus.ENDED_EARLY, None, reason))
+
+    def settle(self) -> bool:
+        """The agent went on: record the stream now if its terminal event has arrived (True)."""
+        result = self._assembler.result
+        if self._over or result is None or not result.complete:
+            return False
+        self._report(result)
+        return True
+
+    def _refuse(self, reason: str) -> None:
+        self._report(StreamResult(StreamStatus.REFUSED, None, reason))
+
+    def _report(self, result: StreamResult, *, warn: bool = False) -> None:
+        with self._lock:
+            if self._over:
+                return
+            self._over = True
+        if self._streams is not None:
+            self._streams.closed(self)
+        if warn or result.status is StreamStatus.REFUSED:
+            not_recorded(f"a streamed answer: {result.error}")
+        try:
+            self._done(self._call, result)
+        except Exception as exc:  # never into the agent's read
+            not_recorded(f"a streamed answer could not be recorded ({type(exc).__name__}: {exc})")
+
+
+class OpenStreams:
+    """The session's recorded streams still open, so the session can settle them when the agent goes on and
+    `finish()` can end those the agent abandoned."""
+
+    def __init__(self) -> None:
+        self._open: set[StreamRecording] = set()
+        self._lock = threading.Lock()
+
+    def open(self, call: ModelCall, codec: StreamCodec, content_encoding: str | None, done: Done) -> StreamRecording:
+        """A new recorded stream, open until its outcome is reported."""
+        stream = StreamRecording(call, codec, content_encoding, done, self)
+        with self._lock:
+            if not stream._over:
+                self._open.add(stream)
+        return stream
+
+    def closed(self, stream: StreamRecording) -> None:
+        with self._lock:
+            self._open.discard(stream)
+
+    def settle(self) -> None:
+        """The agent went on (another call, a tool, the end of the run): every open stream whose terminal
+        event has arrived is recorded now."""
+        if self._open:
+            with self._lock:
+                streams = list(self._open)
+            for stream in streams:
+                stream.settle()
+
+    def abandon_all(self) -> None:
+        """The run is over: a stream still open is recorded if complete, else it was abandoned by the agent."""
+        with self._lock:
+            streams = list(self._open)
+        for stream in streams:
+            stream.fail("the run finished before the agent read the stream to its end")

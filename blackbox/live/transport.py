@@ -1,0 +1,262 @@
+"""HTTP transports that hand every request of an SDK client to a session (a `calls.CallHandler`).
+
+The SDKs moved from `httpx` to its fork `httpx2`; both define the same transport interface
+(`handle_request` / `handle_async_request`) but separate classes, so the transport classes are built once
+per module.  A transport asks the session what to do with a request: answer it here (a replayed response,
+a Blackbox error as an HTTP 400 the SDK will not retry) or forward it to the real network transport, reading
+the whole response so the session can record it, then hand the agent that same response object, already
+read (its headers, status and extensions untouched; `read()` later returns the body it already holds).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import functools
+import importlib
+import time
+from collections.abc import AsyncIterator, Iterator
+from types import ModuleType
+from typing import Any
+
+from blackbox.live.calls import SSE, CallHandler, Forward, ModelCall, Reply, Request, StreamSink
+
+__all__ = ["http_module", "make_client", "transport_classes"]
+
+def http_module(flavor: str | None) -> ModuleType:
+    """httpx2 when importable (what current SDKs use), else httpx; `flavor` forces one."""
+    if flavor not in (None, "httpx", "httpx2"):
+        raise ValueError(f"flavor must be 'httpx2' or 'httpx', not {flavor!r}")
+    if flavor is not None:
+        return importlib.import_module(flavor)
+    try:
+        return importlib.import_module("httpx2")
+    except ImportError:
+        return importlib.import_module("httpx")
+
+
+def _reply(http: ModuleType, request: Any, reply: Reply) -> Any:
+    headers = [("content-type", reply.content_type), ("x-should-retry", "false")]
+    if reply.chunks is not None and reply.pause > 0:
+        return http.Response(reply.status, headers=headers, request=request,
+                             stream=stream_classes(http)[2](reply.chunks, reply.pause))
+    return http.Response(reply.status, headers=headers, content=reply.body, request=request)
+
+
+def _is_stream(response: Any, call: ModelCall) -> bool:
+    """A 2xx event stream, teed as it passes instead of read whole: the request asked for one (the SDK then
+    reads the body as events whatever its header says: none, or `application/json`), or the header says so."""
+    header = response.headers.get("content-type", "").lower()
+    return 200 <= response.status_code < 300 and (call.stream or SSE in header)
+
+
+class _Tee:
+    """What the sync and async tee streams share: the stream they read, the sink they feed, and the word to
+    the sink when the agent drops the stream unread (neither read to the end nor closed)."""
+
+    def __init__(self, inner: Any, sink: StreamSink) -> None:
+        self.inner = inner
+        self.sink = sink
+
+    def __del__(self) -> None:
+        self.sink.fail("the agent abandoned the stream before its end")
+
+
+def _why_it_ended(exc: BaseException) -> str:
+    """Why a recorded stream ended early, for its sink: the agent stopped reading (the generator was closed),
+    or reading it raised."""
+    if isinstance(exc, GeneratorExit):
+        return "the agent stopped reading the stream before its end"
+    return f"the stream broke ({type(exc).__name__})"
+
+
+@functools.cache
+def stream_classes(http: ModuleType) -> tuple[type, type, type]:
+    """The (sync tee, async tee, paced replay) byte streams for the `httpx` or `httpx2` module."""
+
+    class TeeStream(_Tee, http.SyncByteStream):  # type: ignore[name-defined,misc]
+        """Passes each chunk of a recorded stream on to the agent after handing it to the sink."""
+
+        def __iter__(self) -> Iterator[bytes]:
+            try:
+                for chunk in self.inner:
+                    self.sink.feed(chunk)
+                    yield chunk
+            except BaseException as exc:
+                self.sink.fail(_why_it_ended(exc))
+                raise
+            self.sink.end()
+
+        def close(self) -> None:
+            self.sink.fail("the agent closed the stream before its end")
+            self.inner.close()
+
+    class AsyncTeeStream(_Tee, http.AsyncByteStream):  # type: ignore[name-defined,misc]
+        """The async counterpart of `TeeStream`."""
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            try:
+                async for chunk in self.inner:
+                    self.sink.feed(chunk)
+                    yield chunk
+            except BaseException as exc:
+                self.sink.fail(_why_it_ended(exc))
+                raise
+            self.sink.end()
+
+        async def aclose(self) -> None:
+            self.sink.fail("the agent closed the stream before its end")
+            await self.inner.aclose()
+
+    class PacedStream(http.SyncByteStream, http.AsyncByteStream):  # type: ignore[name-defined,misc]
+        """A replayed event stream sent one chunk every `pause` seconds (the recorded call's pace)."""
+
+        def __init__(self, chunks: list[bytes], pause: float) -> None:
+            self.chunks = chunks
+            self.pause = pause
+
+        def __iter__(self) -> Iterator[bytes]:
+            for index, chunk in enumerate(self.chunks):
+                if index:
+                    time.sleep(self.pause)
+                yield chunk
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            for index, chunk in enumerate(self.chunks):
+                if index:
+                    await asyncio.sleep(self.pause)
+                yield chunk
+
+    return TeeStream, AsyncTeeStream, PacedStream
+
+
+def _request(request: Any, body: bytes) -> Request:
+    """The neutral request value, built once: the session and the provider read it, never the httpx object."""
+    url = request.url
+    return Request(
+        method=request.method, url=f"{url.scheme}://{url.netloc.decode('ascii')}{url.path}", host=url.host,
+        path=url.path, query=tuple(url.params.multi_items()),
+        headers=tuple((name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in request.headers.raw),
+        body=body)
+
+
+def _read(response: Any, started: float) -> bytes:
+    """The whole body, decoded; the response keeps it, so the agent's client reads it from memory.
+
+    Read here, the body's stream is closed before the client wraps it to time the call, so the response's
+    `elapsed` is set here, as the client would have set it."""
+    try:
+        body: bytes = response.read()
+        return body
+    finally:
+        _set_elapsed(response, started)
+
+
+async def _aread(response: Any, started: float) -> bytes:
+    try:
+        body: bytes = await response.aread()
+        return body
+    finally:
+        _set_elapsed(response, started)
+
+
+def _set_elapsed(response: Any, started: float) -> None:
+    if response.is_closed:
+        response.elapsed = datetime.timedelta(seconds=time.perf_counter() - started)
+
+
+def _recorded(http: ModuleType, handler: CallHandler, call: ModelCall, request: Any, response: Any,
+              body: bytes) -> Any:
+    """Hand the response to the session; the agent gets it as it came, unless the session answers instead."""
+    instead = handler.close_call(call, response.status_code, response.headers.get("content-type", ""), body)
+    return response if instead is None else _reply(http, request, instead)
+
+
+@functools.cache
+def transport_classes(http: ModuleType) -> tuple[type, type]:
+    """The (sync, async) Blackbox transport classes for the `httpx` or `httpx2` module.
+
+    Both ask `open_call` and answer through `_reply` / `_recorded`; only the network I/O differs."""
+
+    class BlackboxTransport(http.BaseTransport):  # type: ignore[name-defined,misc]
+        """Sync transport: asks the session, forwards through `inner`."""
+
+        def __init__(self, handler: CallHandler, inner: Any) -> None:
+            self.session = handler
+            self.inner = inner
+
+        def handle_request(self, request: Any) -> Any:
+            decision = self.session.open_call(_request(request, request.read()))
+            if isinstance(decision, Reply):
+                return _reply(http, request, decision)
+            return self._forward(request, decision)
+
+        def _forward(self, request: Any, decision: Forward) -> Any:
+            call = decision.call
+            if call is None:
+                return self.inner.handle_request(request)
+            started = time.perf_counter()
+            try:
+                response = self.inner.handle_request(request)
+                if _is_stream(response, call):
+                    sink = self.session.stream_call(call, response.headers.get("content-encoding"))
+                    response.stream = stream_classes(http)[0](response.stream, sink)
+                    return response
+                body = _read(response, started)
+            except BaseException:
+                self.session.abort_call(call)
+                raise
+            return _recorded(http, self.session, call, request, response, body)
+
+        def close(self) -> None:
+            self.inner.close()
+
+    class AsyncBlackboxTransport(http.AsyncBaseTransport):  # type: ignore[name-defined,misc]
+        """Async transport: the same decisions; overlapping calls are the session's to refuse."""
+
+        def __init__(self, handler: CallHandler, inner: Any) -> None:
+            self.session = handler
+            self.inner = inner
+
+        async def handle_async_request(self, request: Any) -> Any:
+            decision = self.session.open_call(_request(request, await request.aread()))
+            if isinstance(decision, Reply):
+                return _reply(http, request, decision)
+            return await self._forward(request, decision)
+
+        async def _forward(self, request: Any, decision: Forward) -> Any:
+            call = decision.call
+            if call is None:
+                return await self.inner.handle_async_request(request)
+            started = time.perf_counter()
+            try:
+                response = await self.inner.handle_async_request(request)
+                if _is_stream(response, call):
+                    sink = self.session.stream_call(call, response.headers.get("content-encoding"))
+                    response.stream = stream_classes(http)[1](response.stream, sink)
+                    return response
+                body = await _aread(response, started)
+            except BaseException:
+                self.session.abort_call(call)
+                raise
+            return _recorded(http, self.session, call, request, response, body)
+
+        async def aclose(self) -> None:
+            await self.inner.aclose()
+
+    return BlackboxTransport, AsyncBlackboxTransport
+
+
+def make_client(handler: CallHandler, flavor: str | None, *, asynchronous: bool, **kwargs: Any) -> Any:
+    """A client of the right HTTP module, built as the module builds it (environment proxies, certificates),
+    then with every transport it would use (the default one, `mounts`, proxies) wrapped by the handler."""
+    http = http_module(flavor)
+    sync_cls, async_cls = transport_classes(http)
+    wrap = async_cls if asynchronous else sync_cls
+    kwargs.setdefault("follow_redirects", True)
+    kwargs.setdefault("timeout", http.Timeout(600.0, connect=5.0))
+    client = (http.AsyncClient if asynchronous else http.Client)(**kwargs)
+    client._transport = wrap(handler, client._transport)
+    client._mounts = {pattern: None if mounted is None else wrap(handler, mounted)
+                      for pattern, mounted in client._mounts.items()}
+    return client

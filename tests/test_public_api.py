@@ -1,0 +1,53 @@
+"""Every name the README shows resolves where it says: the package's functions and types (`blackbox.load`,
+`blackbox.verify`, …), the module paths it names (`blackbox.plugin.network.guard_from_environment`), and the
+methods its pytest examples call on the `blackbox` fixture (`BlackboxFixture`, the default cassette's session API)."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import blackbox
+from blackbox.plugin.plugin import BlackboxFixture
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+SHOWN = sorted(set(re.findall(r"(?<![\w.])blackbox\.([A-Za-z_][\w.]*[A-Za-z_\d])", README)))
+
+
+def _resolve(dotted: str) -> Any:
+    """`dotted` below the package: an attribute, or a submodule imported as a user's `import` would."""
+    value: Any = blackbox
+    for part in dotted.split("."):
+        if isinstance(value, types.ModuleType) and not hasattr(value, part):
+            value = importlib.import_module(f"{value.__name__}.{part}")
+        else:
+            value = getattr(value, part)
+    return value
+
+
+def test_the_readme_shows_the_names_this_test_checks() -> None:
+    assert {"load", "verify", "diff", "outcome", "session", "plugin.network.guard_from_environment",
+            "http_client", "assert_outcome"} <= set(SHOWN)
+
+
+@pytest.mark.parametrize("dotted", SHOWN)
+def test_every_name_the_readme_shows_resolves(dotted: str) -> None:
+    try:
+        value = _resolve(dotted)
+    except (AttributeError, ModuleNotFoundError):
+        value = getattr(BlackboxFixture, dotted)  # the pytest examples' `blackbox` is the plugin's fixture
+    assert value is not None
+
+
+@pytest.mark.parametrize("name", blackbox.__all__)
+def test_every_public_name_loads_and_the_functions_stay_functions(name: str) -> None:
+    value = getattr(blackbox, name)
+    assert not isinstance(value, types.ModuleType), f"blackbox.{name} is a module, not the public {name}"
+    if name in ("verify", "diff", "outcome", "session", "load", "save"):
+        module = importlib.import_module(value.__module__)  # importing its module leaves the function bound
+        assert callable(getattr(blackbox, name)) and module is not blackbox
