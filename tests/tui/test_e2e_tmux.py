@@ -151,7 +151,7 @@ def test_demo_fork_with_an_edited_value_finishes(terminal, tmp_path: Path) -> No
     term.wait_for("chain intact")
     term.keys("j", "j", "j", "f")
     term.wait_for("✓ valid JSON")
-    replace_value(term, '{"results": [], "available": false, "message": "Sold out."}')
+    replace_value(term, '{"results": [], "available": false, "message": "Sold out."}', shows='"Sold out."')
     term.keys("C-r")
     # the demo's model answers from the new result: no options, so it cannot book
     def b_outcome(shown: str) -> bool:
@@ -169,21 +169,28 @@ def _fork_screen(term: Terminal) -> None:
     term.wait_for("chain intact")
     term.keys("j", "j", "j", "j", "j", "f")
     term.wait_for_all("Fork triage-incident at step 5", "✓ valid JSON")
-    replace_value(term, json.dumps(json.loads(READING.read_text(encoding="utf-8")), separators=(",", ":")))
-    term.wait_for('"value":"124"')
+    replace_value(term, json.dumps(json.loads(READING.read_text(encoding="utf-8")), separators=(",", ":")),
+                  shows='"value":"124"')
 
 
-def replace_value(term: Terminal, text: str) -> None:
-    """Ctrl+A, then type `text` over the selection; under load the first keys can reach the screen before
-    the editor has the focus, so a glued result is undone and typed again.  Each attempt is judged once the
-    UI has taken all its keys (the screen has settled), never after a fixed delay."""
-    for _ in range(3):
+def replace_value(term: Terminal, text: str, shows: str) -> None:
+    """Ctrl+A, then type `text` over the selection. Done once the editor shows `shows` (a piece only the new
+    text has) and the value is valid JSON. Under load the first keys can reach the screen before the editor has
+    the focus (the text is glued to the old one: not JSON), so that result, once it holds still, is undone and
+    typed again. Each attempt is judged by what the screen shows, never by a delay: a UI starved of the CPU can
+    look settled before it has taken any of the keys."""
+    for _ in range(5):
         term.settled()  # the fork screen has mounted and its editor holds the focus
         term.keys("C-a")
         term.keys(text, literal=True)
-        shown = term.settled()
-        if "✗ not JSON" not in shown and "✓ valid JSON" in shown:
-            return
+        deadline = time.monotonic() + HANG_GUARD  # a guard against a hang only
+        while time.monotonic() < deadline:
+            shown = term.screen()
+            if shows in shown and "✓ valid JSON" in shown and "✗ not JSON" not in shown:
+                return
+            if "✗ not JSON" in shown and term.settled(quiet=2.0) == shown:
+                break  # the new text glued to the old (or cut): a wrong result that holds still
+            time.sleep(0.2)
         term.keys("C-a", "BSpace")
     raise AssertionError(f"the value could not be replaced; the screen shows:\n{term.screen()}")
 
