@@ -9,6 +9,7 @@ the output bytes and sent to a small pure-Python writer, so the bytes are identi
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -16,11 +17,13 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from types import FrameType
+from typing import Any, ParamSpec, TypeVar
 
 import msgspec
 
 __all__ = [
+    "MAX_NESTING",
     "NESTING_HEADROOM",
     "TOO_DEEP",
     "CanonicalError",
@@ -33,8 +36,10 @@ __all__ = [
     "js_stringify",
     "json_value",
     "nesting_headroom",
+    "reading_room",
     "sha256_hex",
     "step_hash",
+    "with_headroom",
 ]
 
 _MAX_SAFE = 2**53
@@ -126,28 +131,65 @@ _ENCODER = msgspec.json.Encoder(enc_hook=_FLOAT_TEXT.__getitem__, order="sorted"
 _DECODER = msgspec.json.Decoder(float_hook=JSFloat)
 
 
-TOO_DEEP = "nested too deeply (more levels than Python can read)"
+# The original reads any depth (`JSON.parse` does not recurse) and hashes as deep as V8's stack lets its
+# canonicalizer recurse: 2,600 to 4,200 levels.  Every reader here accepts MAX_NESTING levels, more than that,
+# and refuses a deeper file in the same words, whatever the depth of the caller's own stack.
+MAX_NESTING = 10_000
+P = ParamSpec("P")
+R = TypeVar("R")
+TOO_DEEP = f"nested more than {MAX_NESTING:,} levels deep"
 
-# Decoders stop where Python's recursion limit does (about 1,000 levels, less the caller's own frames).  The
-# checks that walk a decoded value recursively (verify's scans, diff's field changes, msgspec's encoder) run
-# with this much room, so a value any loader accepted is judged, never cut short by the caller's stack depth.
-NESTING_HEADROOM = 4_000
+# The checks that walk a decoded value recursively (verify's scans, diff's field changes, msgspec's encoder)
+# take a few frames per level: they run with this much room above the caller's frames.  Python-to-Python
+# calls do not grow the C stack (3.11+), and msgspec's own recursion is shallow in C, so this is safe.
+NESTING_HEADROOM = 4 * MAX_NESTING + 1_000
+
+
+def _frames() -> int:
+    """How deep the calling thread's Python stack is."""
+    frame: FrameType | None = sys._getframe(1)
+    depth = 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
+
+
+@contextmanager
+def _recursion_limit(limit: int) -> Iterator[None]:
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
 
 
 @contextmanager
 def nesting_headroom() -> Iterator[None]:
-    """Raise Python's recursion limit to `NESTING_HEADROOM` (never lower it) while values are walked.
-
-    Python-to-Python calls do not grow the C stack (3.11+), and values decoded under the normal limit are
-    at most ~1,000 levels deep, so the extra room is safe; decoding itself never runs under it."""
-    before = sys.getrecursionlimit()
-    if before < NESTING_HEADROOM:
-        sys.setrecursionlimit(NESTING_HEADROOM)
-    try:
+    """Raise Python's recursion limit (never lower it) so a value any reader accepted can be walked."""
+    limit = _frames() + NESTING_HEADROOM
+    if sys.getrecursionlimit() >= limit:
         yield
-    finally:
-        if before < NESTING_HEADROOM:
-            sys.setrecursionlimit(before)
+        return
+    with _recursion_limit(limit):
+        yield
+
+
+def with_headroom(function: Callable[P, R]) -> Callable[P, R]:
+    """`function`, run under `nesting_headroom` (for the readers' entry points that walk whole values)."""
+    @functools.wraps(function)
+    def walking(*args: P.args, **kwargs: P.kwargs) -> R:
+        with nesting_headroom():
+            return function(*args, **kwargs)
+    return walking
+
+
+@contextmanager
+def reading_room() -> Iterator[None]:
+    """While JSON is decoded: exactly room for MAX_NESTING levels (msgspec counts each level against Python's
+    recursion limit) above the caller's stack, so every reader accepts and refuses the same depths."""
+    with _recursion_limit(_frames() + MAX_NESTING + 8):
+        yield
 
 
 def decode_json(data: bytes | str) -> Any:
@@ -157,14 +199,18 @@ def decode_json(data: bytes | str) -> Any:
     standard library instead.
     """
     try:
-        return _DECODER.decode(data)
+        with reading_room():
+            return _DECODER.decode(data)
     except RecursionError:  # msgspec recurses once per level; JSON.parse has no such limit
         raise msgspec.DecodeError(TOO_DEEP) from None
     except msgspec.DecodeError:
         text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
         try:
-            return json.loads(text, parse_float=JSFloat, parse_constant=_reject_constant)
-        except (ValueError, RecursionError):
+            with reading_room():
+                return json.loads(text, parse_float=JSFloat, parse_constant=_reject_constant)
+        except RecursionError:
+            raise msgspec.DecodeError(TOO_DEEP) from None
+        except ValueError:
             pass
         raise
 
