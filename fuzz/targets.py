@@ -275,6 +275,8 @@ def seeds(target: str) -> list[bytes]:
         out = [(FIXTURES / "import" / name).read_bytes() for name in ("codex-tax.jsonl", "codex-long-compacted.jsonl")]
     elif target == "gemini":
         out = [(FIXTURES / "import/gemini-tax-rewind.jsonl").read_bytes()]
+    elif target == "otel":
+        out = [(FIXTURES / "import/otel-weather.foreign.json").read_bytes()]
     elif target == "recover":
         out = [_journal_of(p) for p in traces]
     elif target == "cli":

@@ -20,7 +20,7 @@ def fixtures() -> Path:
 
 # Tests that CI must run, never skip: a missing tool there (tmux) would otherwise pass the build quietly.
 # CI is set by CI services; .ci/run sets BLACKBOX_CI.
-REQUIRED_IN_CI = ("tests/tui/test_e2e_tmux.py",)
+REQUIRED_IN_CI = ("tests/tui/test_e2e_tmux.py", "tests/test_export_mlflow.py")
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -30,7 +30,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     in_ci = bool(os.environ.get("CI") or os.environ.get("BLACKBOX_CI"))
     if report.skipped and in_ci and item.nodeid.startswith(REQUIRED_IN_CI):
         report.outcome = "failed"
-        report.longrepr = f"{item.nodeid} was skipped in CI ({report.longrepr}); CI must run it: install tmux"
+        report.longrepr = (f"{item.nodeid} was skipped in CI ({report.longrepr}); CI must run it: install what "
+                           "it needs (tmux for the terminal test, the otel-e2e extra for MLflow's)")
     return None
 
 

@@ -196,3 +196,29 @@ def test_lazy_load_finds_a_tampered_payload(tmp_path: Path) -> None:
     broken = chain_break(load_lazy(path))
     assert broken is not None and broken.index == 3 and "hash does not match" in broken.reason
     assert broken == chain_break(load(path))
+
+
+def test_the_cassette_s_fields_are_declared_once() -> None:
+    """Cassette, LazyCassette and the indexer's header are one declaration (`CassetteOf`), so a new field
+    cannot reach one reader and not the others."""
+    import ast
+    from pathlib import Path
+
+    import msgspec
+
+    from blackbox.format.cassette import Cassette, CassetteOf
+    from blackbox.format.indexing import CassetteHeader
+    from blackbox.format.lazy import LazyCassette
+
+    names = [f.name for f in msgspec.structs.fields(Cassette)]
+    assert names == ["version", "id", "createdAt", "steps", "parentId", "forkedFromStepId"]
+    for reader in (LazyCassette, CassetteHeader):
+        assert issubclass(reader, CassetteOf) and [f.name for f in msgspec.structs.fields(reader)] == names
+    root = Path(__file__).resolve().parent.parent
+    # (tui/follow.py's `_Header` is the crash journal's header line, another record.)
+    declaring = sorted(f"{path.relative_to(root)}:{node.name}" for path in (root / "blackbox").rglob("*.py")
+                       for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                       if isinstance(node, ast.ClassDef) and any(
+                           isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
+                           and item.target.id == "forkedFromStepId" for item in node.body))
+    assert declaring == ["blackbox/format/cassette.py:CassetteOf"], declaring

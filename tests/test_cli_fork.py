@@ -254,7 +254,7 @@ def test_usage_mistakes_are_one_line_with_exit_2(parents: dict[str, Path], tmp_p
         ([parent, "--at", "3", "--set", "1", "--out", out], "choose one continuation: --live"),
         ([parent, "--at", "3", "--set", "1", "--out", out, "--live", "--script", replies], "choose one continuation"),
         ([parent, "--at", "3", "--set", "1", "--out", out, "--live", "--pace", "slow"],
-         "--pace must be fast or recorded, not 'slow'"),
+         "--pace='slow' is not valid; use one of fast, recorded"),
         ([thinking_parent(tmp_path / "thinker.json"), "--at", "3", "--set", "1", "--out", out, "--live"],
          "fork --live of an agent using extended thinking is not supported yet"),
     ]

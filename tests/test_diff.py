@@ -6,7 +6,7 @@ from __future__ import annotations
 from blackbox.format.canonical import JSFloat, json_value
 from blackbox.format.cassette import StepChain, load
 from blackbox.format.diff import diff, step_changes
-from blackbox.format.firstdiff import first_difference, format_value, json_equal
+from blackbox.format.firstdiff import Difference, first_difference, format_value, json_equal
 from tests.conftest import FIXTURES
 
 TRACES, FLEET = FIXTURES / "traces", FIXTURES / "fleet-triage" / "cassettes"
@@ -80,7 +80,7 @@ def test_first_difference_paths() -> None:
     d = first_difference(rec, act)
     assert d is not None and d.path == "messages[0].content[0].text"
     d = first_difference({"a": 1}, {"a": 1, "b": 2})
-    assert d is not None and d.path == "b" and not d.recorded_present and format_value(d.recorded, False) == "(absent)"
+    assert d is not None and d.path == "b" and not d.old_present and format_value(d.old, False) == "(absent)"
     assert first_difference(1, 1.0) is None and first_difference({"a": 1, "b": 2}, {"b": 2, "a": 1}) is None
     assert first_difference([1, 2], [2, 1]) is not None
     d = first_difference(True, 1)
@@ -103,3 +103,17 @@ def test_first_difference_equal_looking_values_python_equates() -> None:
     same = {"x": [nan]}
     assert first_difference(same, same) is not None  # NaN is never JSON-equal, not even to itself
     assert first_difference({"x": [1, {"y": json_value(2.0)}]}, {"x": [1.0, {"y": 2}]}) is None
+
+
+def test_replay_and_diff_report_a_difference_as_one_type() -> None:
+    """Replay's first difference and diff's changed fields are the same struct, with the same sides."""
+    chain = StepChain("t")
+    chain.append("tool_result", 1, {"toolCallId": "call-1", "toolName": "search", "result": {"n": 1}})
+    a = chain.cassette(0).steps[0]
+    chain = StepChain("t")
+    chain.append("tool_result", 1, {"toolCallId": "call-1", "toolName": "search", "result": {"n": 2}})
+    b = chain.cassette(0).steps[0]
+    replayed = first_difference(a.payload, b.payload)
+    (changed,) = step_changes(a, b)
+    assert type(replayed) is type(changed) is Difference
+    assert replayed == changed == Difference("result.n", 1, 2)

@@ -111,7 +111,7 @@ def test_a_gemini_checkpoint_imports_its_api_history(tmp_path: Path) -> None:
 
 
 def test_the_registry_is_the_one_list() -> None:
-    assert names() == ("claude-code", "codex", "gemini", "chat-json")
+    assert names() == ("claude-code", "codex", "gemini", "chat-json", "otel")
     assert with_folder() == ("claude-code", "codex", "gemini")
     assert IMPORTERS["codex"].default_folder({"CODEX_HOME": "/x/codex"}) == Path("/x/codex/sessions")
     assert IMPORTERS["codex"].default_folder({}) == Path("~/.codex/sessions").expanduser()

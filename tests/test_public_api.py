@@ -51,3 +51,18 @@ def test_every_public_name_loads_and_the_functions_stay_functions(name: str) -> 
     if name in ("verify", "diff", "outcome", "session", "load", "save"):
         module = importlib.import_module(value.__module__)  # importing its module leaves the function bound
         assert callable(getattr(blackbox, name)) and module is not blackbox
+
+
+def test_the_version_is_written_once() -> None:
+    """pyproject reads it from the package; nothing else in the code spells it."""
+    import importlib.metadata
+    import tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "blackbox.__version__"}
+    assert importlib.metadata.version("blackbox-agent") == blackbox.__version__
+    spelled = [str(p.relative_to(root)) for folder in ("blackbox", "tui") for p in (root / folder).rglob("*.py")
+               if f'"{blackbox.__version__}"' in p.read_text(encoding="utf-8")]
+    assert spelled == ["blackbox/__init__.py"], spelled

@@ -28,3 +28,12 @@ def test_the_frameworks_have_install_lines_with_the_tested_versions() -> None:
         tested = re.search(rf'"({re.escape(package)}[^"]*)"', pyproject)
         assert tested is not None
         assert f"pip install '{tested.group(1)}'" in README, tested.group(1)
+
+
+def test_the_readme_test_command_is_what_ci_runs() -> None:
+    """`.ci/run` runs exactly the README's test command (after making the venv), so a green CI means the command
+    a newcomer copies works."""
+    shown = re.search(r"python3 -m venv \.venv && \. \.venv/bin/activate && (pip install -e .*)$", README, re.M)
+    assert shown is not None, "the README must show the test command"
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert shown.group(1) in ci, f"{shown.group(1)!r} is not a line of .ci/run"

@@ -368,5 +368,5 @@ def test_malformed_recorded_calls_do_not_crash_the_replayer(calls: Any) -> None:
     chain = StepChain("junk")
     chain.append("model_input", 0, {"messages": [], "tools": []})
     chain.append("model_output", 0, {"type": "tool_calls", "calls": calls})
-    answer = Replayer(chain.cassette(0), CallIds(), match="sequence").model_call({})
+    answer = Replayer(chain.cassette(0), CallIds(), match="sequence").claim_model_call({})
     assert answer.index == 1

@@ -198,8 +198,8 @@ def test_cli_model_only_script(tmp_path: Path) -> None:
 def test_cli_model_only_live_without_a_key_is_one_line(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     out = tmp_path / "whatif.json"
-    result = runner.invoke(app, ["fork", str(INCIDENT), "--at", "5", "--set", "{}", "--out", str(out),
-                                 "--model-only", "--live"])
+    result = runner.invoke(app, ["what-if", str(INCIDENT), "--at", "5", "--set", "{}", "--out", str(out),
+                                 "--live"])
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ANTHROPIC_API_KEY is not set"), result.stderr

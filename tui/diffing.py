@@ -12,7 +12,7 @@ import msgspec
 from .run import Run
 
 if TYPE_CHECKING:
-    from blackbox.format.diff import FieldChange
+    from blackbox.format.firstdiff import Difference
 
 __all__ = ["KIND_TEXT", "Classifier", "Comparison", "agents_of", "classify", "compare", "field_changes",
            "word_changes"]
@@ -55,7 +55,7 @@ def agents_of(a: Run, b: Run) -> tuple[str | None, str | None]:
     return agent_of(a.steps[:1]) if len(a) else None, agent_of(b.steps[:1]) if len(b) else None
 
 
-def field_changes(a: Run, b: Run, index: int, limit: int | None = None) -> list[FieldChange]:
+def field_changes(a: Run, b: Run, index: int, limit: int | None = None) -> list[Difference]:
     """The changed fields (`path`, `old`, `new`) between step `index` of both runs (type first)."""
     from blackbox.format.diff import step_changes
 

@@ -24,8 +24,9 @@ __all__ = ["app", "main"]
 # The module that registers each command: a call naming one builds only that command's module and command
 # (the others' imports and typer's per-parameter set-up are most of a subcommand's `--help` time).
 _MODULES = {"demo": "demo", "check": "demo", "record": "run", "replay": "run", "fork": "run", "recover": "run",
+            "what-if": "whatif",
             "verify": "cassettes", "assert": "cassettes", "diff": "cassettes", "inspect": "cassettes",
-            "list": "cassettes", "import": "imports", "tui": "tui"}
+            "list": "cassettes", "import": "imports", "export": "export", "tui": "tui"}
 
 
 def _one_command(name: str) -> typer.Typer:
@@ -43,6 +44,7 @@ def _one_command(name: str) -> typer.Typer:
 
     one = copy.copy(app)
     one.registered_commands = [info for info in app.registered_commands if command_name(info) == name]
+    one.registered_groups = [info for info in app.registered_groups if info.name == name]  # `demo` (with `demo fork`)
     # No root options: `--version` and shell completion belong to `blackbox` alone (the full app and the light
     # path answer them); parsing them would set up typer's validators for options this call cannot use.
     one.registered_callback = TyperInfo(callback=_bare_root)
@@ -63,7 +65,10 @@ def _application() -> typer.Typer:
     from blackbox.cli import run  # noqa: F401  (record, replay, fork, recover)
 
     # isort: split
-    from blackbox.cli import cassettes, imports, tui  # noqa: F401
+    from blackbox.cli import whatif  # noqa: F401  (what-if: the fork without the agent)
+
+    # isort: split
+    from blackbox.cli import cassettes, export, imports, tui  # noqa: F401
     from blackbox.cli._app import app, flags_without_type
 
     flags_without_type(app)

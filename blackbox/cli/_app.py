@@ -34,6 +34,9 @@ def flags_without_type(application: typer.Typer) -> None:
     for info in application.registered_commands:
         if info.cls is TyperCommand:
             info.cls = FlagCommand
+    for group in application.registered_groups:  # `blackbox demo` and its `demo fork`
+        if group.typer_instance is not None:
+            flags_without_type(group.typer_instance)
 
 
 app = typer.Typer(

@@ -1,4 +1,5 @@
-"""`blackbox demo` and `blackbox check`: the built-in offline demo and the newcomer's first self-check."""
+"""`blackbox demo` (and `demo fork`) and `blackbox check`: the built-in offline demo, its fork, and the newcomer's
+first self-check."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from blackbox.cli._app import app
+from blackbox.cli._app import FlagGroup, app
+from blackbox.cli.demo_fork import demo_option, run_demo_fork
 from blackbox.cli.render import EXIT_FAILURE, console, fail
 from blackbox.errors import WriteError
 from blackbox.format.inert import inert
@@ -24,8 +26,14 @@ class Scenario(StrEnum):
     all = "all"
 
 
-@app.command(rich_help_panel=_TRY)
+demo_app = typer.Typer(cls=FlagGroup, rich_markup_mode="rich", context_settings={"help_option_names": ["-h", "--help"]},
+                       pretty_exceptions_enable=False)
+app.add_typer(demo_app, name="demo", rich_help_panel=_TRY)
+
+
+@demo_app.callback(invoke_without_command=True)
 def demo(
+    ctx: typer.Context,
     scenario: Annotated[
         Scenario, typer.Option("--scenario", help="Which run to record: success, error or all.")
     ] = Scenario.all,
@@ -38,16 +46,20 @@ def demo(
     Writes [b]example-trace.json[/b] (a hotel booking: search → calendar → booking, 15 steps) and
     [b]example-error-trace.json[/b] (the model calls an unknown tool, 5 steps).
 
+    [b]blackbox demo fork[/b] forks it.
+
     [b]Examples[/b]:
 
       blackbox demo
 
       blackbox demo --scenario error --out-dir /tmp/traces
 
-      blackbox demo && blackbox fork --trace traces/example-trace.json
+      blackbox demo && blackbox demo fork --trace traces/example-trace.json
 
       blackbox diff traces/example-trace.json traces/example-run-001-fork.json
     """
+    if ctx.invoked_subcommand is not None:
+        return  # `blackbox demo fork`: the fork alone
     from blackbox.demo.scenarios import write_scenarios
     from blackbox.format.cassette import chain_break, load
     from blackbox.format.outcome import outcome
@@ -66,8 +78,34 @@ def demo(
                   f"steps, chain {verdict}")
         out.print(f"  outcome: {result.describe()}; tools: {', '.join(result.tools) or '(none)'}",
                   markup=False, highlight=False)
-    out.print(f"next: blackbox inspect {inert(str(paths[0]))}   ·   blackbox fork --trace "
+    out.print(f"next: blackbox inspect {inert(str(paths[0]))}   ·   blackbox demo fork --trace "
               f"{inert(str(out_dir / 'example-trace.json'))}", markup=False, highlight=False)
+
+
+@demo_app.command("fork")
+def demo_fork_command(
+    trace: Annotated[Path | None, demo_option("trace", dir_okay=False)] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Where to write the fork (default "
+                                             "traces/<parent id>-fork.json).", dir_okay=False)] = None,
+    fork_index: Annotated[int | None, demo_option("fork_index")] = None,
+    mutation_step: Annotated[int | None, demo_option("mutation_step")] = None,
+    payload_json: Annotated[str | None, demo_option("payload_json")] = None,
+    mode: Annotated[str, demo_option("mode")] = "tool-result",
+    prompt: Annotated[str | None, demo_option("prompt")] = None,
+) -> None:
+    """Fork the demo's cassette offline: a tool result (or the prompt) changed, the demo's model goes on.
+
+    The TypeScript Blackbox's `blackbox fork` (which `blackbox fork` with no agent command still runs).
+
+    [b]Examples[/b]:
+
+      blackbox demo fork
+
+      blackbox demo fork --trace traces/example-trace.json --payload-json '{"hotels": []}'
+
+      blackbox demo fork --mode prompt --prompt "Find a hotel in Rome" --out traces/rome.json
+    """
+    run_demo_fork(trace, out, fork_index, mutation_step, payload_json, mode, prompt)
 
 
 @app.command(rich_help_panel=_TRY)

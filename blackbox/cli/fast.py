@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from blackbox import __version__
 from blackbox.cli.term import EXIT_USAGE, colour, paint
 
 if TYPE_CHECKING:
@@ -24,14 +25,14 @@ if TYPE_CHECKING:
 
 __all__ = ["COMMANDS", "OPTIONS", "dispatch", "root_help"]
 
-VERSION = "0.1.0"
+VERSION = __version__  # the one version string is the package's
 
 # (panel, ((command, first line of its help), ...)) in the order the help lists them.
 COMMANDS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
-    ("Try it offline", (
+    ("Try it offline", (  # `demo` is a group (`demo fork`): typer lists groups after commands
+        ("check", "Run the whole loop offline in about a second: record → verify → fork → verify → diff."),
         ("demo", "Record the built-in demo agent (a scripted model and three fixture tools) — no API key, no "
                  "network."),
-        ("check", "Run the whole loop offline in about a second: record → verify → fork → verify → diff."),
     )),
     ("Run an agent", (
         ("record", "Record an agent run into a cassette."),
@@ -41,6 +42,7 @@ COMMANDS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
                  "replies."),
         ("recover", "Turn the journal of a recording that was killed (even with kill -9) into a verified, "
                     "incomplete cassette."),
+        ("what-if", "Fork a run at a tool result without the agent: Blackbox continues the conversation itself."),
     )),
     ("Cassettes", (
         ("verify", "Check a cassette: schema version, hash chain, provider neutrality, replayability; print its "
@@ -50,6 +52,7 @@ COMMANDS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("inspect", "Show a cassette: id, parent, created, outcome and one row per step; or one step in full."),
         ("list", "List the cassettes in a folder: id, steps, status, created, parent; invalid files with a "
                  "reason."),
+        ("export", "Export a cassette or a folder of them as OpenTelemetry GenAI traces (OTLP, or its JSON file)."),
         ("import", "Import a transcript written by another tool (a coding agent's session) as a cassette."),
     )),
     ("Explore", (

@@ -1,26 +1,21 @@
-"""`blackbox record | replay | fork … -- <command…>`: run an agent under a session."""
+"""`blackbox record | replay | fork … -- <command…>`: run an agent under a session (and `recover` a killed
+recording)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Literal, cast
+from typing import Annotated, Literal
 
 import typer
 
 from blackbox.cli._app import app
 from blackbox.cli.cassettes import replay_summary
+from blackbox.cli.demo_fork import DEMO_OPTIONS, demo_option
+from blackbox.cli.fork_options import At, Live, Out, Parent, Script, SetValue
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, err_console, fail
 from blackbox.cli.term import JSON_OUTPUT
-from blackbox.demo.fork import (
-    DEFAULT_FORK_INDEX,
-    DEFAULT_MUTATION_STEP,
-    DEFAULT_PAYLOAD,
-    DEFAULT_TRACE,
-    default_out,
-    demo_fork,
-    parse_payload_json,
-)
-from blackbox.errors import BlackboxError, BlackboxUnsupportedError, CassetteError, UsageError
+from blackbox.errors import BlackboxUnsupportedError, CassetteError, UsageError
 from blackbox.fork.engine import thinking_refusal, uses_thinking
 from blackbox.fork.plan import check_fork_point, check_out_path, load_script, parse_set_value, same_file
 from blackbox.format.cassette import Cassette, load
@@ -35,7 +30,7 @@ from blackbox.live.recorder import recover as recover_journal
 from blackbox.live.report import SessionReport
 from blackbox.live.settings import Match as MatchMode
 from blackbox.live.settings import Pace as PaceMode
-from blackbox.live.settings import Settings
+from blackbox.live.settings import Settings, match_mode, pace_mode
 
 _RUN = "Run an agent"
 _ADD_SESSION = (
@@ -59,17 +54,17 @@ PaceOption = Annotated[
 
 
 def _check_pace(pace: str) -> PaceMode:
-    value = pace.lower()
-    if value not in ("fast", "recorded"):
-        fail(f"--pace must be fast or recorded, not {pace!r}", EXIT_USAGE)
-    return cast(PaceMode, value)
+    try:
+        return pace_mode(pace, "--pace")
+    except UsageError as exc:
+        fail(str(exc), EXIT_USAGE)
 
 
 def _check_match(match: str) -> MatchMode:
-    value = match.lower()
-    if value not in ("strict", "sequence"):
-        fail(f"--match must be strict or sequence, not {match!r}", EXIT_USAGE)
-    return cast(MatchMode, value)
+    try:
+        return match_mode(match, "--match")
+    except UsageError as exc:
+        fail(str(exc), EXIT_USAGE)
 
 
 def _launch(command: list[str], settings: Settings, *, placeholders: bool) -> tuple[int, SessionReport]:
@@ -239,95 +234,77 @@ def replay(
     _say(f"PASS {shown}: {_steps(steps)} replayed from the cassette, no network calls")
 
 
-_DEMO = "Built-in demo fork (no agent command)"
-_WHATIF = "What-if without the agent (--model-only)"
+#: `blackbox what-if`'s own options, which `fork` still accepts (hidden) with `--model-only`, its old form.
+_WHATIF_ONLY = {"provider": "--provider", "model_name": "--model", "tool_results": "--tool-results"}
 
 
 @app.command(rich_help_panel=_RUN)
 def fork(
-    cassette: Annotated[Path | None, typer.Argument(help="The parent cassette.", dir_okay=False)] = None,
+    cassette: Parent = None,
     command: Command = None,
-    at: Annotated[int | None, typer.Option("--at", help="The tool_result step to fork at.")] = None,
-    set_value: Annotated[
-        str | None, typer.Option("--set", help="The new tool result: JSON (quote strings) or @file.")
-    ] = None,
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Where to write the fork.", dir_okay=False)] = None,
-    live: Annotated[bool, typer.Option("--live", help="Continue against the real API after the fork.")] = False,
-    script: Annotated[
-        Path | None, typer.Option("--script", help="Continue from a JSON array of model replies.", dir_okay=False)
-    ] = None,
+    at: At = None,
+    set_value: SetValue = None,
+    out: Out = None,
+    live: Live = False,
+    script: Script = None,
     match: Match = "strict",
     pace: PaceOption = "fast",
-    trace: Annotated[
-        Path | None, typer.Option(
-            "--trace", help="Demo: the cassette to fork (default traces/example-trace.json).", rich_help_panel=_DEMO
-        )
-    ] = None,
-    fork_index: Annotated[
-        int | None, typer.Option(
-            "--fork-index", help="Demo: where the fork continues (default 4).", rich_help_panel=_DEMO
-        )
-    ] = None,
-    mutation_step: Annotated[
-        int | None, typer.Option(
-            "--mutation-step", help="Demo: the tool_result step to change (default 3).", rich_help_panel=_DEMO
-        )
-    ] = None,
-    payload_json: Annotated[
-        str | None, typer.Option(
-            "--payload-json", help="Demo: the new tool result as JSON (default: no hotels).", rich_help_panel=_DEMO
-        )
-    ] = None,
-    mode: Annotated[
-        str, typer.Option(
-            "--mode", help="Demo: change a tool result, or the prompt.", rich_help_panel=_DEMO
-        )
-    ] = "tool-result",
-    prompt: Annotated[
-        str | None, typer.Option(
-            "--prompt", help="Demo: the new prompt (--mode prompt).", rich_help_panel=_DEMO
-        )
-    ] = None,
-    model_only: Annotated[
-        bool, typer.Option("--model-only", help="No agent: Blackbox continues the conversation itself "
-                           "(--live sends it to the provider, --script answers it).", rich_help_panel=_WHATIF)
-    ] = False,
-    provider: Annotated[
-        str | None, typer.Option("--provider", help="--model-only --live: the API to continue with, a provider "
-                                 "name (anthropic, openai, responses, azure, …; default: from the recorded model).",
-                                 rich_help_panel=_WHATIF)
-    ] = None,
-    model_name: Annotated[
-        str | None, typer.Option("--model", help="--model-only --live: the model to ask when the cassette "
-                                 "records none (an imported session).", rich_help_panel=_WHATIF)
-    ] = None,
-    tool_results: Annotated[
-        Path | None, typer.Option("--tool-results", help="--model-only: results for tool calls the parent never "
-                                  "made, as {\"tool\": result}.", dir_okay=False, rich_help_panel=_WHATIF)
-    ] = None,
+    # The older forms, accepted and not shown: no agent command forks the demo (the TypeScript Blackbox's
+    # `blackbox fork`), --model-only is `blackbox what-if`.
+    trace: Annotated[Path | None, demo_option("trace", hidden=True)] = None,
+    fork_index: Annotated[int | None, demo_option("fork_index", hidden=True)] = None,
+    mutation_step: Annotated[int | None, demo_option("mutation_step", hidden=True)] = None,
+    payload_json: Annotated[str | None, demo_option("payload_json", hidden=True)] = None,
+    mode: Annotated[str | None, demo_option("mode", hidden=True)] = None,
+    prompt: Annotated[str | None, demo_option("prompt", hidden=True)] = None,
+    model_only: Annotated[bool, typer.Option("--model-only", hidden=True)] = False,
+    provider: Annotated[str | None, typer.Option("--provider", hidden=True)] = None,
+    model_name: Annotated[str | None, typer.Option("--model", hidden=True)] = None,
+    tool_results: Annotated[Path | None, typer.Option("--tool-results", hidden=True, dir_okay=False)] = None,
 ) -> None:
     """Fork a run at a tool result with a different value, and continue live or from scripted replies.
+
+    The agent runs again: replayed up to the fork point, the new value there, then the real API or replies.
+
+    Without the agent: [b]blackbox what-if[/b].  The demo's fork: [b]blackbox demo fork[/b].
 
     [b]Examples[/b]:
 
       blackbox fork run.json --at 5 --set '{"temp": 35}' --out fork.json --script replies.json -- python agent.py
 
       blackbox fork run.json --at 5 --set @reading.json --out fork.json --live -- python agent.py
-
-      blackbox fork run.json --at 5 --set '{"temp": 35}' --out fork.json --model-only --script replies.json
-
-      blackbox fork --trace traces/example-trace.json --out traces/fork.json     (the built-in demo)
     """
-    match_mode = _check_match(match)
-    pace_mode = _check_pace(pace)
+    demo = {"trace": trace, "fork_index": fork_index, "mutation_step": mutation_step,
+            "payload_json": payload_json, "mode": mode, "prompt": prompt}
+    whatif = {"provider": provider, "model_name": model_name, "tool_results": tool_results}
     if model_only:
+        _refuse(demo, "the what-if (fork --model-only)")
+        if command:
+            fail("the what-if (fork --model-only) runs no agent: drop the command after `--`", EXIT_USAGE)
         from blackbox.cli.whatif import run_model_only
 
+        err_console().print("note: `blackbox fork --model-only` is now `blackbox what-if` (the same options); "
+                            "this form keeps working", markup=False, highlight=False)
         raise typer.Exit(run_model_only(cassette, at, set_value, out, live=live, script=script, provider=provider,
                                         tool_results=tool_results, model_name=model_name))
+    _refuse(whatif, "the agent's fork")
     if not command:
-        _demo_fork(trace or cassette, out, fork_index, mutation_step, payload_json, mode, prompt)
+        if at is not None or set_value is not None or live or script is not None:
+            fail("the agent's fork needs its command after `--` (blackbox fork run.json --at N --set VALUE --out "
+                 "FILE --live -- python agent.py); without the agent: blackbox what-if", EXIT_USAGE)
+        from blackbox.cli.demo_fork import run_demo_fork
+
+        run_demo_fork(trace or cassette, out, fork_index, mutation_step, payload_json, mode or "tool-result", prompt)
         return
+    _refuse(demo, "the agent's fork")
+    _fork_agent(cassette, command, at, set_value, out, live=live, script=script, match=match, pace=pace)
+
+
+def _fork_agent(cassette: Path | None, command: list[str], at: int | None, set_value: str | None,
+                out: Path | None, *, live: bool, script: Path | None, match: str, pace: str) -> None:
+    """`blackbox fork … -- <agent>`: check what can be checked, run the agent in fork mode, say what it wrote."""
+    match_mode = _check_match(match)
+    pace_mode = _check_pace(pace)
     if cassette is None or at is None or set_value is None or out is None:
         fail("fork needs a cassette, --at N, --set VALUE and --out FILE before `--`", EXIT_USAGE)
     if live == (script is not None):
@@ -348,6 +325,19 @@ def fork(
     _journal_note(report)
     _say(f"next: blackbox diff {inert(str(cassette))} {shown}")
     raise typer.Exit(code)
+
+
+#: Each option of another kind of fork, with the command it belongs to.
+_OWNED = {**{name: (flag, "blackbox demo fork") for name, flag, _ in DEMO_OPTIONS},
+          **{name: (flag, "blackbox what-if") for name, flag in _WHATIF_ONLY.items()}}
+
+
+def _refuse(options: Mapping[str, object], here: str) -> None:
+    """One line for an option of another kind of fork, naming the command it belongs to."""
+    for name, value in options.items():
+        if value is not None:
+            flag, owner = _OWNED[name]
+            fail(f"{flag} is not an option of {here}; it belongs to `{owner}`", EXIT_USAGE)
 
 
 def _fork_settings(cassette: Path, at: int, set_value: str, out: Path, script: Path | None,
@@ -383,42 +373,6 @@ def _check_live_key(parent: Cassette) -> None:
     problem = key_problem(found.name if found is not None else None)
     if problem is not None:
         raise UsageError(f"{problem}; export it, or continue from scripted replies (--script replies.json)")
-
-
-def _demo_fork(trace: Path | None, out: Path | None, fork_index: int | None, mutation_step: int | None,
-               payload_json: str | None, mode: str, prompt: str | None) -> None:
-    """`blackbox fork` without a command forks the built-in demo's cassette offline, then says what it wrote.
-
-    Defaults as in the original: --trace traces/example-trace.json, --out traces/<parent id>-fork.json,
-    --fork-index 4, --mutation-step 3, --payload-json the no-hotels result, --mode tool-result.
-    """
-    parent_path = trace or DEFAULT_TRACE
-    try:
-        payload = DEFAULT_PAYLOAD if payload_json is None else parse_payload_json(payload_json)
-        child = demo_fork(parent_path, out, fork_index=fork_index, mutation_step=mutation_step,
-                          payload=payload, mode=mode, prompt=prompt)
-    except UsageError as exc:
-        fail(str(exc), EXIT_USAGE)
-    except BlackboxError as exc:
-        fail(str(exc))
-    except OSError as exc:
-        fail(f"cannot write the fork: {exc.strerror or exc} ({exc.filename}); choose another --out")
-    at = DEFAULT_FORK_INDEX if fork_index is None else fork_index
-    written = out or default_out(child.parentId or "")
-    changed = at if mode == "prompt" else DEFAULT_MUTATION_STEP if mutation_step is None else mutation_step
-    lines = [
-        ("Parent:", str(parent_path)),
-        ("Mode:", mode),
-        ("Fork index:", str(at)),
-        ("Changed step:", str(changed)),
-        ("Child:", f"{written} ({len(child.steps)} steps, id {child.id})"),
-        ("Outcome:", outcome(child).describe()),
-    ]
-    out_console = console()
-    for label, value in lines:
-        out_console.print(f"{label:<14}{inert(value)}", markup=False, highlight=False)
-    out_console.print(f"next: blackbox diff {inert(str(parent_path))} {inert(str(written))}", markup=False,
-                      highlight=False)
 
 
 @app.command(rich_help_panel=_RUN)

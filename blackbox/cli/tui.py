@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import os
+import shutil
 import signal
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -73,12 +77,13 @@ def tui(
 
     from blackbox.errors import CassetteError
 
+    running: list[Any] = []  # the app, once it runs (what SIGTERM asks to exit)
     with contextlib.ExitStack() as stack:
         if demo:
             from blackbox.demo import demo_pair
 
             scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="blackbox-demo-"))
-            stack.enter_context(_exit_on_hangup())  # a closed terminal or a kill still removes the folder
+            running = stack.enter_context(_exit_on_hangup(Path(scratch)))  # a closed terminal or a kill too
             paths = list(demo_pair(Path(scratch)))  # the demo run and its fork; removed when the UI closes
         from blackbox_tui.app import BlackboxApp, load_runs
 
@@ -92,22 +97,49 @@ def tui(
                 names = ", ".join(sorted(ui.available_themes))
                 fail(f"unknown theme {theme!r}; choose one of: {names}", EXIT_USAGE)
             ui.theme = theme
+        running.append(ui)
         ui.run()
+    if ui.return_code:
+        raise typer.Exit(ui.return_code)
 
 
 @contextlib.contextmanager
-def _exit_on_hangup() -> Iterator[None]:
-    """SIGHUP and SIGTERM end the UI as an exit (128 + the signal), so the demo's scratch folder is removed
-    on the way out instead of left in the temp dir."""
-    def leave(signum: int, _frame: object) -> None:
-        raise SystemExit(128 + signum)
+def _exit_on_hangup(scratch: Path) -> Iterator[list[Any]]:
+    """SIGHUP and SIGTERM end the demo UI with 128 + the signal, and its scratch folder is removed on the way out
+    instead of left in the temp dir.
 
+    Nothing is raised from the handler while the UI runs: an exception raised between two bytecodes of
+    Textual's output queue (inside `Condition.notify`) can leave its writer thread waiting forever, and the UI
+    then hangs with no terminal.  A closed terminal (SIGHUP) has nothing left to restore, so the folder is removed
+    and the process leaves at once; SIGTERM asks the app to exit (the terminal is restored), and leaves the same
+    way if that has not happened within `_EXIT_GRACE` seconds."""
+    def gone(signum: int) -> None:
+        shutil.rmtree(scratch, ignore_errors=True)
+        os._exit(128 + signum)
+
+    def leave(signum: int, _frame: object) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # the UI is not running yet (or any more): an exception is safe here
+            raise SystemExit(128 + signum) from None
+        if signum == signal.SIGHUP:
+            gone(signum)
+        timer = threading.Timer(_EXIT_GRACE, gone, args=(signum,))
+        timer.daemon = True
+        timer.start()
+        for ui in running:
+            loop.call_soon_threadsafe(ui.exit, None, 128 + signum)
+
+    running: list[Any] = []
     previous = {sig: signal.signal(sig, leave) for sig in (signal.SIGHUP, signal.SIGTERM)}
     try:
-        yield
+        yield running
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+_EXIT_GRACE = 10.0  # seconds a killed UI has to restore the terminal before it leaves without doing so
 
 
 def _follow(path: Path, theme: str | None) -> None:

@@ -1,10 +1,15 @@
-"""`blackbox fork … --model-only`: the what-if continuation without the agent (`blackbox.fork.whatif`), from the CLI."""
+"""`blackbox what-if` (and its older form `blackbox fork … --model-only`): the fork without the agent, Blackbox
+continuing the conversation itself (`blackbox.fork.whatif`), from the command line."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import typer
+
+from blackbox.cli._app import app
+from blackbox.cli.fork_options import At, Live, Out, Parent, Script, SetValue
 from blackbox.cli.render import EXIT_USAGE, console, err_console, fail
 from blackbox.errors import BlackboxError, CassetteError, UsageError
 from blackbox.fork.plan import check_out_path, load_script, parse_set_value
@@ -15,7 +20,44 @@ from blackbox.format.inert import inert
 from blackbox.format.outcome import outcome
 from blackbox.live.settings import default_trace_id
 
-__all__ = ["load_tool_results", "run_model_only"]
+__all__ = ["load_tool_results", "run_model_only", "what_if_command"]
+
+
+@app.command("what-if", rich_help_panel="Run an agent")
+def what_if_command(
+    cassette: Parent = None,
+    at: At = None,
+    set_value: SetValue = None,
+    out: Out = None,
+    live: Live = False,
+    script: Script = None,
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="--live: the API to continue with, a provider name (anthropic, "
+                                 "openai, responses, azure, …; default: from the recorded model).")
+    ] = None,
+    model_name: Annotated[
+        str | None, typer.Option("--model", help="--live: the model to ask when the cassette records none (an "
+                                 "imported session).")
+    ] = None,
+    tool_results: Annotated[
+        Path | None, typer.Option("--tool-results", help="Results for tool calls the parent never made, as "
+                                  "{\"tool\": result}.", dir_okay=False)
+    ] = None,
+) -> None:
+    """Fork a run at a tool result without the agent: Blackbox continues the conversation itself.
+
+    The recorded history with the new value goes to the model: the provider's API (--live) or replies (--script).
+
+    A tool call the parent made is answered with its recorded result.  To run the agent: [b]blackbox fork[/b].
+
+    [b]Examples[/b]:
+
+      blackbox what-if run.json --at 5 --set '{"temp": 35}' --out fork.json --script replies.json
+
+      blackbox what-if session.json --at 12 --set '"2 passed"' --out fork.json --live --model claude-sonnet-4-5
+    """
+    raise typer.Exit(run_model_only(cassette, at, set_value, out, live=live, script=script, provider=provider,
+                                    tool_results=tool_results, model_name=model_name))
 
 
 def load_tool_results(path: Path) -> dict[str, list[Any]]:
@@ -37,8 +79,7 @@ def run_model_only(cassette: Path | None, at: int | None, set_value: str | None,
                    model_name: str | None = None) -> int:
     """Fork without the agent: Blackbox sends the requests (live) or answers them (script); returns the exit code."""
     if cassette is None or at is None or set_value is None or out is None:
-        fail("fork --model-only needs a cassette, --at N, --set VALUE and --out FILE (and no agent command)",
-             EXIT_USAGE)
+        fail("what-if needs a cassette, --at N, --set VALUE and --out FILE", EXIT_USAGE)
     if live == (script is not None):
         fail("choose one continuation: --live (the provider's API) or --script replies.json", EXIT_USAGE)
     try:

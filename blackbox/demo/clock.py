@@ -11,10 +11,10 @@ Clock = Callable[[], int]
 
 
 def wall_clock() -> int:
-    """Now, in integer milliseconds (what the original's `Date.now()` stamps)."""
+    """Now, in integer milliseconds (what the TypeScript Blackbox's `Date.now()` stamps)."""
     return time.time_ns() // 1_000_000
 
 
 def frozen(ms: int = 0) -> Clock:
-    """A clock that always says `ms`: with 0 it reproduces the original's fixture cassettes."""
+    """A clock that always says `ms`: with 0 it reproduces the TypeScript Blackbox's fixture cassettes."""
     return lambda: ms

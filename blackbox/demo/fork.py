@@ -62,7 +62,7 @@ def parse_payload_json(text: str) -> Any:
 
 
 def default_out(parent_id: str) -> Path:
-    """The original's default: `traces/<parent id>-fork.json`."""
+    """The TypeScript Blackbox's default: `traces/<parent id>-fork.json`."""
     return Path("traces") / f"{parent_id}-fork.json"
 
 
@@ -154,7 +154,7 @@ def _json(payload: Any) -> Any:
 
 
 def _mutated(original: Step, value: Any) -> dict[str, Any]:
-    """The new tool_result payload, in the original's key order: toolName, result, then toolCallId."""
+    """The new tool_result payload, in the TypeScript Blackbox's key order: toolName, result, then toolCallId."""
     old = original.payload if isinstance(original.payload, dict) else {}
     payload: dict[str, Any] = {"toolName": old.get("toolName", "unknown"), "result": value}
     if "toolCallId" in old:

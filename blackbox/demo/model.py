@@ -55,7 +55,7 @@ class ReactiveModel:
 
 
 def answer(messages: list[Any]) -> str:
-    """The original's rule table, string for string."""
+    """The TypeScript Blackbox's rule table, string for string."""
     latest = _latest_tool_result(messages)
     if latest is None:
         prompt = _latest_user_text(messages)

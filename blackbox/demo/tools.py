@@ -1,4 +1,4 @@
-"""The three fixture tools of the demo agent: deterministic, offline, the original's exact outputs."""
+"""The three fixture tools of the demo agent: deterministic, offline, the TypeScript Blackbox's exact outputs."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ FIXTURE_TOOLS: dict[str, Callable[[Any], Any]] = {"search": search, "calendar": 
 
 
 def tool_definitions() -> list[dict[str, str]]:
-    """The `tools` of every demo model_input: the description is the name, as in the original."""
+    """The `tools` of every demo model_input: the description is the name, as in the TypeScript Blackbox."""
     return [{"name": name, "description": name} for name in FIXTURE_TOOLS]
 
 

@@ -1,4 +1,5 @@
-"""Canonical JSON exactly as the original prints it, and the step hash (docs/format.md, "Canonical JSON and the hash").
+"""Canonical JSON exactly as the TypeScript Blackbox prints it, and the step hash (docs/format.md, "Canonical
+JSON and the hash").
 
 The canonical text is JavaScript's `JSON.stringify` with sorted keys and no whitespace.  The fast path lets
 msgspec do the work: JSON numbers that are not integers are decoded as `JSFloat` and printed through an

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 import msgspec
 
@@ -44,6 +44,7 @@ __all__ = [
     "Step",
     "StepChain",
     "StepType",
+    "Tokens",
     "chain_break",
     "check_version",
     "hash_break",
@@ -63,13 +64,25 @@ STEP_TYPES: tuple[str, ...] = ("model_input", "model_output", "tool_call", "tool
 SCHEMA_VERSION = 2
 
 
-# JSON has one number type, and the original takes any number as a timestamp: a non-integral one is kept
+# JSON has one number type, and the TypeScript Blackbox takes any number as a timestamp: a non-integral one is kept
 # (a float) and hashed as JavaScript prints it.
 Timestamp = int | float
 
 
-class Step(msgspec.Struct):
-    """One recorded event; fields in the original's order, `id` not hashed."""
+class Tokens(msgspec.Struct, omit_defaults=True):
+    """A model call's token usage, kept on its `model_output` step (not hashed; the TypeScript Blackbox ignores
+    it)."""
+
+    input: int
+    output: int
+    cacheRead: int | None = None
+    cacheWrite: int | None = None
+    reasoning: int | None = None
+
+
+class Step(msgspec.Struct, omit_defaults=True):
+    """One recorded event; fields in the TypeScript Blackbox's order, `id` not hashed; `tokens` (after `hash`,
+    not hashed) only on a `model_output` whose usage was kept."""
 
     id: str
     index: int
@@ -78,17 +91,27 @@ class Step(msgspec.Struct):
     payload: Any
     prevHash: str | None
     hash: str
+    tokens: Tokens | None = None
 
 
-class Cassette(msgspec.Struct, omit_defaults=True):
-    """One run of an agent; `parentId` and `forkedFromStepId` only on a fork, written after `steps`."""
+S = TypeVar("S")
+
+
+class CassetteOf(msgspec.Struct, Generic[S], omit_defaults=True):
+    """A cassette's fields, declared once for every reader: its steps are `Step`s (`Cassette`), undecoded
+    views (`lazy.LazyCassette`) or none yet (`indexing.CassetteHeader`).  `parentId` and `forkedFromStepId`
+    only on a fork, written after `steps`."""
 
     version: int
     id: str
     createdAt: int
-    steps: list[Step]
+    steps: list[S]
     parentId: str | None = None
     forkedFromStepId: str | None = None
+
+
+class Cassette(CassetteOf[Step], omit_defaults=True):
+    """One run of an agent, every step decoded."""
 
 
 
@@ -125,7 +148,7 @@ def _json_error(name: str, data: bytes, exc: Exception) -> CassetteError:
         return CassetteError(f"{name}: not UTF-8 text at {text_position(data, exc.start)}, so not a cassette; "
                              "re-record it or restore it from a copy")
     if data.startswith(b"\xef\xbb\xbf"):
-        return CassetteError(f"{name}: starts with a byte-order mark, which JSON (and the original tool) "
+        return CassetteError(f"{name}: starts with a byte-order mark, which JSON (and the TypeScript Blackbox) "
                              "rejects; save the file as UTF-8 without a BOM")
     if "truncated" in message:
         return CassetteError(f"{name}: not JSON: the file ends early at {text_position(data, len(data))} "
@@ -192,7 +215,7 @@ def _integer(value: Any) -> Any:
 
 def _integral_numbers(raw: Any) -> Any:
     """The same document with integral floats in `version`, `createdAt` and each step's `index` as integers:
-    JSON has one number type, so `1.0` is the integer 1 there, as it is for the original."""
+    JSON has one number type, so `1.0` is the integer 1 there, as it is for the TypeScript Blackbox."""
     if not isinstance(raw, dict):
         return raw
     for field in ("version", "createdAt"):
@@ -399,7 +422,7 @@ def hash_break(i: int, step: Step) -> tuple[ChainBreak | None, bytes]:
 
 
 def save(cassette: Cassette, path: str | os.PathLike[str]) -> None:
-    """Write a cassette atomically in the original's layout."""
+    """Write a cassette atomically in the TypeScript Blackbox's layout."""
     atomic_write(path, dumps(cassette))
 
 

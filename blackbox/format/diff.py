@@ -16,14 +16,13 @@ import msgspec
 from blackbox.format.agentview import same_actions, same_step
 from blackbox.format.canonical import reading_room, with_headroom
 from blackbox.format.cassette import Cassette, ChainBreak, Step, hash_break, link_break, paused_gc
-from blackbox.format.firstdiff import join_path, json_equal, utf16_sorted
+from blackbox.format.firstdiff import Difference, join_path, json_equal, utf16_sorted
 from blackbox.format.lazy import LazyCassette, LazyStep, decode_payload
 from blackbox.format.outcome import Outcome, outcome, step_label, summarize_step, terminal_outcome
 
 __all__ = [
     "ChangedValue",
     "DiffReport",
-    "FieldChange",
     "Verdict",
     "compare_rows",
     "diff",
@@ -37,16 +36,6 @@ __all__ = [
 Row = Literal["same", "changed", "only_a", "only_b"]
 VALUE_KEYS = ("result", "toolInput", "calls", "text")
 FIELD_LIMIT = 6
-
-
-class FieldChange(msgspec.Struct, frozen=True):
-    """One changed leaf: `path` (`a.b[0].c`), the old and the new value (absent sides are None)."""
-
-    path: str
-    old: Any
-    new: Any
-    old_present: bool = True
-    new_present: bool = True
 
 
 class ChangedValue(msgspec.Struct, frozen=True):
@@ -72,7 +61,7 @@ class DiffReport(msgspec.Struct):
     step_a: Step | None
     step_b: Step | None
     changed_value: ChangedValue | None
-    changed_fields: list[FieldChange]
+    changed_fields: list[Difference]
     a_is_prefix: bool
     b_is_prefix: bool
     outcome_a: Outcome
@@ -115,7 +104,7 @@ def _same(a: Step, b: Step, semantic: bool, agents: bool = False) -> bool:
 _ABSENT: Any = object()
 
 
-def _leaf_changes(old: Any, new: Any, path: str, out: list[FieldChange], limit: int | None) -> None:
+def _leaf_changes(old: Any, new: Any, path: str, out: list[Difference], limit: int | None) -> None:
     if limit is not None and len(out) >= limit:
         return
     if isinstance(old, dict) and isinstance(new, dict):
@@ -128,15 +117,15 @@ def _leaf_changes(old: Any, new: Any, path: str, out: list[FieldChange], limit: 
                           join_path(path, i), out, limit)
         return
     if old is _ABSENT or new is _ABSENT or not json_equal(old, new):
-        out.append(FieldChange(path or "(root)", None if old is _ABSENT else old, None if new is _ABSENT else new,
+        out.append(Difference(path or "(root)", None if old is _ABSENT else old, None if new is _ABSENT else new,
                                old is not _ABSENT, new is not _ABSENT))
 
 
-def step_changes(a: Step | None, b: Step | None, limit: int | None = None) -> list[FieldChange]:
+def step_changes(a: Step | None, b: Step | None, limit: int | None = None) -> list[Difference]:
     """Every changed field between two steps' payloads, path by path (type first when it differs)."""
-    out: list[FieldChange] = []
+    out: list[Difference] = []
     if a is not None and b is not None and a.type != b.type:
-        out.append(FieldChange("type", a.type, b.type))
+        out.append(Difference("type", a.type, b.type))
     _leaf_changes(_ABSENT if a is None else a.payload, _ABSENT if b is None else b.payload, "", out, limit)
     return out if limit is None else out[:limit]
 

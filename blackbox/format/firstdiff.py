@@ -20,13 +20,15 @@ VALUE_LIMIT = 200
 
 
 class Difference(msgspec.Struct, frozen=True):
-    """Where two values first differ; a side that has nothing at `path` is not present."""
+    """Two values that differ at `path` (`a.b[0].c`): `old` is the recorded side (a replay) or run A's (a diff),
+    `new` the actual side or run B's; a side that has nothing at `path` is not present (its value is None).
+    The one type of a difference: replay's first difference and each of diff's changed fields."""
 
     path: str
-    recorded: Any
-    actual: Any
-    recorded_present: bool = True
-    actual_present: bool = True
+    old: Any
+    new: Any
+    old_present: bool = True
+    new_present: bool = True
 
 
 def _is_number(value: Any) -> bool:

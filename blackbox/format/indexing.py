@@ -20,7 +20,7 @@ import msgspec
 
 from blackbox.errors import CassetteError
 from blackbox.format.canonical import reading_room
-from blackbox.format.cassette import Step, StepType, Timestamp, check_version, reading
+from blackbox.format.cassette import CassetteOf, Step, StepType, Timestamp, check_version, reading
 from blackbox.format.lazy import LazyCassette, LazyStep
 
 __all__ = ["CHUNK", "Batch", "CassetteHeader", "FileStep", "Indexer", "StepFile", "Unusual"]
@@ -100,15 +100,9 @@ class FileStep(msgspec.Struct, gc=False):
         return self.lazy().decoded()
 
 
-class CassetteHeader(msgspec.Struct):
-    """The cassette's own fields; `parentId` and `forkedFromStepId` come after the steps, so they are known
-    only once indexing ends."""
-
-    version: int
-    id: str
-    createdAt: int
-    parentId: str | None = None
-    forkedFromStepId: str | None = None
+class CassetteHeader(CassetteOf[FileStep]):
+    """The cassette's own fields, its steps left out (`steps` stays empty: they arrive in batches);
+    `parentId` and `forkedFromStepId` come after the steps, so they are known only once indexing ends."""
 
 
 class Batch(msgspec.Struct):
@@ -257,7 +251,7 @@ class Indexer:
             check_version({"version": lazy.version}, str(self.path))
         except CassetteError:
             raise Unusual from None
-        return CassetteHeader(lazy.version, lazy.id, lazy.createdAt, lazy.parentId, lazy.forkedFromStepId)
+        return CassetteHeader(lazy.version, lazy.id, lazy.createdAt, [], lazy.parentId, lazy.forkedFromStepId)
 
     def start(self) -> CassetteHeader:
         """Parse up to the first step; the fields found before the steps must make a cassette."""

@@ -16,7 +16,17 @@ from typing import Any
 import msgspec
 
 from blackbox.format.canonical import decode_json, reading_room
-from blackbox.format.cassette import Cassette, Step, StepType, Timestamp, check_version, loads, paused_gc, read_cassette
+from blackbox.format.cassette import (
+    Cassette,
+    CassetteOf,
+    Step,
+    StepType,
+    Timestamp,
+    check_version,
+    loads,
+    paused_gc,
+    read_cassette,
+)
 
 __all__ = ["LazyCassette", "LazyStep", "decode_payload", "load_lazy", "loads_lazy"]
 
@@ -42,15 +52,8 @@ class LazyStep(msgspec.Struct):
                     self.prevHash, self.hash)
 
 
-class LazyCassette(msgspec.Struct, omit_defaults=True):
+class LazyCassette(CassetteOf[LazyStep], omit_defaults=True):
     """A cassette held at about the size of its file: a browser decodes only the payloads it shows."""
-
-    version: int
-    id: str
-    createdAt: int
-    steps: list[LazyStep]
-    parentId: str | None = None
-    forkedFromStepId: str | None = None
 
     def decoded(self) -> Cassette:
         with paused_gc():

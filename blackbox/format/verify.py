@@ -3,7 +3,7 @@ replayability.
 
 The first failure stops the rest (they are reported as skipped).  A path that is not a readable version-2
 cassette (not JSON, truncated, version 1, missing fields, NaN) fails the schema_version check with the load
-error as its detail, as the original reports it.
+error as its detail, as the TypeScript Blackbox reports it.
 
 Speed: the hash chain canonicalizes every step once; neutrality reuses those bytes for a cheap prefilter
 (the credential literals and key values, which count everywhere), looks for the provider-only literals in the
@@ -311,7 +311,7 @@ def verify(
     """Run the four checks in order.  `on_step(done, total)` reports progress every 256 steps.
 
     A path that cannot be loaded (not JSON, truncated, no or another `version`, a structure error) gives a
-    report whose schema_version check fails with the load error's line, the others skipped: as the original
+    report whose schema_version check fails with the load error's line, the others skipped: as the TypeScript Blackbox
     reports it, so a CI job reading `--json` always gets a report.
 
     A file is read lazily (payloads kept as undecoded bytes) and each payload decoded, hashed, scanned and

@@ -112,7 +112,7 @@ def pretty_json(value: Any, *, indent: int = 2) -> str:
 
 
 def dumps(cassette: Cassette) -> bytes:
-    """The original's layout: two-space indent, raw UTF-8, no trailing newline (lone surrogates escaped)."""
+    """The TypeScript Blackbox's layout: two-space indent, raw UTF-8, no trailing newline (lone surrogates escaped)."""
     return _encode(_WRITER, cassette, 2)
 
 

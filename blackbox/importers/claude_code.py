@@ -127,7 +127,7 @@ class _Session(Transcript):
             raise TranscriptError(f"{where}: tool_result `content` must be a string or a list of blocks")
         if is_error and not isinstance(value, str):
             # An error is always a string: JSON text is re-printed as JSON.stringify prints the parsed value,
-            # as the original does (`{"a": 1}` -> `{"a":1}`; a JSON string is the string itself).
+            # as the TypeScript Blackbox does (`{"a": 1}` -> `{"a":1}`; a JSON string is the string itself).
             value = js_stringify(value)
         self.result(where, provider_id, Result(value, is_error, timestamp, number))
 

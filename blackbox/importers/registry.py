@@ -15,10 +15,12 @@ from blackbox.importers.claude_code import ClaudeCode
 from blackbox.importers.codex import Codex
 from blackbox.importers.common import Importer
 from blackbox.importers.gemini import Gemini
+from blackbox.importers.otel import Otel
 
 __all__ = ["IMPORTERS", "imported_provider", "names", "with_folder"]
 
-IMPORTERS: dict[str, Importer] = {importer.name: importer for importer in (ClaudeCode(), Codex(), Gemini(), ChatJson())}
+IMPORTERS: dict[str, Importer] = {importer.name: importer
+                                  for importer in (ClaudeCode(), Codex(), Gemini(), ChatJson(), Otel())}
 
 
 def names() -> tuple[str, ...]:

@@ -278,7 +278,7 @@ class Replaying(_Answering):
     pace: Pace = "fast"
 
     def _replayed(self, provider: Provider, request: dict[str, Any], model_input: ModelInput) -> Reply:
-        step = self.replayer.model_call(model_input)
+        step = self.replayer.claim_model_call(model_input)
         self._note_output(step.payload)
         spread = self.replayer.duration_ms(step) if self.pace == "recorded" else 0
         return answer(provider, step.payload, step.index, step.timestamp, request, spread_ms=spread)

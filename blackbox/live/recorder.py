@@ -66,7 +66,7 @@ class ToolSlot(msgspec.Struct):
     finished_at: int = 0
     written: bool = False
     # Fields a tool source adds beside the neutral ones (an MCP call's server, method and wire result; see
-    # docs/format.md): hashed with the step, ignored by the original's readers.
+    # docs/format.md): hashed with the step, ignored by the TypeScript Blackbox's readers.
     call_extra: dict[str, Any] | None = None
     result_extra: dict[str, Any] | None = None
 

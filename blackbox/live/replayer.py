@@ -109,7 +109,7 @@ class Replayer:
         start = self._steps[answer.index - 1].timestamp if answer.index > 0 else answer.timestamp
         return int(max(0, answer.timestamp - start))
 
-    def model_call(self, live: ModelInput) -> Step:
+    def claim_model_call(self, live: ModelInput) -> Step:
         """Check a normalized request against the recording; the recorded `model_output` step to answer with."""
         unrun = self._unrun()
         if unrun is not None:
@@ -139,8 +139,8 @@ class Replayer:
     def _compare(self, step: Step, live: Any) -> None:
         diff = first_difference(step.payload, live)
         if diff is not None:
-            raise divergence(step.index, diff.path, format_value(diff.recorded, diff.recorded_present),
-                             format_value(diff.actual, diff.actual_present), _HINT)
+            raise divergence(step.index, diff.path, format_value(diff.old, diff.old_present),
+                             format_value(diff.new, diff.new_present), _HINT)
 
     # -- tools -------------------------------------------------------------------------------------
 

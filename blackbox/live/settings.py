@@ -10,7 +10,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 import msgspec
 
@@ -29,7 +29,10 @@ __all__ = [
     "Mode",
     "Pace",
     "Settings",
+    "choose",
     "default_trace_id",
+    "match_mode",
+    "pace_mode",
     "resolve_settings",
     "session_names",
 ]
@@ -108,14 +111,29 @@ def _env(env: Mapping[str, str], name: str) -> str | None:
     return value if value else None
 
 
+def choose(value: Any, allowed: tuple[str, ...], source: str) -> str:
+    """The one check of a choice, wherever it comes from (`--pace`, `pace=`, BLACKBOX_PACE): `value` in any
+    case if it is one of `allowed`, else a UsageError naming `source` and the choices."""
+    if isinstance(value, str) and value.lower() in allowed:
+        return value.lower()
+    raise UsageError(f"{source}={value!r} is not valid; use one of {', '.join(allowed)}")
+
+
+def match_mode(value: Any, source: str = "match") -> Match:
+    """`strict` or `sequence` (see `choose`)."""
+    return cast(Match, choose(value, _MATCHES, source))
+
+
+def pace_mode(value: Any, source: str = "pace") -> Pace:
+    """`fast` or `recorded` (see `choose`)."""
+    return cast(Pace, choose(value, _PACES, source))
+
+
 def _choice(given: Any, env: Mapping[str, str], var: str, default: str | None, allowed: tuple[str, ...],
             arg: str) -> Any:
     """The argument, else the variable, else `default`; a value not `allowed` names where it came from."""
     value = given if given is not None else (_env(env, var) or default)
-    if value is None or value in allowed:
-        return value
-    source = f"{arg}={value!r}" if given is not None else f"{var}={value!r}"
-    raise UsageError(f"{source} is not valid; use one of {', '.join(allowed)}")
+    return None if value is None else choose(value, allowed, arg if given is not None else var)
 
 
 def resolve_settings(

@@ -89,12 +89,22 @@ def safe_name(name: str) -> str:
     return cleaned
 
 
-def default_cassette(item: pytest.Item) -> Path:
-    """`<test dir>/cassettes/<module>/<Class.>test_name[-params].json`."""
+def default_cassette_dir(item: pytest.Item) -> Path:
+    """`<test dir>/cassettes/<module>/`: what the `blackbox_cassette_dir` fixture returns unless overridden."""
     path = Path(str(item.path))
+    return path.parent / "cassettes" / path.stem
+
+
+def cassette_name(item: pytest.Item) -> str:
+    """`<Class.>test_name[-params].json`, the default cassette's name in its folder."""
     parts = item.nodeid.split("::")[1:]
     name = ".".join([*parts[:-1], parts[-1]]) if parts else item.name
-    return path.parent / "cassettes" / path.stem / f"{safe_name(name)}.json"
+    return f"{safe_name(name)}.json"
+
+
+def default_cassette(item: pytest.Item) -> Path:
+    """`<test dir>/cassettes/<module>/<Class.>test_name[-params].json`."""
+    return default_cassette_dir(item) / cassette_name(item)
 
 
 def _relative(path: Path, to: Path) -> str:

@@ -142,8 +142,8 @@ def parse_tool_arguments(raw: Any) -> Any:
 
 
 def _not_json(constant: str) -> Any:
-    """`NaN`, `Infinity`, `-Infinity`: Python's json accepts them, JavaScript's JSON.parse (and so the original)
-    does not, so such arguments stay the raw string."""
+    """`NaN`, `Infinity`, `-Infinity`: Python's json accepts them, JavaScript's JSON.parse (and so the TypeScript
+    Blackbox) does not, so such arguments stay the raw string."""
     raise ValueError(f"{constant} is not JSON")
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -93,9 +94,41 @@ class Terminal:
         raise AssertionError(f"the screen kept changing for {timeout:.0f} s; it shows:\n{shown}")
 
     def close(self) -> None:
+        """End the session as closing a terminal does (SIGHUP, the pty gone); the UI must end with it: a UI
+        left running with no terminal (it once hung in Textual's output queue) fails the test."""
+        pane = subprocess.run([*self.tmux, "display-message", "-p", "-t", self.name, "#{pane_pid}"],
+                              capture_output=True, text=True, check=False).stdout.strip()
+        below = _descendants(int(pane)) if pane.isdigit() else []
         subprocess.run([*self.tmux, "kill-server"], capture_output=True, check=False)
         if self.socket:  # the server leaves its socket file behind
             Path(self.socket).unlink(missing_ok=True)
+        deadline = time.monotonic() + 120  # a guard against a hang only: the UI ends as soon as it can
+        left = [pid for pid in below if _alive(pid)]
+        while left and time.monotonic() < deadline:
+            time.sleep(0.1)
+            left = [pid for pid in left if _alive(pid)]
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+        assert not left, f"processes {left} outlived their closed terminal"
+
+
+def _descendants(pid: int) -> list[int]:
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        children = subprocess.run(["pgrep", "-P", str(todo.pop())], capture_output=True, text=True,
+                                  check=False).stdout.split()
+        found += [int(c) for c in children]
+        todo += [int(c) for c in children]
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+    except OSError:
+        return False
 
 
 @pytest.fixture

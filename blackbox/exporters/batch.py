@@ -1,0 +1,83 @@
+"""What `blackbox export` exports: the cassettes of a file or a folder, each checked, its fork parent found, as
+span batches built before anything is sent (so a bad file stops the export before a backend sees a span)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from blackbox.errors import BlackboxError
+from blackbox.exporters.spans import SpanData, cassette_spans
+from blackbox.format.cassette import Cassette, chain_break, load
+
+__all__ = ["cassette_files", "find_parent", "span_batches"]
+
+
+def cassette_files(path: Path) -> list[Path]:
+    """The file itself, or the folder's `*.json` files at any depth, in path order."""
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*.json") if p.is_file())
+    return [path]
+
+
+def _checked(path: Path) -> Cassette:
+    cassette = load(path)
+    broken = chain_break(cassette)
+    if broken is not None:
+        raise BlackboxError(f"{path}: the hash chain breaks at step {broken.index} ({broken.reason}); "
+                            "only a cassette that verifies is exported: run `blackbox verify` on it")
+    if not cassette.steps:
+        raise BlackboxError(f"{path}: the cassette has no steps; there is nothing to export")
+    return cassette
+
+
+def find_parent(fork: Cassette, candidates: Iterable[Cassette]) -> Cassette | None:
+    """The run `fork` was forked from among `candidates`: the parent's id and the same first step."""
+    if fork.parentId is None:
+        return None
+    return next((c for c in candidates if c.id == fork.parentId and c is not fork and c.steps
+                 and c.steps[0].hash == fork.steps[0].hash), None)
+
+
+def _neighbours(path: Path, parent_id: str) -> Iterable[Cassette]:
+    """Cassettes beside `path` whose id is `parent_id` (a fork is usually written next to its parent)."""
+    from blackbox.format.lazy import load_lazy
+
+    for other in sorted(path.parent.glob("*.json")):
+        if other == path or not other.is_file():
+            continue
+        try:
+            if load_lazy(other).id == parent_id:
+                yield load(other)
+        except BlackboxError:
+            continue
+
+
+def span_batches(path: Path, *, with_content: bool = False, parent: Path | None = None,
+                 loaded: Callable[[int, int], None] | None = None,
+                 redact: Callable[[Any], Any] | None = None) -> tuple[list[Path], list[list[SpanData]], int]:
+    """(files, one span batch per file, forks linked to their parent); BlackboxError naming the first bad file.
+
+    `loaded(done, total)` is told as each file is read and turned into spans."""
+    files = cassette_files(path)
+    if not files:
+        raise BlackboxError(f"{path}: no *.json cassette in the folder; nothing to export")
+    cassettes: list[Cassette] = []
+    for n, file in enumerate(files, start=1):
+        cassettes.append(_checked(file))
+        if loaded is not None:
+            loaded(n, len(files) * 2)
+    given = [_checked(parent)] if parent is not None else []
+    batches, linked = [], 0
+    for n, (file, cassette) in enumerate(zip(files, cassettes, strict=True), start=1):
+        found = None
+        if cassette.parentId is not None:
+            found = find_parent(cassette, given + cassettes)
+            if found is None and not given and not path.is_dir():
+                found = find_parent(cassette, _neighbours(file, cassette.parentId))
+        linked += found is not None
+        batches.append(cassette_spans(cassette, with_content=with_content, parent=found, redact=redact))
+        if loaded is not None:
+            loaded(len(files) + n, len(files) * 2)
+    return files, batches, linked

@@ -1,0 +1,315 @@
+"""A cassette as OpenTelemetry GenAI spans (docs/format.md, "Export"): pure data, no OpenTelemetry import.
+
+The conventions are pinned at `GENAI_SEMCONV` (gen-ai-dev 1.42.0-dev, "Status: Development"); the names are
+written out here rather than taken from `opentelemetry-semantic-conventions`, which lags the GenAI registry.
+
+Ids are derived from the cassette's hashes, so exporting a cassette twice gives the same trace: a backend
+de-duplicates instead of showing two runs.  The trace id is taken from the cassette's id and its last step's
+hash (two runs that differ in one byte are two traces); a span id from the trace id and its step's hash.  A
+fork is its own trace, its root linked to the parent run's tool span at the fork point (when the parent is at
+hand: `parent=`).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import msgspec
+
+from blackbox.exporters import content
+from blackbox.format.cassette import Cassette, Step, Tokens
+
+__all__ = ["GENAI_SEMCONV", "Link", "SpanData", "cassette_spans", "fork_point", "span_id", "trace_id"]
+
+GENAI_SEMCONV = "1.42.0-dev"  # the GenAI semantic conventions' version the span names and attributes follow
+SCHEMA_URL = "https://opentelemetry.io/schemas/1.42.0"
+SCOPE = "blackbox.exporters"
+
+_MS = 1_000_000  # nanoseconds in a millisecond
+
+# gen_ai.provider.name of each Blackbox provider (the registry's names); a model no provider claims is "unknown"
+_PROVIDER_NAMES = {"anthropic": "anthropic", "openai": "openai", "responses": "openai", "gemini": "gcp.gemini",
+                   "azure": "azure.ai.openai", "azure-responses": "azure.ai.openai"}
+_OPENAI_API_TYPE = {"openai": "chat_completions", "azure": "chat_completions", "responses": "responses",
+                    "azure-responses": "responses"}
+# neutral request params → gen_ai.request.* (docs/format.md, "Export")
+_PARAMS = {"maxTokens": "max_tokens", "temperature": "temperature", "topP": "top_p", "topK": "top_k",
+           "stop": "stop_sequences", "seed": "seed", "frequencyPenalty": "frequency_penalty",
+           "presencePenalty": "presence_penalty"}
+_FINISH = {None: "stop", "length": "length", "refusal": "content_filter"}
+
+
+class Link(msgspec.Struct, frozen=True):
+    trace_id: int
+    span_id: int
+    attributes: dict[str, Any]
+
+
+class SpanData(msgspec.Struct):
+    """One span, in the terms OTLP carries: ids as integers, times in nanoseconds since the epoch."""
+
+    name: str
+    trace_id: int
+    span_id: int
+    parent_id: int | None
+    kind: str  # "INTERNAL" | "CLIENT"
+    start_ns: int
+    end_ns: int
+    attributes: dict[str, Any]
+    error: str | None = None  # error.type when the span failed (status ERROR)
+    links: list[Link] = msgspec.field(default_factory=list)
+
+
+def _digest(*parts: str) -> bytes:
+    return hashlib.sha256("\x00".join(("blackbox-otel", *parts)).encode()).digest()
+
+
+def trace_id(cassette: Cassette) -> int:
+    """The trace of a cassette: its id and head hash (a fork differs from its parent in both)."""
+    head = cassette.steps[-1].hash if cassette.steps else ""
+    return int.from_bytes(_digest("trace", cassette.id, head)[:16], "big") or 1
+
+
+def span_id(trace: int, key: str) -> int:
+    """A span of trace `trace`, keyed by a step's hash (or `root`)."""
+    return int.from_bytes(_digest("span", f"{trace:032x}", key)[:8], "big") or 1
+
+
+def _ns(timestamp: float) -> int:
+    return int(timestamp * _MS)
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _provider(model: Any) -> tuple[str, str | None]:
+    """(gen_ai.provider.name, openai.api.type or None) of a model name, through the provider registry."""
+    return _provider_of(model) if isinstance(model, str) else ("unknown", None)
+
+
+@functools.lru_cache(maxsize=256)
+def _provider_of(model: str) -> tuple[str, str | None]:
+    from blackbox.providers import for_model
+
+    provider = for_model(model)
+    if provider is None:
+        return "unknown", None
+    return _PROVIDER_NAMES.get(provider.name, provider.name), _OPENAI_API_TYPE.get(provider.name)
+
+
+def _finish(output: Any) -> str:
+    if isinstance(output, dict) and output.get("type") in ("tool_calls", "tool_call"):
+        return "length" if output.get("stop") == "length" else "tool_call"
+    stop = output.get("stop") if isinstance(output, dict) else None
+    return _FINISH.get(stop, "stop")
+
+
+def _usage(tokens: Tokens | None) -> dict[str, Any]:
+    if tokens is None:
+        return {}
+    out: dict[str, Any] = {"gen_ai.usage.input_tokens": tokens.input, "gen_ai.usage.output_tokens": tokens.output}
+    if tokens.cacheRead is not None:
+        out["gen_ai.usage.cache_read.input_tokens"] = tokens.cacheRead
+    if tokens.cacheWrite is not None:
+        out["gen_ai.usage.cache_write.input_tokens"] = tokens.cacheWrite
+    if tokens.reasoning is not None:
+        out["gen_ai.usage.reasoning.output_tokens"] = tokens.reasoning
+    return out
+
+
+def _chat_attributes(model_input: Step, output: Step | None, with_content: bool,
+                     redact: Callable[[Any], Any]) -> dict[str, Any]:
+    request = model_input.payload if isinstance(model_input.payload, dict) else {}
+    model = request.get("model")
+    provider, api_type = _provider(model)
+    attrs: dict[str, Any] = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": provider}
+    if isinstance(model, str):
+        attrs["gen_ai.request.model"] = model
+        attrs["gen_ai.response.model"] = model  # the cassette keeps the model the request named, no other
+    if api_type is not None:
+        attrs["openai.api.type"] = api_type
+    params: dict[str, Any] = request["params"] if isinstance(request.get("params"), dict) else {}
+    for name, attribute in _PARAMS.items():
+        value = params.get(name)
+        if isinstance(value, str) and attribute == "stop_sequences":
+            value = [value]
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, int | float) or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            attrs[f"gen_ai.request.{attribute}"] = value
+    if isinstance(params.get("responseFormat"), dict) or isinstance(params.get("outputConfig"), dict):
+        attrs["gen_ai.output.type"] = "json"
+    attrs["gen_ai.tool.definitions"] = content.json_text(content.tool_definitions(request.get("tools"), with_content),
+                                                          redact if with_content else _same)
+    attrs["blackbox.step.index"] = model_input.index
+    attrs["blackbox.step.hash"] = model_input.hash
+    if output is not None:
+        attrs["gen_ai.response.finish_reasons"] = [_finish(output.payload)]
+        attrs.update(_usage(output.tokens))
+        attrs["blackbox.output.step.hash"] = output.hash
+    if with_content:
+        system = request.get("systemPrompt")
+        if isinstance(system, str) and system:
+            attrs["gen_ai.system_instructions"] = content.json_text([{"type": "text", "content": system}], redact)
+        attrs["gen_ai.input.messages"] = content.json_text(content.input_messages(request.get("messages")), redact)
+        if output is not None:
+            attrs["gen_ai.output.messages"] = content.json_text(content.output_messages(output.payload), redact)
+    return attrs
+
+
+def _tool_attributes(call: Step, result: Step | None, with_content: bool,
+                     redact: Callable[[Any], Any]) -> tuple[dict[str, Any], str | None]:
+    payload = call.payload if isinstance(call.payload, dict) else {}
+    name = payload.get("toolName")
+    attrs: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": str(name),
+                             "gen_ai.tool.type": "function", "blackbox.step.index": call.index,
+                             "blackbox.step.hash": call.hash}
+    if isinstance(payload.get("toolCallId"), str):
+        attrs["gen_ai.tool.call.id"] = payload["toolCallId"]
+    mcp = payload.get("mcp")
+    if isinstance(mcp, dict):
+        attrs["gen_ai.tool.type"] = "extension"
+        if isinstance(mcp.get("server"), str):
+            attrs["blackbox.mcp.server"] = mcp["server"]
+        if isinstance(mcp.get("method"), str):
+            attrs["mcp.method.name"] = mcp["method"]
+    if with_content:
+        attrs["gen_ai.tool.call.arguments"] = content.json_text(payload.get("toolInput"), redact)
+    error: str | None = None
+    if result is None:
+        error = "incomplete"  # the run ended before the tool returned
+    else:
+        outcome = result.payload if isinstance(result.payload, dict) else {}
+        attrs["blackbox.result.step.hash"] = result.hash
+        if "error" in outcome:
+            mcp_error = (outcome.get("mcp") or {}).get("error") if isinstance(outcome.get("mcp"), dict) else None
+            code = mcp_error.get("code") if isinstance(mcp_error, dict) else None
+            error = str(code) if isinstance(code, int) and not isinstance(code, bool) else "tool_error"
+            if with_content:
+                attrs["gen_ai.tool.call.result"] = content.json_text({"error": outcome.get("error")}, redact)
+        elif with_content:
+            attrs["gen_ai.tool.call.result"] = content.json_text(outcome.get("result"), redact)
+    return attrs, error
+
+
+def _pairs(steps: list[Step]) -> Iterator[tuple[str, Step, Step | None, Step | None]]:
+    """(kind, first step, its closing step or None, the step after the pair or None), in step order.
+
+    A tool call's result is the tool_result with its id; one without an id (the demo's fork) the next result
+    of the same tool."""
+    results: dict[str, Step] = {}
+    for step in steps:
+        payload = step.payload if isinstance(step.payload, dict) else {}
+        if step.type == "tool_result" and isinstance(payload.get("toolCallId"), str):
+            results.setdefault(payload["toolCallId"], step)
+    for i, step in enumerate(steps):
+        following = steps[i + 1] if i + 1 < len(steps) else None
+        if step.type == "model_input":
+            output = following if following is not None and following.type == "model_output" else None
+            yield "chat", step, output, following
+        elif step.type == "tool_call":
+            payload = step.payload if isinstance(step.payload, dict) else {}
+            call_id = payload.get("toolCallId")
+            result = results.get(call_id) if isinstance(call_id, str) else None
+            if result is None:
+                result = next((s for s in steps[i + 1:] if s.type == "tool_result" and isinstance(s.payload, dict)
+                               and "toolCallId" not in s.payload
+                               and s.payload.get("toolName") == payload.get("toolName")), None)
+            if result is not None and result.index < step.index:
+                result = None
+            yield "tool", step, result, following
+
+
+def fork_point(cassette: Cassette, parent: Cassette | None) -> int | None:
+    """Where a fork leaves its parent: the first step that differs from it (the parent at hand), else the index
+    `forkedFromStepId` names."""
+    if cassette.parentId is None:
+        return None
+    if parent is not None:
+        return next((i for i, (a, b) in enumerate(zip(cassette.steps, parent.steps, strict=False)) if a.hash != b.hash),
+                    min(len(cassette.steps), len(parent.steps)))
+    at = cassette.forkedFromStepId
+    tail = at.rsplit(":", 1)[-1] if isinstance(at, str) else ""
+    return int(tail) if tail.isdigit() and int(tail) < len(cassette.steps) else None
+
+
+def _root(cassette: Cassette, trace: int, parent: Cassette | None) -> SpanData:
+    steps = cassette.steps
+    last = steps[-1].payload if steps and steps[-1].type == "metadata" else None
+    attrs: dict[str, Any] = {"gen_ai.operation.name": "invoke_agent", "blackbox.cassette.id": cassette.id,
+                             "blackbox.cassette.head_hash": steps[-1].hash if steps else "",
+                             "blackbox.format_version": cassette.version, "blackbox.created_at": cassette.createdAt}
+    error: str | None = None
+    if isinstance(last, dict) and last.get("event") == "run_failed":
+        reason = last.get("reason")
+        error = reason if isinstance(reason, str) else "run_failed"
+    elif not (isinstance(last, dict) and last.get("event") == "run_completed"):
+        attrs["blackbox.run.incomplete"] = True
+    links: list[Link] = []
+    if cassette.parentId is not None:
+        attrs["blackbox.fork.parent_id"] = cassette.parentId
+        at = fork_point(cassette, parent)
+        if at is not None:
+            attrs["blackbox.fork.at_step"] = at
+        if parent is not None and at is not None and at < len(parent.steps):
+            attrs["blackbox.fork.parent_head_hash"] = parent.steps[-1].hash
+            parent_trace = trace_id(parent)
+            anchor = _call_of(parent.steps, at)
+            links.append(Link(parent_trace, span_id(parent_trace, anchor.hash if anchor else "root"),
+                              {"blackbox.fork.at_step": at, "blackbox.link": "forked_from"}))
+    start = steps[0].timestamp if steps else cassette.createdAt
+    end = steps[-1].timestamp if steps else start
+    return SpanData("invoke_agent", trace, span_id(trace, "root"), None, "INTERNAL", _ns(start), _ns(end), attrs,
+                    error, links)
+
+
+def _call_of(steps: list[Step], at: int) -> Step | None:
+    """The parent's tool_call whose span the fork at step `at` links to: the call of the result there (by id),
+    else the last tool call before it."""
+    target = steps[at].payload if isinstance(steps[at].payload, dict) else {}
+    call_id = target.get("toolCallId")
+    calls = [s for s in steps[:at] if s.type == "tool_call" and isinstance(s.payload, dict)]
+    return next((s for s in reversed(calls) if s.payload.get("toolCallId") == call_id), calls[-1] if calls else None)
+
+
+def _failed_call(following: Step | None) -> str:
+    """error.type of a model call with no output: the run's error kind when it failed there, else incomplete."""
+    payload = following.payload if following is not None and isinstance(following.payload, dict) else {}
+    kind = payload.get("errorKind") if payload.get("event") == "run_failed" else None
+    return kind if isinstance(kind, str) else "incomplete"
+
+
+def cassette_spans(cassette: Cassette, *, with_content: bool = False, parent: Cassette | None = None,
+                   redact: Callable[[Any], Any] | None = None) -> list[SpanData]:
+    """The spans of one cassette: the `invoke_agent` root, then a `chat` or `execute_tool` span per call.
+
+    `redact` is applied to every piece of content before it is written (`content.redact`, the redaction
+    policy, by default); keys are masked after it in any case."""
+    policy = redact or content.redact
+    trace = trace_id(cassette)
+    root = _root(cassette, trace, parent)
+    spans = [root]
+    at = fork_point(cassette, parent)
+    original = parent.steps[at] if parent is not None and at is not None and at < len(parent.steps) else None
+    for kind, first, closing, following in _pairs(cassette.steps):
+        end_step = closing or following or first
+        if kind == "chat":
+            attrs = _chat_attributes(first, closing, with_content, policy)
+            model = attrs.get("gen_ai.request.model")
+            name = f"chat {model}" if model else "chat"
+            error = None if closing is not None else _failed_call(following)
+            spans.append(SpanData(name, trace, span_id(trace, first.hash), root.span_id, "CLIENT",
+                                  _ns(first.timestamp), _ns(end_step.timestamp), attrs, error))
+            continue
+        attrs, error = _tool_attributes(first, closing, with_content, policy)
+        if closing is not None and at is not None and closing.index == at:
+            attrs["blackbox.fork.edited"] = True
+            if original is not None:
+                attrs["blackbox.fork.original_hash"] = original.hash
+        spans.append(SpanData(f"execute_tool {attrs['gen_ai.tool.name']}", trace, span_id(trace, first.hash),
+                              root.span_id, "INTERNAL", _ns(first.timestamp), _ns(end_step.timestamp), attrs, error))
+    return spans
