@@ -38,7 +38,7 @@ def test_a_cassette_nested_too_deep_is_one_error_line(command: list[str], code: 
     """inspect and diff cannot work on it (2); replay without a command judges it as verify does (1)."""
     deep = tmp_path / "deep.json"
     deep.write_bytes(DEEP)
-    one_error([*command, str(deep)], code, "deep.json", "nested too deeply", "re-record")
+    one_error([*command, str(deep)], code, "deep.json", "nested more than 10,000 levels deep", "re-record")
 
 
 @pytest.mark.parametrize("command", ["verify", "assert"])
@@ -49,7 +49,7 @@ def test_verify_and_assert_report_a_cassette_nested_too_deep_as_schema_version_f
     result = invoke(app, [command, deep])
     assert result.exit_code == 1 and result.stderr == "", (result.stdout, result.stderr)
     row = next(line for line in result.stdout.splitlines() if line.startswith("schema_version"))
-    assert "FAIL" in row and "nested too deeply" in row and "re-record" in row
+    assert "FAIL" in row and "nested more than 10,000 levels deep" in row and "re-record" in row
 
 
 def test_list_names_a_too_deep_file_invalid_and_goes_on(tmp_path: Path) -> None:
@@ -57,7 +57,7 @@ def test_list_names_a_too_deep_file_invalid_and_goes_on(tmp_path: Path) -> None:
     (tmp_path / "good.json").write_bytes(GOOD.read_bytes())
     result = invoke(app, ["list", tmp_path])
     assert result.exit_code == 0, result.stderr
-    assert "deep.json: invalid: JSON nested too deeply" in result.stdout
+    assert "deep.json: invalid: JSON nested more than 10,000 levels deep" in result.stdout
     assert "2 file(s): 1 valid, 1 invalid" in result.stdout
 
 
