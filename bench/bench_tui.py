@@ -138,7 +138,7 @@ async def reading_case(path: Path, case: str, count: int, out: dict[str, float])
             screen.search("fetch_page")
             await until(lambda: bool(screen.matches) and screen.table.step_index in screen.matches)
             out["search_first"] = time.perf_counter() - begun
-            await until(lambda: not screen._searching, 0.01)
+            await until(lambda: not screen.searching, 0.01)
             out["search_all"] = time.perf_counter() - begun
             out["search_matches"] = len(screen.matches)
         await app.workers.wait_for_complete()
@@ -162,7 +162,7 @@ async def search_time(path: Path, needle: str) -> tuple[float, int]:
         assert isinstance(screen, BrowseScreen)
         start = time.perf_counter()
         screen.search(needle)
-        await until(lambda: not screen._searching, 0.001)
+        await until(lambda: not screen.searching, 0.001)
         return time.perf_counter() - start, len(screen.matches)
 
 

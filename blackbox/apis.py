@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["API_FACTS", "GATEWAY_KEY_HEADERS", "ApiFacts", "facts"]
+__all__ = ["API_FACTS", "AZURE_API_VERSION", "GATEWAY_KEY_HEADERS", "ApiFacts", "facts"]
+
+#: Azure OpenAI's latest GA `api-version`: what a what-if sends on a deployment path, and replay's stand-in.
+AZURE_API_VERSION = "2024-10-21"
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,12 @@ class ApiFacts:
     model_prefixes: tuple[str, ...] = ()  # model names of this API start so (lower case, after a '/' prefix)
     provider_fields: tuple[str, ...] = ()  # keys only a raw response of this API holds (verify flags them)
     id_patterns: tuple[tuple[str, str], ...] = ()  # (what it is, pattern): provider ids no cassette may hold
+    #: The key variable every SDK of the API reads, which replay gives a placeholder when none is set ("": the
+    #: first of `key_variables`).
+    placeholder_variable: str = ""
+    #: Settings (not keys) an SDK refuses to start without, and the stand-in replay gives each when unset: a
+    #: replayed call never reaches them.
+    start_settings: tuple[tuple[str, str], ...] = ()
 
 
 API_FACTS: tuple[ApiFacts, ...] = (
@@ -45,11 +54,16 @@ API_FACTS: tuple[ApiFacts, ...] = (
                      ("an OpenAI response id (resp_…)", r"\bresp_[A-Za-z0-9]{16,}"))),
     ApiFacts(
         "azure", "Azure OpenAI", ("AZURE_OPENAI_API_KEY",), ("api-key", "authorization"),
-        base_url_variable="AZURE_OPENAI_ENDPOINT"),
+        base_url_variable="AZURE_OPENAI_ENDPOINT",
+        # `openai.AzureOpenAI()` and pydantic-ai's Azure provider refuse to start without a version and endpoint
+        start_settings=(("OPENAI_API_VERSION", AZURE_API_VERSION),
+                        ("AZURE_OPENAI_ENDPOINT", "https://blackbox-replay-placeholder.openai.azure.com"))),
     ApiFacts(
         "gemini", "Gemini", ("GEMINI_API_KEY", "GOOGLE_API_KEY"), ("x-goog-api-key",), ("key",),
         base_url_variable="GOOGLE_GEMINI_BASE_URL", default_base_url="https://generativelanguage.googleapis.com",
-        model_prefixes=("gemini", "gemma", "learnlm"), provider_fields=("usageMetadata",)),
+        model_prefixes=("gemini", "gemma", "learnlm"), provider_fields=("usageMetadata",),
+        # google-genai, pydantic-ai and LangChain all read GOOGLE_API_KEY; google-genai warns when both are set
+        placeholder_variable="GOOGLE_API_KEY"),
 )
 
 #: Headers that API gateways and proxies take a key in, whichever model API is behind them.

@@ -255,13 +255,22 @@ def _journal_of(path: Path) -> bytes:
     return b"\n".join(lines) + b"\n"
 
 
+def _with_token_counts(path: Path) -> bytes:
+    """A fixture with token counts on its model outputs (the unhashed step field, docs/format.md "Token usage")."""
+    document = json.loads(path.read_text(encoding="utf-8"))
+    for n, step in enumerate(document["steps"]):
+        if step.get("type") == "model_output":
+            step["tokens"] = {"input": 100 + n, "output": n, "cacheRead": 40, "reasoning": 2}
+    return json.dumps(document, indent=2, ensure_ascii=False).encode()
+
+
 def seeds(target: str) -> list[bytes]:
     """The seed corpus of a target, from the fixtures (and the regressions found so far)."""
     traces = [*sorted((FIXTURES / "traces").glob("*.json")), FIXTURES / "external/chat-tool-use.converted.v2.json",
               FIXTURES / "import/claude-code-session.expected.json"]
     out: list[bytes]
     if target in ("loader_eager", "loader_lazy", "indexer", "verify", "diff"):
-        out = [p.read_bytes() for p in traces]
+        out = [p.read_bytes() for p in traces] + [_with_token_counts(traces[-1])]
     elif target == "canonical":
         lines = (FIXTURES / "canonical/vectors.jsonl").read_text().splitlines()
         out = [json.loads(line)["input"].encode("utf-8", "surrogatepass") for line in lines[::16]]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from blackbox.exporters import content
 from blackbox.format.cassette import Cassette, StepChain, Tokens, load, save
 from tests.cli_helpers import run_cli
 from tests.otlp_receiver import Receiver, attributes, spans_of
@@ -141,6 +143,56 @@ def test_content_only_with_the_flag_in_the_conventions_shapes_with_keys_masked(
     assert json.loads(attributes(tool1)["gen_ai.tool.call.result"]) == "sunny [redacted]"
     assert json.loads(attributes(tool2)["gen_ai.tool.call.result"]) == {"error": "boom"}
     assert KEY not in json.dumps([attributes(s) for s in spans])
+
+
+def test_a_credential_that_json_escapes_is_masked_in_the_decoded_text(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A bearer token after a newline or a tab, which JSON writes as `Bearer\\n…`, in a value and in a key."""
+    token = "tok" + "Q" * 30
+    rich_cassette(tmp_path / "run.json", result=f"header: Bearer\n{token} and Bearer\t\t{token}")
+    with Receiver() as receiver:
+        [spans] = export(capsys, receiver, tmp_path / "run.json", "--content")
+    result = json.loads(attributes(spans[2])["gen_ai.tool.call.result"])
+    assert result == "header: [redacted] and [redacted]"
+    assert token not in json.dumps([attributes(s) for s in spans])
+    assert json.loads(content.json_text({f"Bearer\n{token}": [f"Bearer\r\n{token}"]})) == {"[redacted]": ["[redacted]"]}
+
+
+def test_the_policy_in_force_redacts_the_whole_cassette_before_its_spans(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule placed by tool and path (which a piece of content cut out of its step cannot match) applies, and
+    the export is the export of the cassette `blackbox redact` writes: its content, ids and hashes."""
+    for name in [n for n in os.environ if n.startswith("BLACKBOX_")]:
+        monkeypatch.delenv(name)
+    rich_cassette(tmp_path / "run.json", result="sunny, ask grace@example.com")
+    policy = tmp_path / "policy.toml"
+    policy.write_text('detectors = ["email"]\n[[rules]]\nname = "city"\naction = "drop"\ntool = "get_weather"\n'
+                      'path = "city"\n')
+    monkeypatch.setenv("BLACKBOX_POLICY", str(policy))
+    code, _, err = run_cli(capsys, "redact", tmp_path / "run.json", "--out", tmp_path / "redacted.json")
+    assert code == 0, err
+    outputs = {}
+    for name in ("run", "redacted"):
+        for flag in ("--content", None):
+            out = tmp_path / f"{name}{flag or ''}.otlp.json"
+            code, _, err = run_cli(capsys, "export", tmp_path / f"{name}.json", "--to", "otlp-json", "--out", out,
+                                   *([flag] if flag else []))
+            assert code == 0, err
+            outputs[name, flag] = out.read_text()
+    assert outputs["run", "--content"] == outputs["redacted", "--content"]
+    assert outputs["run", None] == outputs["redacted", None]  # the same ids and hashes without content too
+    text = outputs["run", "--content"]
+    spans = json.loads(text)["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    arguments = [json.loads(kv["value"]["stringValue"]) for s in spans for kv in s["attributes"]
+                 if kv["key"] == "gen_ai.tool.call.arguments"]
+    assert arguments == [{"city": "[redacted:city]"}, {"city": "Rome"}]  # get_weather's, not forecast's
+    assert '\\"city\\":\\"Paris\\"' not in text  # nor in the model's calls or the history
+    assert "grace@example.com" not in text and "[redacted:email:" in text
+    monkeypatch.delenv("BLACKBOX_POLICY")
+    code, _, err = run_cli(capsys, "export", tmp_path / "run.json", "--to", "otlp-json", "--out",
+                           tmp_path / "plain.json", "--content")
+    assert code == 0, err
+    assert "Paris" in (tmp_path / "plain.json").read_text()  # no policy, nothing redacted
 
 
 def test_ids_are_the_same_on_every_export_and_a_fork_links_to_its_parents_tool_span(

@@ -190,6 +190,113 @@ def test_pydantic_ais_own_trace_imports(fake_api: FakeAPI, tmp_path: Path, capsy
     assert fork.steps[-1].payload["result"] == "Snow in Paris, sun in Rome."
 
 
+def _agents_sdk_trace(fake: FakeAPI, out: Path) -> list[Any]:
+    """Run an OpenAI Agents SDK agent (Responses API) traced by OpenInference's instrumentation, the usual way to
+    get OpenTelemetry out of that SDK, into an in-memory exporter; write its spans as OTLP JSON."""
+    import agents
+    from openai import AsyncOpenAI
+    from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from blackbox.exporters.otlp import readable_json
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    instrumentor = OpenAIAgentsInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)  # its processor replaces the SDK's uploader
+    agents.set_tracing_disabled(False)  # other tests turn the SDK's tracing off for the whole process
+    try:
+        agents.set_default_openai_client(AsyncOpenAI(base_url=fake.openai_url, api_key="test-key", max_retries=0))
+        agents.set_default_openai_api("responses")
+
+        def get_weather(city: str) -> str:
+            """Get the weather for a city."""
+            return f"sunny in {city}"
+
+        agent = agents.Agent(name="weather", instructions="Be brief.", model="gpt-5.1",
+                             tools=[agents.function_tool(get_weather)])
+        answer = asyncio.run(agents.Runner.run(agent, "Weather in Paris and Rome?")).final_output
+    finally:
+        agents.set_tracing_disabled(True)  # off again, as those tests leave it: nothing may upload
+        instrumentor.uninstrument()
+        from agents.models import _openai_shared
+
+        _openai_shared._default_openai_client = None
+    spans = list(memory.get_finished_spans())
+    out.write_text(json.dumps(readable_json(spans)))
+    return [answer, spans]
+
+
+def _echoing(brain: Any) -> Any:
+    """The Responses API echoes the request's instructions and tools in its response object (the fake does not)."""
+    def echo(body: dict[str, Any]) -> Any:
+        answer = brain(body)
+        return {**answer, "instructions": body.get("instructions"), "tools": body.get("tools", [])}
+    return echo
+
+
+def test_the_agents_sdks_openinference_trace_imports(fake_api: FakeAPI, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    fake_api.brain = _echoing(weather_brain("responses", cities=("Paris", "Rome")))
+    answer, spans = _agents_sdk_trace(fake_api, tmp_path / "agents.json")
+    kinds = {s.attributes.get("openinference.span.kind") for s in spans}
+    assert {"LLM", "TOOL", "AGENT"} <= kinds and not any("gen_ai.operation.name" in s.attributes for s in spans)
+    code, _, err = run_cli(capsys, "import", "--from", "otel", "--in", tmp_path / "agents.json", "--out",
+                           tmp_path / "imported.json")
+    assert code == 0, err
+    imported = load(tmp_path / "imported.json")
+    assert verify(imported).ok
+    assert [s.type for s in imported.steps] == ["model_input", "model_output", "tool_call", "tool_result",
+                                                "tool_call", "tool_result", "model_input", "model_output",
+                                                "metadata"]
+    first = imported.steps[0].payload
+    assert first["model"] == "gpt-5.1" and first["systemPrompt"] == "Be brief."
+    assert first["messages"] == [{"role": "user", "content": "Weather in Paris and Rome?"}]
+    assert [(t["name"], t["description"]) for t in first["tools"]] == [("get_weather", "Get the weather for a city.")]
+    assert first["tools"][0]["inputSchema"]["properties"] == {"city": {"title": "City", "type": "string"}}
+    output = imported.steps[1].payload
+    assert output["text"] == "Let me check." and [(c["toolCallId"], c["toolInput"]) for c in output["calls"]] == [
+        ("call-0", {"city": "Paris"}), ("call-1", {"city": "Rome"})]
+    # the tool spans carry no call id: each takes the id of the call it answers (by name and arguments)
+    assert [(imported.steps[i].payload["toolCallId"], imported.steps[i].payload["toolInput"]) for i in (2, 4)] == [
+        ("call-0", {"city": "Paris"}), ("call-1", {"city": "Rome"})]
+    assert [imported.steps[i].payload["result"] for i in (3, 5)] == ["sunny in Paris", "sunny in Rome"]
+    history = imported.steps[6].payload["messages"]
+    assert [m["role"] for m in history] == ["user", "assistant", "user"]
+    assert [p["toolCallId"] for p in history[1]["content"] if p["type"] == "tool_use"] == ["call-0", "call-1"]
+    assert [(p["toolCallId"], p["toolName"], p["result"]) for p in history[2]["content"]] == [
+        ("call-0", "get_weather", "sunny in Paris"), ("call-1", "get_weather", "sunny in Rome")]
+    assert imported.steps[-1].payload == {"event": "run_completed", "status": "success", "result": answer}
+    assert imported.steps[1].tokens is not None and imported.steps[1].tokens.input == 40
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps([{"type": "final_answer", "text": "Snow in Paris, sun in Rome."}]))
+    code, _, err = run_cli(capsys, "fork", tmp_path / "imported.json", "--at", "3", "--set", '"snowy"', "--out",
+                           tmp_path / "fork.json", "--model-only", "--script", script)
+    assert code == 0, err
+    fork = load(tmp_path / "fork.json")
+    assert verify(fork).ok and fork.steps[3].payload["result"] == "snowy"
+    assert fork.steps[-1].payload["result"] == "Snow in Paris, sun in Rome."
+    # captured with the instrumentation's input hiding on: no messages, so refused, saying so
+    hidden = json.loads((tmp_path / "agents.json").read_text())
+    for scope in hidden["resourceSpans"][0]["scopeSpans"]:
+        for span in scope["spans"]:
+            span["attributes"] = [kv for kv in span["attributes"] if not kv["key"].startswith("llm.input_messages.")]
+    (tmp_path / "hidden.json").write_text(json.dumps(hidden))
+    _one_line_refusal(capsys, tmp_path / "hidden.json", tmp_path / "out.json", "llm.input_messages")
+    garbled = json.loads((tmp_path / "agents.json").read_text())  # a message whose role is not a role
+    for scope in garbled["resourceSpans"][0]["scopeSpans"]:
+        for span in scope["spans"]:
+            for kv in span["attributes"]:
+                if kv["key"] == "llm.input_messages.1.message.role":
+                    kv["value"] = {"intValue": "42"}
+    (tmp_path / "garbled.json").write_text(json.dumps(garbled))
+    _one_line_refusal(capsys, tmp_path / "garbled.json", tmp_path / "out.json",
+                      "gen_ai.input.messages[1].role must be system, user, assistant or tool")
+
+
 # -- bad traces ----------------------------------------------------------------------------------------------
 
 

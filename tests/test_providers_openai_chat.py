@@ -391,7 +391,6 @@ def _with_choice(body: dict[str, Any], **changes: Any) -> dict[str, Any]:
         (chat_completion(tool_calls=[("a", {})], refusal="no"), "a refusal mixed with content or tool calls"),
         (chat_completion(tool_calls=[("a", {})], finish_reason="stop"), "finish reason 'stop'"),
         (chat_completion(content=""), None),
-        (chat_completion(content="", tool_calls=[("a", {})]), "tool calls with empty-string content"),
         (chat_completion(content=None), "a final answer whose content is null"),
     ],
 )

@@ -166,3 +166,30 @@ def test_text_refuses_a_piece_that_is_not_text_and_joins_once() -> None:
     assert text.text() == "abc" and text.text() == "abc"
     with pytest.raises(ValueError, match="a delta of type int, not text"):
         text.add(7)
+
+
+def test_a_gemini_stream_gathers_its_text_as_pieces_joined_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gemini frames each carry a piece of the answer: they are kept and joined once at the end (`old + piece`
+    in a dict is quadratic: 1.6 MB in 4-character frames would stall the agent's read)."""
+    import blackbox.providers.gemini_stream as gemini_stream
+
+    joins: list[int] = []
+
+    class Counted(Text):
+        def text(self) -> str:
+            joins.append(len(self._pieces))
+            return super().text()
+
+    monkeypatch.setattr(gemini_stream, "Text", Counted)
+    assembler = gemini_stream.GeminiStreamAssembler()
+
+    def frame(text: str, **extra: Any) -> bytes:
+        body = {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, **extra}]}
+        return b"data: " + json.dumps(body).encode() + b"\r\n\r\n"
+
+    for _ in range(1000):
+        assert assembler.feed(frame("abcd")) is None
+    result = assembler.feed(frame("!", finishReason="STOP"))
+    assert result is not None and result.status is StreamStatus.COMPLETE
+    assert result.body["candidates"][0]["content"]["parts"] == [{"text": "abcd" * 1000 + "!"}]
+    assert joins == [1001]

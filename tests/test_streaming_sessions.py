@@ -22,7 +22,7 @@ from blackbox.format.cassette import load
 from blackbox.format.verify import verify
 from blackbox.live.engines import answer
 from blackbox.live.recorder import journal_path
-from blackbox.providers import ANTHROPIC, OPENAI_CHAT, RESPONSES
+from blackbox.providers import ANTHROPIC, OPENAI_CHAT, RESPONSES, CallIds
 from tests.agents import weather
 from tests.fakeapi import FakeAPI, anthropic_message, chat_completion, stream_reply, weather_brain
 from tests.waiting import HANG_GUARD
@@ -253,12 +253,12 @@ def test_a_replayed_stream_is_one_reply_per_provider_and_paced_chunks_split_the_
     output: Any = {"type": "tool_calls", "text": "Checking.",
                    "calls": [{"toolCallId": "call-1", "toolName": "get_weather", "toolInput": {"city": "Paris"}}]}
     for provider in (ANTHROPIC, OPENAI_CHAT, RESPONSES):
-        plain = answer(provider, output, 1, 5000, {"model": "m"})
+        plain = answer(provider, output, 1, 5000, {"model": "m"}, CallIds())
         assert plain.chunks is None and plain.content_type == "application/json"
-        fast = answer(provider, output, 1, 5000, {"model": "m", "stream": True})
+        fast = answer(provider, output, 1, 5000, {"model": "m", "stream": True}, CallIds())
         assert fast.content_type == "text/event-stream" and fast.pause == 0
         assert fast.chunks is not None and b"".join(fast.chunks) == fast.body
-        paced = answer(provider, output, 1, 5000, {"model": "m", "stream": True}, spread_ms=900)
+        paced = answer(provider, output, 1, 5000, {"model": "m", "stream": True}, CallIds(), spread_ms=900)
         assert paced.chunks is not None and len(paced.chunks) >= len(fast.chunks)
         assert paced.pause == pytest.approx(0.9 / (len(paced.chunks) - 1))
 

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.message import Message
 from textual.worker import get_current_worker
 
 from .commands import ScreenActions
 from .follow import Follower
+from .keys import Keyed
+from .messages import RunChanged, RunGrew
 from .run import Run
 from .screens.browse import BrowseScreen
 from .screens.diff import DiffScreen
@@ -34,19 +35,11 @@ def load_runs(paths: Sequence[str | os.PathLike[str]]) -> list[Run]:
         return list(pool.map(Run.open, paths))
 
 
-class RunChanged(Message):
-    """A run read in the background changed (`change`, applied on the UI thread, says how)."""
-
-    def __init__(self, run: Run, change: Callable[[], None]) -> None:
-        super().__init__()
-        self.run = run
-        self.change = change
-
-
-class BlackboxApp(App[None]):
+class BlackboxApp(Keyed, App[None]):
     """`runs[0]` is browsed; with `diff=True` the diff of runs[0] and runs[1] opens on top of it."""
 
     TITLE = "blackbox"
+    BINDING_PREFIX = "app"
     COMMANDS: ClassVar = App.COMMANDS | {ScreenActions}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", id="app.quit"),
@@ -95,11 +88,10 @@ class BlackboxApp(App[None]):
         run.read_rest(lambda change: self.post_message(RunChanged(run, change)), lambda: worker.is_cancelled)
 
     def on_run_changed(self, message: RunChanged) -> None:
+        """Apply the change, then tell every screen (`RunGrew`: a burst of changes redraws a screen once)."""
         message.change()
         for screen in self.screen_stack:
-            changed = getattr(screen, "run_changed", None)
-            if changed is not None:
-                changed(message.run)
+            screen.post_message(RunGrew(message.run))
 
     def on_unmount(self) -> None:
         for run in [*self.runs, *self._reading]:

@@ -10,20 +10,18 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.dom import DOMNode
 from textual.screen import Screen
 
-__all__ = ["OURS", "ScreenActions", "screen_actions"]
+from .keys import is_ours
 
-# Bindings Blackbox declares carry an id with one of these prefixes; Textual's own widget keys (scrolling,
-# text editing) have none and stay out of the help and the palette, where they only repeated themselves.
-OURS = ("app.", "browse.", "diff.", "fork.", "json.", "values.")
+__all__ = ["ScreenActions", "screen_actions"]
 
 
 def screen_actions(screen: Screen[Any]) -> Iterator[tuple[str, str, str, DOMNode, str]]:
     """(description, key, action, node, longer description) for each of Blackbox's actions on the screen's
-    focus chain, each once."""
+    focus chain (`keys.is_ours`: the bindings of a `Keyed` node with its prefix), each once."""
     seen: set[str] = set()
     for key, active in screen.active_bindings.items():
         binding = active.binding
-        if not active.enabled or not binding.description or not (binding.id or "").startswith(OURS):
+        if not active.enabled or not binding.description or not is_ours(active.node, binding.id):
             continue
         if binding.action in seen:
             continue

@@ -61,7 +61,7 @@ def journal_for(path: Path) -> Path:
 def _lazy(step: Step) -> LazyStep:
     """A placed step as the UI holds steps (ASCII escapes keep lone surrogates, which msgspec cannot write)."""
     raw = msgspec.Raw(json.dumps(step.payload, ensure_ascii=True, separators=(",", ":")).encode())
-    return LazyStep(step.id, step.index, step.type, step.timestamp, raw, step.prevHash, step.hash)
+    return LazyStep(step.id, step.index, step.type, step.timestamp, raw, step.prevHash, step.hash, step.tokens)
 
 
 def _running_step(trace_id: str, index: int, prev: str | None, start: ToolStart) -> LazyStep:

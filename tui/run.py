@@ -8,30 +8,36 @@ stay undecoded (`load_lazy`: about the file's size in memory) and are decoded pe
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, overload
-
-import msgspec
+from typing import Any
 
 from blackbox.errors import CassetteError
 from blackbox.format.cassette import Cassette, ChainBreak, Step, chain_break, paused_gc
-from blackbox.format.indexing import CHUNK, Batch, CassetteHeader, FileStep, Indexer, Unusual
+from blackbox.format.indexing import CHUNK, CassetteHeader, FileStep, Indexer, Unusual
 from blackbox.format.inert import inert
-from blackbox.format.lazy import LazyCassette, LazyStep, decode_payload, load_lazy
-from blackbox.format.outcome import Outcome, summarize_step, terminal_outcome, tool_sequence
+from blackbox.format.lazy import LazyCassette, LazyStep, load_lazy
+from blackbox.format.outcome import Outcome, summarize_step, terminal_outcome
 from blackbox.format.writing import pretty_json
 
 from .mcp_view import mcp_origin, with_origin
+from .reading import Deliver, Loading, whole_file_problem
+from .run_steps import (
+    StepRecord,
+    Steps,
+    ToolFacts,
+    batch_facts,
+    decode_record,
+    is_error_result,
+    tool_facts_of,
+    tool_name,
+)
 
-__all__ = ["PROGRESSIVE_FROM", "Run", "format_time", "pretty_json", "tool_name"]
+__all__ = ["PROGRESSIVE_FROM", "Run", "format_time", "is_error_result", "pretty_json", "tool_name"]
 
 PROGRESSIVE_FROM = 32 << 20  # bytes: a file this large opens with its first steps, the rest read meanwhile
 FIRST_CHUNK = 256 << 10  # bytes of steps read before the first paint
@@ -50,157 +56,11 @@ def format_time(ms: float) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d} UTC"
 
 
-def tool_name(step: Step) -> str | None:
-    """The tool a step is about (tool_call / tool_result), or None."""
-    payload = step.payload
-    if step.type in ("tool_call", "tool_result") and isinstance(payload, dict):
-        name = payload.get("toolName")
-        return name if isinstance(name, str) else None
-    return None
-
-
-def is_error_result(step: Step) -> bool:
-    return step.type == "tool_result" and isinstance(step.payload, dict) and "error" in step.payload
-
-
 _UNCHECKED = object()
 
 
 class _Closed(Exception):
     """The run was closed while its chain was being checked."""
-
-
-class _ToolFacts(msgspec.Struct):
-    """What the UI needs of the tool steps' payloads: per step the tool name and whether it is an error
-    result, and the tool calls' names in order (the outcome's tool sequence)."""
-
-    names: list[str | None]
-    errors: list[bool]
-    calls: list[str]
-
-    def extend(self, more: _ToolFacts) -> None:
-        self.names += more.names
-        self.errors += more.errors
-        self.calls += more.calls
-
-
-def _tool_facts_of(records: Sequence[LazyStep | FileStep], decoded: Callable[[int], Step]) -> _ToolFacts:
-    """One pass over the tool steps, decoding each payload (`decoded(i)`) and dropping it after use."""
-    facts = _ToolFacts([None] * len(records), [False] * len(records), [])
-    for i, record in enumerate(records):
-        if record.type in ("tool_call", "tool_result"):
-            step = decoded(i)
-            facts.names[i], facts.errors[i] = tool_name(step), is_error_result(step)
-            facts.calls += tool_sequence([step])
-    return facts
-
-
-StepRecord = LazyStep | FileStep
-
-
-class Steps(Sequence[Step]):
-    """The steps of a lazily loaded cassette: each payload decoded when a step is asked for, the last few
-    kept (the rows on screen and the detail pane ask again and again)."""
-
-    def __init__(self, lazy: list[StepRecord], keep: int = 256) -> None:
-        self.lazy = lazy
-        self._keep = keep
-        self._recent: OrderedDict[int, Step] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self.lazy)
-
-    def forget_from(self, index: int) -> None:
-        """Drop the decoded steps from `index` on (those steps were replaced)."""
-        for stale in [i for i in self._recent if i >= index]:
-            del self._recent[stale]
-
-    @overload
-    def __getitem__(self, index: int) -> Step: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Step]: ...
-    def __getitem__(self, index: int | slice) -> Step | list[Step]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(len(self))[index]]
-        index = range(len(self))[index]  # negative indices; IndexError past the end
-        step = self._recent.get(index)
-        if step is None:
-            step = self._recent[index] = decode_record(self.lazy[index])
-            if len(self._recent) > self._keep:
-                self._recent.popitem(last=False)
-        else:
-            self._recent.move_to_end(index)
-        return step
-
-    def type(self, index: int) -> str:
-        return self.lazy[index].type
-
-
-def decode_record(record: StepRecord) -> Step:
-    """A step with its payload decoded; a file changed on disk since it was indexed gives a step whose
-    payload says so, rather than an error in the middle of drawing the screen."""
-    try:
-        return record.decoded()
-    except CassetteError as exc:
-        return Step(record.id, record.index, record.type, record.timestamp, f"(unreadable: {exc})",
-                    record.prevHash, record.hash)
-
-
-_VERDICT = """
-import sys
-from blackbox.errors import CassetteError
-from blackbox.format.lazy import load_lazy
-try:
-    load_lazy(sys.argv[1])
-except CassetteError as exc:
-    sys.stdout.write(str(exc))
-    sys.exit(3)
-"""
-
-
-def whole_file_problem(path: Path, closed: threading.Event) -> str | None:
-    """The whole-file loader's one-line error for `path`, from a child process; "" if it loads, None if
-    `closed` was set meanwhile (the child is then stopped)."""
-    child = subprocess.Popen([sys.executable, "-c", _VERDICT, str(path)], stdin=subprocess.DEVNULL,
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    while True:
-        try:
-            out, _ = child.communicate(timeout=0.1)
-            break
-        except subprocess.TimeoutExpired:
-            if closed.is_set():
-                child.kill()
-                child.wait()
-                return None
-    if child.returncode == 3:
-        return out.decode("utf-8", "replace").strip() or f"{path}: cannot be read"
-    return ""  # it loads (or the child could not run: the load here says)
-
-
-class Loading:
-    """A large file still being read in the background (`Run.read_rest`): how far it has got."""
-
-    def __init__(self, indexer: Indexer, batches: Iterator[Batch]) -> None:
-        self.indexer = indexer
-        self.batches = batches
-        self.started = False
-
-    @property
-    def fraction(self) -> float:
-        return self.indexer.position / self.indexer.size if self.indexer.size else 1.0
-
-
-# Hands a change to the UI thread to apply (without waiting for it); False once the UI is gone.
-Deliver = Callable[[Callable[[], None]], bool]
-
-
-def _batch_facts(batch: Batch) -> _ToolFacts:
-    """The tool facts of a batch's steps, from the payload bytes the indexer has just read."""
-    def decoded(i: int) -> Step:
-        r = batch.steps[i]
-        return Step(r.id, r.index, r.type, r.timestamp, decode_payload(batch.payloads[i]), r.prevHash, r.hash)
-
-    return _tool_facts_of(batch.steps, decoded)
 
 
 class Run:
@@ -219,7 +79,7 @@ class Run:
         self._nesting: list[str] = []
         self._open_round: list[int] = []
         self._in_round = False
-        self._tools: _ToolFacts | None = None
+        self._tools: ToolFacts | None = None
         self._outcome: Outcome | None = None
         self._chain: Any = _UNCHECKED
         self.chain_progress = 0  # steps the chain check has passed
@@ -273,7 +133,7 @@ class Run:
                     return cls(load_lazy(path), path)
                 indexer.chunk = CHUNK
                 run = cls(header, path, steps=[*first.steps], loading=Loading(indexer, batches))
-                run._tools = _batch_facts(first)
+                run._tools = batch_facts(first)
                 if indexer.done:
                     run._finish(indexer)
                 return run
@@ -289,7 +149,7 @@ class Run:
             return
         try:
             for batch in loading.batches:
-                facts = _batch_facts(batch)
+                facts = batch_facts(batch)
                 if not deliver(partial(self._grow, batch.steps, facts)):
                     return
                 if cancelled() or self.closed.is_set():
@@ -322,7 +182,7 @@ class Run:
             return
         deliver(partial(self._replace, whole))
 
-    def _grow(self, steps: list[FileStep], facts: _ToolFacts) -> None:
+    def _grow(self, steps: list[FileStep], facts: ToolFacts) -> None:
         self.steps.lazy.extend(steps)
         self._summaries.extend([None] * len(steps))
         if self._tools is not None:
@@ -399,7 +259,7 @@ class Run:
 
     @property
     def outcome(self) -> Outcome:
-        """`blackbox.format.outcome.outcome`, from the last step's payload and the tool calls' names (while a large
+        """`blackbox.outcome.outcome`, from the last step's payload and the tool calls' names (while a large
         file is still being read: incomplete, as far as it is known)."""
         if self.loading is not None:
             return Outcome("incomplete", f"not known yet: reading the file ({self.loading.fraction:.0%})")
@@ -409,10 +269,10 @@ class Run:
             self._outcome = terminal_outcome(payload, tuple(self._tool_facts().calls))
         return self._outcome
 
-    def _tool_facts(self) -> _ToolFacts:
+    def _tool_facts(self) -> ToolFacts:
         if self._tools is None:
             records = self.steps.lazy
-            self._tools = _tool_facts_of(records, lambda i: decode_record(records[i]))
+            self._tools = tool_facts_of(records, lambda i: decode_record(records[i]))
         return self._tools
 
     def is_error_result(self, index: int) -> bool:

@@ -26,7 +26,8 @@ __all__ = ["app", "main"]
 _MODULES = {"demo": "demo", "check": "demo", "record": "run", "replay": "run", "fork": "run", "recover": "run",
             "what-if": "whatif",
             "verify": "cassettes", "assert": "cassettes", "diff": "cassettes", "inspect": "cassettes",
-            "list": "cassettes", "import": "imports", "export": "export", "tui": "tui"}
+            "list": "cassettes", "import": "imports", "export": "export", "scan": "redact",
+            "redact": "redact", "tui": "tui"}
 
 
 def _one_command(name: str) -> typer.Typer:
@@ -68,7 +69,7 @@ def _application() -> typer.Typer:
     from blackbox.cli import whatif  # noqa: F401  (what-if: the fork without the agent)
 
     # isort: split
-    from blackbox.cli import cassettes, export, imports, tui  # noqa: F401
+    from blackbox.cli import cassettes, export, imports, redact, tui  # noqa: F401
     from blackbox.cli._app import app, flags_without_type
 
     flags_without_type(app)

@@ -17,6 +17,7 @@ from blackbox.cli._app import app
 from blackbox.cli.jsonout import print_json
 from blackbox.cli.render import EXIT_USAGE, console, fail
 from blackbox.cli.term import JSON_OUTPUT
+from blackbox.errors import UsageError
 from blackbox.exporters.registry import EXPORTERS, Exporter, Target
 from blackbox.exporters.spans import GENAI_SEMCONV
 from blackbox.format.inert import inert
@@ -114,15 +115,22 @@ def _run(path: Path, exporter: Exporter, target: Target, content: bool,
          parent: Path | None) -> tuple[list[Path], list[list[SpanData]], int]:
     """Load and convert every file, then export, with a progress bar on a terminal."""
     from blackbox.exporters.batch import span_batches
+    from blackbox.live.redaction import active_redactor
+
+    try:  # a run leaves only as the redaction policy in force lets it: the whole cassette, before its spans
+        redactor = active_redactor()  # (docs/format.md, "Redaction")
+    except UsageError as exc:
+        fail(str(exc), EXIT_USAGE)
 
     if not sys.stderr.isatty():
-        files, batches, linked = span_batches(path, with_content=content, parent=parent)
+        files, batches, linked = span_batches(path, with_content=content, parent=parent, redactor=redactor)
         exporter.export(batches, target)
         return files, batches, linked
     from blackbox.cli.progress import progress
 
     with progress(f"reading {path.name}") as update:
-        files, batches, linked = span_batches(path, with_content=content, parent=parent, loaded=update)
+        files, batches, linked = span_batches(path, with_content=content, parent=parent, loaded=update,
+                                              redactor=redactor)
     with progress(f"exporting {len(files)} cassette(s)") as update:
         exporter.export(batches, target, lambda n: update(n, len(batches)))
     return files, batches, linked

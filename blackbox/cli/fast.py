@@ -54,6 +54,8 @@ COMMANDS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
                  "reason."),
         ("export", "Export a cassette or a folder of them as OpenTelemetry GenAI traces (OTLP, or its JSON file)."),
         ("import", "Import a transcript written by another tool (a coding agent's session) as a cassette."),
+        ("scan", "Check cassettes, crash journals and leftover temporary files for values in the clear."),
+        ("redact", "Apply the redaction policy to an existing cassette and re-chain it into a new one."),
     )),
     ("Explore", (
         ("tui", "Browse a cassette, diff two, and fork a run at a tool result — in the terminal."),
@@ -195,6 +197,10 @@ def dispatch(args: Sequence[str]) -> int | None:
     if list(args) == ["--version"]:
         sys.stdout.write(f"blackbox {VERSION}\n")
         return 0
+    if len(args) == 2 and args[1] in ("--help", "-h"):  # a command's help, as typer prints it, without typer
+        from blackbox.cli.helpview import show
+
+        return 0 if show(args[0]) else None
     if not args or args[0] not in ("verify", "assert", "diff", "inspect", "list"):
         return None
     if args[0] == "inspect":

@@ -104,11 +104,16 @@ def import_one(source: str, path: Path, out: Path, trace_id: str,
     """Convert, check and write; TranscriptError or OSError when nothing was written."""
     from blackbox.format.writing import atomic_write
     from blackbox.importers.common import check_writable
+    from blackbox.live.redaction import active_redactor
+    from blackbox.redaction import redact_cassette
 
     if bar is not None:
         bar.phase(f"reading {path.name}")
     progress = Progress(bar.advance if bar is not None else None)
     cassette = IMPORTERS[source].import_file(path, trace_id, progress)
+    redactor = active_redactor()  # the policy applies to an import as to a recording (before it is checked)
+    if redactor is not None:
+        cassette = redact_cassette(cassette, redactor)
     if bar is not None:
         bar.phase(f"verifying and writing {out.name}")
     atomic_write(out, check_writable(cassette))

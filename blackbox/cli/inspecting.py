@@ -10,23 +10,28 @@ from the light dispatcher too.
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from blackbox.cli.jsonout import print_json
-from blackbox.cli.reports import missing_file, shown
+from blackbox.cli.reports import missing_file, redaction_lines, shown
 from blackbox.cli.term import EXIT_USAGE, colour, error_line, paint
 from blackbox.errors import CassetteError
 from blackbox.format.diff import lazy_outcome
 from blackbox.format.inert import inert_lines
 from blackbox.format.lazy import LazyCassette, LazyStep, load_lazy
+from blackbox.format.marks import count_in_bytes, rewritten_from
 from blackbox.format.outcome import summarize_step
 from blackbox.format.secrets import mask_secrets
+from blackbox.format.timeline import Totals, duration_text, timeline, tokens_text
 from blackbox.format.writing import pretty_json
 
-__all__ = ["created", "json_rows", "run_inspect", "write_rows"]
+__all__ = ["created", "json_rows", "run_inspect", "totals_lines", "write_rows"]
 
 
 def created(ms: float) -> str:
@@ -66,11 +71,24 @@ def json_rows(c: LazyCassette) -> list[dict[str, Any]]:
             for d in (s.decoded() for s in c.steps)]
 
 
+def totals_lines(totals: Totals) -> list[str]:
+    """The run's totals as `inspect` prints them: tokens, then model, tool and wall time."""
+    counted = (f" ({totals.calls_with_tokens} of {totals.model_calls} model calls)"
+               if totals.tokens is not None and totals.calls_with_tokens < totals.model_calls else "")
+    calls = f"{totals.tool_calls} call{'' if totals.tool_calls == 1 else 's'}"
+    return [f"tokens:  {tokens_text(totals.tokens)}{counted}",
+            f"time:    model {duration_text(totals.model_ms)} ({totals.model_calls} calls) · tools "
+            f"{duration_text(totals.tool_ms)} ({calls}) · wall {duration_text(totals.wall_ms)}"]
+
+
 def _step_json(step: LazyStep) -> dict[str, Any]:
     decoded = step.decoded()
-    return {"id": decoded.id, "index": decoded.index, "type": decoded.type, "timestamp": decoded.timestamp,
-            "summary": mask_secrets(summarize_step(decoded)), "payload": decoded.payload,
-            "prevHash": decoded.prevHash, "hash": decoded.hash}
+    doc = {"id": decoded.id, "index": decoded.index, "type": decoded.type, "timestamp": decoded.timestamp,
+           "summary": mask_secrets(summarize_step(decoded)), "payload": decoded.payload,
+           "prevHash": decoded.prevHash, "hash": decoded.hash}
+    if decoded.tokens is not None:
+        doc["tokens"] = msgspec.to_builtins(decoded.tokens)
+    return doc
 
 
 def _one_step(lazy: LazyStep, json_out: bool) -> None:
@@ -82,6 +100,8 @@ def _one_step(lazy: LazyStep, json_out: bool) -> None:
     sys.stdout.write(f"{paint(f'step {s.index}', 'bold', on)} {s.type} — {shown(summarize_step(s))}\n"
                      f"hash:     {s.hash}\nprevHash: {s.prevHash}\n"
                      f"time:     {created(s.timestamp)} ({pretty_json(s.timestamp)})\n")
+    if s.tokens is not None:
+        sys.stdout.write(f"tokens:   {tokens_text(s.tokens)} (not hashed)\n")
     text = inert_lines(mask_secrets(pretty_json(s.payload)))
     if on:  # highlighted on a terminal; rich is imported only then
         from rich.syntax import Syntax
@@ -113,16 +133,26 @@ def run_inspect(path: Path, step: int | None, json_out: bool) -> int:
         _one_step(c.steps[step], json_out)
         return 0
     o = lazy_outcome(c)
+    totals = timeline(c.steps, model_names=False).totals  # the totals need no request payload
+    marks: Counter[str] = Counter()
+    for s in c.steps:
+        count_in_bytes(bytes(s.payload), marks)
+    redacted, link = dict(sorted(marks.items())) or None, rewritten_from(c.redaction)
     if json_out:
-        print_json({"id": c.id, "version": c.version, "parentId": c.parentId,
-                    "forkedFromStepId": c.forkedFromStepId, "createdAt": c.createdAt, "steps": len(c.steps),
-                    "outcome": o, "rows": json_rows(c)})
+        doc = {"id": c.id, "version": c.version, "parentId": c.parentId, "forkedFromStepId": c.forkedFromStepId,
+               "createdAt": c.createdAt, "steps": len(c.steps), "outcome": o, "totals": totals.to_dict(),
+               "rows": json_rows(c)}
+        if redacted or link:
+            doc["redaction"] = {"redacted": redacted, "rewrittenFrom": link}
+        print_json(doc)
         return 0
     on = colour()
     lines = [f"{paint(shown(c.id), 'bold', on)}  version {c.version}"]
     if c.parentId:
         lines.append(f"parent:  {shown(c.parentId)} (forked from {shown(c.forkedFromStepId or '?')})")
     lines.append(f"created: {created(c.createdAt)}\nsteps:   {len(c.steps)}\noutcome: {shown(o.describe())}")
+    lines += totals_lines(totals)
+    lines += redaction_lines(redacted, link)
     sys.stdout.write("\n".join(lines) + "\n")
     write_rows(c)
     return 0

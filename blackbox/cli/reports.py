@@ -104,7 +104,7 @@ def _heading(path: str | None, report: VerifyReport) -> str:
 
 def verify_text(report: VerifyReport, on: bool = False) -> str:
     lines = [paint(_heading(report.path, report), "bold", on), _check_rows(_verify_rows(report), on),
-             _final_hash_line(report)]
+             _final_hash_line(report), *redaction_lines(report.redacted, report.rewritten_from)]
     failure = report.failure
     if failure is None:
         lines.append(f"{paint('verified', 'green', on)}: all checks pass")
@@ -113,6 +113,17 @@ def verify_text(report: VerifyReport, on: bool = False) -> str:
         lines.append(f"\n{paint('verify failed', 'bold red', on)}: {failure.name} at {where}\n"
                      f"  what: {shown(failure.detail)}\n  do:   {report.advice}")
     return "\n".join(lines)
+
+
+def redaction_lines(redacted: dict[str, int] | None, link: dict[str, Any] | None) -> list[str]:
+    """What a redaction policy left, for people: the count per rule (never a value) and the rewrite link."""
+    lines = []
+    if redacted:
+        lines.append("redacted: " + ", ".join(f"{rule} {n}" for rule, n in redacted.items()))
+    if link is not None:
+        head = f", final hash {str(link['finalHash'])[:12]}…" if link.get("finalHash") else ""
+        lines.append(f"rewritten by blackbox redact from {shown(str(link['id']))} ({link['steps']} step(s){head})")
+    return lines
 
 
 def _value(value: str | None) -> str:

@@ -51,6 +51,9 @@ PaceOption = Annotated[
     str, typer.Option("--pace", help="fast: replayed streams are sent at once; recorded: each stream is spread "
                                      "over the recorded call's duration (for agents whose UI or timeouts "
                                      "depend on it).")]
+PolicyOption = Annotated[Path | None, typer.Option(
+    "--policy", metavar="FILE", help="The redaction policy (docs/format.md#redaction); default BLACKBOX_POLICY, "
+    "else [tool.blackbox.redact] in the project's pyproject.toml.", show_default=False)]
 
 
 def _check_pace(pace: str) -> PaceMode:
@@ -69,7 +72,12 @@ def _check_match(match: str) -> MatchMode:
 
 def _launch(command: list[str], settings: Settings, *, placeholders: bool) -> tuple[int, SessionReport]:
     """Run the agent; without a session report say how to add one and fail."""
-    try:
+    from blackbox.live.redaction import active_redactor, policy_file
+
+    try:  # the agent's session applies the policy the launcher found (checked here, before it starts)
+        active_redactor(settings.policy)
+        found = policy_file(settings.policy)
+        settings.policy = str(found) if found is not None else None
         result = run_agent(command, settings, placeholders=placeholders)
     except UsageError as exc:
         fail(str(exc), EXIT_USAGE)
@@ -156,6 +164,7 @@ def record(
     out: Annotated[Path, typer.Option("--out", "-o", help="Where to write the cassette.", dir_okay=False)],
     command: Command = None,
     trace_id: Annotated[str | None, typer.Option("--id", help="Trace id (default: the --out name).")] = None,
+    policy: PolicyOption = None,
 ) -> None:
     """Record an agent run into a cassette.
 
@@ -167,7 +176,8 @@ def record(
         fail("record needs the agent command after `--` (e.g. blackbox record --out run.json -- python "
              "agent.py); to see a recording without an agent, run `blackbox demo`", EXIT_USAGE)
     _check_out(out)
-    settings = Settings(mode="record", out=str(out), trace_id=trace_id or None)
+    settings = Settings(mode="record", out=str(out), trace_id=trace_id or None,
+                        policy=str(policy) if policy is not None else None)
     code, report = _launch(command, settings, placeholders=False)
     steps, status = report.steps, inert(report.status)
     error = _report_error(report)
@@ -192,6 +202,7 @@ def replay(
     pace: PaceOption = "fast",
     json_out: Annotated[bool, typer.Option("--json", help="Without a command: print the check and the recorded "
                                            "steps as one JSON document.")] = False,
+    policy: PolicyOption = None,
 ) -> None:
     """Replay an agent offline against a cassette, or show what it recorded when no command is given.
 
@@ -220,7 +231,8 @@ def replay(
         load(cassette)
     except CassetteError as exc:  # nothing to replay against: the question cannot be asked (exit 2)
         fail(str(exc), EXIT_USAGE)
-    settings = Settings(mode="replay", cassette=str(cassette), match=match_mode, pace=pace_mode)
+    settings = Settings(mode="replay", cassette=str(cassette), match=match_mode, pace=pace_mode,
+                        policy=str(policy) if policy is not None else None)
     code, report = _launch(command, settings, placeholders=True)
     error = _report_error(report)
     shown = inert(str(cassette))

@@ -19,9 +19,13 @@ from blackbox.format.cassette import load, save
 from blackbox.format.inert import inert
 from blackbox.format.outcome import outcome
 from blackbox.live.settings import default_trace_id
+from blackbox.providers import PROVIDERS
 
 __all__ = ["load_tool_results", "run_model_only", "what_if_command"]
 
+
+#: The registered providers (`providers.PROVIDERS`), as `--provider` takes them.
+_PROVIDER_NAMES = ", ".join(provider.name for provider in PROVIDERS)
 
 @app.command("what-if", rich_help_panel="Run an agent")
 def what_if_command(
@@ -32,8 +36,8 @@ def what_if_command(
     live: Live = False,
     script: Script = None,
     provider: Annotated[
-        str | None, typer.Option("--provider", help="--live: the API to continue with, a provider name (anthropic, "
-                                 "openai, responses, azure, …; default: from the recorded model).")
+        str | None, typer.Option("--provider", help="--live: the API to continue with, a provider name "
+                                 f"({_PROVIDER_NAMES}; default: from the recorded model).")
     ] = None,
     model_name: Annotated[
         str | None, typer.Option("--model", help="--live: the model to ask when the cassette records none (an "

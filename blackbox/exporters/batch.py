@@ -1,5 +1,6 @@
-"""What `blackbox export` exports: the cassettes of a file or a folder, each checked, its fork parent found, as
-span batches built before anything is sent (so a bad file stops the export before a backend sees a span)."""
+"""What `blackbox export` exports: the cassettes of a file or a folder, each checked, redacted by the policy in
+force, its fork parent found, as span batches built before anything is sent (so a bad file stops the export
+before a backend sees a span)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,16 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from blackbox.errors import BlackboxError
 from blackbox.exporters.spans import SpanData, cassette_spans
-from blackbox.format.cassette import Cassette, chain_break, load
+from blackbox.format.cassette import Cassette, chain_break, load, rechain
 
-__all__ = ["cassette_files", "find_parent", "span_batches"]
+__all__ = ["Redactor", "cassette_files", "find_parent", "span_batches"]
+
+#: A step's type and payload → the payload as the redaction policy lets it out (`redaction.apply.Redactor`).
+Redactor = Callable[[str, Any], Any]
 
 
 def cassette_files(path: Path) -> list[Path]:
@@ -21,7 +27,10 @@ def cassette_files(path: Path) -> list[Path]:
     return [path]
 
 
-def _checked(path: Path) -> Cassette:
+def _checked(path: Path, redactor: Redactor | None = None) -> Cassette:
+    """The cassette at `path`, its chain checked, then as `redactor` (a step's type and payload → the payload
+    as the policy lets it out) rewrites it: the whole cassette, so rules placed by a step's path or a tool's
+    name apply, re-chained as `blackbox redact` does (the ids and hashes exported are the redacted run's)."""
     cassette = load(path)
     broken = chain_break(cassette)
     if broken is not None:
@@ -29,7 +38,13 @@ def _checked(path: Path) -> Cassette:
                             "only a cassette that verifies is exported: run `blackbox verify` on it")
     if not cassette.steps:
         raise BlackboxError(f"{path}: the cassette has no steps; there is nothing to export")
-    return cassette
+    return _redacted(cassette, redactor)
+
+
+def _redacted(cassette: Cassette, redactor: Redactor | None) -> Cassette:
+    if redactor is None:
+        return cassette
+    return msgspec.structs.replace(cassette, steps=rechain(list(cassette.steps), redactor))
 
 
 def find_parent(fork: Cassette, candidates: Iterable[Cassette]) -> Cassette | None:
@@ -40,7 +55,7 @@ def find_parent(fork: Cassette, candidates: Iterable[Cassette]) -> Cassette | No
                  and c.steps[0].hash == fork.steps[0].hash), None)
 
 
-def _neighbours(path: Path, parent_id: str) -> Iterable[Cassette]:
+def _neighbours(path: Path, parent_id: str, redactor: Redactor | None) -> Iterable[Cassette]:
     """Cassettes beside `path` whose id is `parent_id` (a fork is usually written next to its parent)."""
     from blackbox.format.lazy import load_lazy
 
@@ -49,33 +64,36 @@ def _neighbours(path: Path, parent_id: str) -> Iterable[Cassette]:
             continue
         try:
             if load_lazy(other).id == parent_id:
-                yield load(other)
+                yield _redacted(load(other), redactor)
         except BlackboxError:
             continue
 
 
 def span_batches(path: Path, *, with_content: bool = False, parent: Path | None = None,
                  loaded: Callable[[int, int], None] | None = None,
-                 redact: Callable[[Any], Any] | None = None) -> tuple[list[Path], list[list[SpanData]], int]:
+                 redact: Callable[[Any], Any] | None = None,
+                 redactor: Redactor | None = None) -> tuple[list[Path], list[list[SpanData]], int]:
     """(files, one span batch per file, forks linked to their parent); BlackboxError naming the first bad file.
 
-    `loaded(done, total)` is told as each file is read and turned into spans."""
+    `redactor` rewrites every cassette (and `parent`) before its spans are built; `redact` is the content hook
+    for pieces (`exporters.content.policy` by default).  `loaded(done, total)` is told as each file is read and
+    turned into spans."""
     files = cassette_files(path)
     if not files:
         raise BlackboxError(f"{path}: no *.json cassette in the folder; nothing to export")
     cassettes: list[Cassette] = []
     for n, file in enumerate(files, start=1):
-        cassettes.append(_checked(file))
+        cassettes.append(_checked(file, redactor))
         if loaded is not None:
             loaded(n, len(files) * 2)
-    given = [_checked(parent)] if parent is not None else []
+    given = [_checked(parent, redactor)] if parent is not None else []
     batches, linked = [], 0
     for n, (file, cassette) in enumerate(zip(files, cassettes, strict=True), start=1):
         found = None
         if cassette.parentId is not None:
             found = find_parent(cassette, given + cassettes)
             if found is None and not given and not path.is_dir():
-                found = find_parent(cassette, _neighbours(file, cassette.parentId))
+                found = find_parent(cassette, _neighbours(file, cassette.parentId, redactor))
         linked += found is not None
         batches.append(cassette_spans(cassette, with_content=with_content, parent=found, redact=redact))
         if loaded is not None:

@@ -6,7 +6,7 @@ arguments}`, a tool result → `tool_call_response{id, response}` in a `tool` me
 
 Content leaves Blackbox only with `--content`, and only through `json_text`: the redaction `policy` (the one
 place a redaction policy plugs in: a function taking the payload), then known key values and credential
-patterns masked in the written JSON (`secrets`).
+patterns masked (`secrets`): in the written JSON, or string by string where an escape could hide a bearer token.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from typing import Any
 
 __all__ = ["input_messages", "json_text", "output_messages", "policy", "redact", "tool_definitions"]
 
-#: The redaction policy applied to exported content after key masking; identity until one is configured.
+#: A redaction of each piece of exported content (after the whole cassette was redacted by the policy in force,
+#: `exporters.batch`), before key masking; identity unless a caller sets one.
 policy: Callable[[Any], Any] = lambda payload: payload  # noqa: E731
 
 _KEYS: list[str] | None = None
@@ -34,6 +35,17 @@ def _mask(text: str) -> str:
     return mask_secrets(text, {}, _KEYS)
 
 
+def _masked(value: Any) -> Any:
+    """`value` with every string (and object key) masked as decoded text."""
+    if isinstance(value, str):
+        return _mask(value)
+    if isinstance(value, dict):
+        return {_mask(k) if isinstance(k, str) else k: _masked(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_masked(v) for v in value]
+    return value
+
+
 def redact(payload: Any) -> Any:
     """`payload` as the redaction `policy` lets it leave the machine."""
     return policy(payload)
@@ -41,10 +53,19 @@ def redact(payload: Any) -> Any:
 
 def json_text(value: Any, redaction: Callable[[Any], Any] | None = None) -> str:
     """Content as a JSON attribute: redacted (`redaction`, else `policy`), written, then every known key value
-    and credential pattern in the text masked (one pass over the text, not one per string)."""
+    and credential pattern masked.
+
+    Masking the written text (one pass, not one per string) finds what masking each decoded string finds as
+    long as no match needs an escaped character: the key patterns' characters are never escaped and a key
+    value is searched in its JSON form too; only a bearer token's whitespace can be (`Bearer\\n…`).  So a
+    text holding `Bearer` and any escape is masked string by string instead."""
     from blackbox.format.writing import pretty_json
 
-    return _mask(pretty_json((redaction or redact)(value), indent=0))
+    payload = (redaction or redact)(value)
+    text = pretty_json(payload, indent=0)
+    if "Bearer" in text and "\\" in text:
+        return pretty_json(_masked(payload), indent=0)
+    return _mask(text)
 
 
 def tool_definitions(tools: Any, with_content: bool) -> list[dict[str, Any]]:

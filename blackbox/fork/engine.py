@@ -26,6 +26,7 @@ from blackbox.format.secrets import Secrets
 from blackbox.live.calls import ModelCall, Reply
 from blackbox.live.engines import Ending, Recording, Replaying, RunSummary, answer, load_replayable, now_ms
 from blackbox.live.recorder import Recorder, ToolSlot
+from blackbox.live.redaction import active_redactor
 from blackbox.live.replayer import Replayer, ToolClaim, divergence
 from blackbox.live.settings import Mode, Settings, session_names
 from blackbox.providers import Provider
@@ -40,8 +41,16 @@ def _thinks(model_input: Any) -> bool:
 
 
 def uses_thinking(cassette: Cassette) -> bool:
-    """Whether the run asked for extended thinking (`params.thinking` in a recorded request)."""
-    return any(step.type == "model_input" and _thinks(step.payload) for step in cassette.steps)
+    """Whether the run asked for thinking (`params.thinking` in a recorded request) that its cassette cannot
+    hand back to a live API: no recorded output keeps its thoughts (Anthropic's thinking blocks are never stored;
+    Gemini's thoughts and signatures and a compatible server's reasoning text are)."""
+    return any(step.type == "model_input" and _thinks(step.payload) for step in cassette.steps) \
+        and not _keeps_thoughts(cassette)
+
+
+def _keeps_thoughts(cassette: Cassette) -> bool:
+    return any(step.type == "model_output" and isinstance(step.payload, dict)
+               and (step.payload.get("thoughts") or step.payload.get("signatures")) for step in cassette.steps)
 
 
 def thinking_refusal() -> BlackboxUnsupportedError:
@@ -93,7 +102,8 @@ class ForkEngine(Replaying, Recording):
         self._ids = ids
         self._trace_id = trace_id
         self._secrets = secrets
-        self.replayer = Replayer(parent, ids, match=settings.match)
+        self.redactor = active_redactor(settings.policy)
+        self.replayer = Replayer(parent, ids, match=settings.match, redact=self.redactor)
         self.pace = settings.pace
         self.recorder: Recorder | None = None
         self.reached = False
@@ -122,7 +132,7 @@ class ForkEngine(Replaying, Recording):
         arrived = now_ms()
         self.recorder.model_step(model_input, started, output, arrived)
         self._note_output(output)
-        return answer(provider, output, len(self.recorder.steps) - 1, arrived, request)
+        return answer(provider, output, len(self.recorder.steps) - 1, arrived, request, self._ids)
 
     def close(self, ending: Ending) -> RunSummary:
         if not self.reached:
@@ -158,13 +168,14 @@ class ForkEngine(Replaying, Recording):
 
     def _branch(self) -> Recorder:
         """Start the new cassette: the parent's steps 0…N-1, then the new result at N."""
-        steps = fork_chain(self.parent, self.at, self.value, self._trace_id).steps
+        steps = fork_chain(self.parent, self.at, self.value, self._trace_id, redact=self.redactor).steps
         for step in steps:
             if step.type in TOOL_STEPS and isinstance(step.payload, dict):
                 call_id = str(step.payload.get("toolCallId"))
                 self._ids.bind(call_id, call_id)  # fresh ids after the fork continue after the prefix's
         recorder = Recorder(self.out, self._trace_id, self.parent.createdAt, self._ids, secrets=self._secrets,
-                            prefix=steps, parent_id=self.parent.id, forked_from_step_id=self.parent.steps[self.at].id)
+                            prefix=steps, parent_id=self.parent.id, forked_from_step_id=self.parent.steps[self.at].id,
+                            redactor=self.redactor)
         self.recorder = recorder
         start = self._turn_start
         output = self.parent.steps[start - 1].payload if start and self.parent.steps[start - 1].type == \
@@ -186,7 +197,7 @@ class ForkEngine(Replaying, Recording):
             raise divergence(where, "tool_call", f"{name} (its result is the fork point, step {self.at})",
                              "a model call: the agent moved on without running it")
         self._turn_open = False
-        if self.live and _thinks(model_input):
+        if self.live and _thinks(model_input) and not _keeps_thoughts(self.parent):
             raise thinking_refusal()
 
     def scripted_output(self) -> ModelOutput:

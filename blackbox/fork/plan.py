@@ -136,12 +136,16 @@ def load_script(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return replies
 
 
-def fork_chain(parent: Cassette, at: int, value: Any, trace_id: str) -> StepChain:
-    """Steps 0…at-1 copied verbatim (ids, timestamps, hashes), then the new tool_result at `at`."""
+def fork_chain(parent: Cassette, at: int, value: Any, trace_id: str, *,
+               redact: Any = None) -> StepChain:
+    """Steps 0…at-1 copied verbatim (ids, timestamps, hashes), then the new tool_result at `at`; with a
+    redaction policy (`redact`, a `blackbox.redaction.Redactor`) the prefix is as the policy lets it out (a
+    parent redacted by the same policy keeps its hashes)."""
     original = check_fork_point(parent, at)
     if not isinstance(original.payload, dict):
         raise CassetteError(f"step {at} of {parent.id!r} has no tool_result payload")
-    chain = StepChain(trace_id, prefix=parent.steps[:at])
+    chain = StepChain(trace_id, prefix=parent.steps[:at], redact=redact,
+                      redaction=getattr(redact, "info", None))
     chain.append(
         "tool_result",
         original.timestamp,

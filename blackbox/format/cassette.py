@@ -31,6 +31,7 @@ from blackbox.format.canonical import (
     sha256_hex,
     step_hash,
 )
+from blackbox.format.tokens import Tokens
 from blackbox.format.writing import LONE_SURROGATE, atomic_write, dumps
 
 if TYPE_CHECKING:
@@ -69,20 +70,9 @@ SCHEMA_VERSION = 2
 Timestamp = int | float
 
 
-class Tokens(msgspec.Struct, omit_defaults=True):
-    """A model call's token usage, kept on its `model_output` step (not hashed; the TypeScript Blackbox ignores
-    it)."""
-
-    input: int
-    output: int
-    cacheRead: int | None = None
-    cacheWrite: int | None = None
-    reasoning: int | None = None
-
-
 class Step(msgspec.Struct, omit_defaults=True):
-    """One recorded event; fields in the TypeScript Blackbox's order, `id` not hashed; `tokens` (after `hash`,
-    not hashed) only on a `model_output` whose usage was kept."""
+    """One recorded event; fields in the TypeScript Blackbox's order, `id` not hashed.  `tokens` (a model_output's token
+    counts, docs/format.md "Token usage") comes after `hash`, only when known, and is not hashed either."""
 
     id: str
     index: int
@@ -108,11 +98,12 @@ class CassetteOf(msgspec.Struct, Generic[S], omit_defaults=True):
     steps: list[S]
     parentId: str | None = None
     forkedFromStepId: str | None = None
+    # What a redaction policy made of it (docs/format.md, "Redaction"): not hashed, ignored by the original.
+    redaction: Any = None
 
 
 class Cassette(CassetteOf[Step], omit_defaults=True):
     """One run of an agent, every step decoded."""
-
 
 
 class ChainBreak(msgspec.Struct, frozen=True):
@@ -167,7 +158,8 @@ def _json_error(name: str, data: bytes, exc: Exception) -> CassetteError:
 
 _TYPE_WORDS = {"int": "an integer", "str": "a string", "object": "an object", "array": "an array",
                "null": "null", "float": "a number"}
-_PATH = re.compile(r"\$\.steps\[(\d+)\](?:\.(\w+))?")
+_PATH = re.compile(r"\$\.steps\[(\d+)\](?:\.(\w+))?(?:\.(\w+))?")
+_TOKENS_REMEDY = "token counts are not hashed: re-record the run, or delete the step's `tokens` field"
 
 
 def _expected(message: str) -> str:
@@ -188,6 +180,16 @@ def _structure_error(name: str, exc: msgspec.ValidationError) -> CassetteError:
         return CassetteError(f"{name}: step {step.group(1)} has no `{missing.group(1)}` field")
     if step and step.group(2) is None:
         return CassetteError(f"{name}: step {step.group(1)} is not an object")
+    if step and step.group(2) == "tokens":
+        index = step.group(1)
+        if missing:
+            return CassetteError(f"{name}: step {index} field `tokens` has no `{missing.group(1)}` count; "
+                                 f"{_TOKENS_REMEDY}")
+        if step.group(3) is None:
+            return CassetteError(f"{name}: step {index} field `tokens` must be an object of token counts; "
+                                 f"{_TOKENS_REMEDY}")
+        return CassetteError(f"{name}: step {index} field `tokens.{step.group(3)}` must be a whole number from 0 "
+                             f"to 2^53; {_TOKENS_REMEDY}")
     if step:
         index, field = step.group(1), step.group(2)
         if field == "type" and "enum" in message:
@@ -436,11 +438,19 @@ class StepChain:
     Payloads must already be JSON values (see `canonical.json_value`).  A fork starts from a copied prefix.
     """
 
-    def __init__(self, trace_id: str, prefix: list[Step] | None = None) -> None:
+    def __init__(self, trace_id: str, prefix: list[Step] | None = None, *,
+                 redact: Callable[[str, Any], Any] | None = None, redaction: Any = None) -> None:
+        """`redact(type, payload)` (a redaction policy, `blackbox.redaction`) is applied to every payload before
+        it is hashed, the copied prefix's included (re-linked from its first changed step); `redaction` is
+        what the cassette's top-level field says of it."""
         self.trace_id = trace_id
-        self.steps: list[Step] = list(prefix or [])
+        self.redact = redact
+        self.redaction = redaction
+        self.steps: list[Step] = rechain(list(prefix or []), redact) if redact is not None else list(prefix or [])
 
-    def append(self, type_: StepType, timestamp: Timestamp, payload: Any) -> Step:
+    def append(self, type_: StepType, timestamp: Timestamp, payload: Any, tokens: Tokens | None = None) -> Step:
+        if self.redact is not None:
+            payload = self.redact(type_, payload)
         index = len(self.steps)
         prev = self.steps[-1].hash if self.steps else None
         step = Step(
@@ -451,6 +461,7 @@ class StepChain:
             payload=payload,
             prevHash=prev,
             hash=step_hash(index, type_, timestamp, payload, prev),
+            tokens=tokens,
         )
         self.steps.append(step)
         return step
@@ -465,4 +476,23 @@ class StepChain:
             steps=list(self.steps),
             parentId=parent_id,
             forkedFromStepId=forked_from_step_id,
+            redaction=self.redaction,
         )
+
+
+def rechain(steps: list[Step], transform: Callable[[str, Any], Any]) -> list[Step]:
+    """`steps` with `transform(type, payload)` applied, each step from the first changed one re-hashed and
+    re-linked (ids, timestamps and token counts kept); steps `transform` leaves alone (it returns the same
+    object) are kept."""
+    out: list[Step] = []
+    relinked = False
+    for step in steps:
+        payload = transform(step.type, step.payload)
+        if payload is step.payload and not relinked:
+            out.append(step)
+            continue
+        relinked = True
+        prev = out[-1].hash if out else None
+        out.append(msgspec.structs.replace(step, payload=payload, prevHash=prev,  # tokens and all else kept
+                                           hash=step_hash(step.index, step.type, step.timestamp, payload, prev)))
+    return out

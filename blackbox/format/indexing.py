@@ -22,6 +22,7 @@ from blackbox.errors import CassetteError
 from blackbox.format.canonical import reading_room
 from blackbox.format.cassette import CassetteOf, Step, StepType, Timestamp, check_version, reading
 from blackbox.format.lazy import LazyCassette, LazyStep
+from blackbox.format.tokens import Tokens
 
 __all__ = ["CHUNK", "Batch", "CassetteHeader", "FileStep", "Indexer", "StepFile", "Unusual"]
 
@@ -82,6 +83,7 @@ class FileStep(msgspec.Struct, gc=False):
     offset: int
     length: int
     source: StepFile
+    tokens: Tokens | None = None  # a model_output's token counts (small, so kept for the timeline)
 
     def lazy(self) -> LazyStep:
         """The step read back from the file, its payload undecoded."""
@@ -292,7 +294,7 @@ class Indexer:
         previous = self._previous_hash
         prev_hash = previous if lazy.prevHash == previous else lazy.prevHash  # one string for both
         step = FileStep(lazy.id, lazy.index, lazy.type, lazy.timestamp, prev_hash, lazy.hash,
-                        start, end - start, self.file)
+                        start, end - start, self.file, lazy.tokens)
         self._previous_hash = lazy.hash
         return step, lazy.payload, end
 

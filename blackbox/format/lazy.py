@@ -27,6 +27,7 @@ from blackbox.format.cassette import (
     paused_gc,
     read_cassette,
 )
+from blackbox.format.tokens import Tokens
 
 __all__ = ["LazyCassette", "LazyStep", "decode_payload", "load_lazy", "loads_lazy"]
 
@@ -36,7 +37,7 @@ def decode_payload(raw: msgspec.Raw) -> Any:
     return decode_json(bytes(raw))
 
 
-class LazyStep(msgspec.Struct):
+class LazyStep(msgspec.Struct, omit_defaults=True):
     """A step whose payload stays undecoded JSON (a view of the file's bytes) until `decoded()`."""
 
     id: str
@@ -46,10 +47,11 @@ class LazyStep(msgspec.Struct):
     payload: msgspec.Raw
     prevHash: str | None
     hash: str
+    tokens: Tokens | None = None
 
     def decoded(self) -> Step:
         return Step(self.id, self.index, self.type, self.timestamp, decode_payload(self.payload),
-                    self.prevHash, self.hash)
+                    self.prevHash, self.hash, self.tokens)
 
 
 class LazyCassette(CassetteOf[LazyStep], omit_defaults=True):
@@ -58,7 +60,8 @@ class LazyCassette(CassetteOf[LazyStep], omit_defaults=True):
     def decoded(self) -> Cassette:
         with paused_gc():
             steps = [s.decoded() for s in self.steps]
-        return Cassette(self.version, self.id, self.createdAt, steps, self.parentId, self.forkedFromStepId)
+        return Cassette(self.version, self.id, self.createdAt, steps, self.parentId, self.forkedFromStepId,
+                        self.redaction)
 
 
 _LAZY_DECODER = msgspec.json.Decoder(LazyCassette)
@@ -101,9 +104,11 @@ def loads_lazy(data: bytes, *, name: str = "cassette", check_utf8: bool = True) 
             lazy = _LAZY_DECODER.decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError, UnicodeDecodeError):
         full = loads(data, name=name)  # the precise error; or a file only the fallback path can read
-        steps = [LazyStep(s.id, s.index, s.type, s.timestamp, _raw_json(s.payload), s.prevHash, s.hash)
+        steps = [LazyStep(s.id, s.index, s.type, s.timestamp, _raw_json(s.payload), s.prevHash, s.hash,
+                           s.tokens)
                  for s in full.steps]
-        return LazyCassette(full.version, full.id, full.createdAt, steps, full.parentId, full.forkedFromStepId)
+        return LazyCassette(full.version, full.id, full.createdAt, steps, full.parentId, full.forkedFromStepId,
+                            full.redaction)
     check_version({"version": lazy.version}, name)
     return lazy
 

@@ -30,6 +30,7 @@ __all__ = [
     "contains_key_value",
     "key_values",
     "mask_secrets",
+    "replay_placeholders",
 ]
 
 #: Every API's key variables, in the table's order (`apis.API_FACTS`).
@@ -46,6 +47,19 @@ KEY_PIECE = 20
 # Set by the launcher in replay and scripted forks so SDK constructors that demand a key succeed; never sent
 # anywhere, so never a secret.
 PLACEHOLDER_KEYS: Mapping[str, str] = {name: "blackbox-replay-placeholder" for name in KEY_VARIABLES}
+
+
+def replay_placeholders(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables replay sets so every SDK starts with no key in `env`: for each API none of whose key
+    variables is set, a placeholder in the one its SDKs read; each start setting an API's SDK demands
+    (Azure's `OPENAI_API_VERSION`, `AZURE_OPENAI_ENDPOINT`) that is unset.  None is a secret."""
+    out: dict[str, str] = {}
+    for api in API_FACTS:
+        if not any(env.get(name) for name in api.key_variables):
+            name = api.placeholder_variable or api.key_variables[0]
+            out[name] = PLACEHOLDER_KEYS[name]
+        out.update((name, value) for name, value in api.start_settings if not env.get(name))
+    return out
 REDACTED = "[redacted]"
 
 _JS_SPACE = r"[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
@@ -119,6 +133,7 @@ class Secrets:
         self._values: set[str] = set()
         self._tuple: tuple[str, ...] = ()
         self._last_headers: list[tuple[str, str]] | None = None
+        self._shaped: dict[tuple[str, str], bool] = {}  # a header → whether it may carry a key
         self._search: KeySearch | None = None
         #: Whether a request has shown its key headers: before that, a key given only to the SDK client
         #: (not in the environment) is unknown, so the recorder holds its journal back until then.
@@ -158,8 +173,18 @@ class Secrets:
     def note_request(self, headers: Iterable[tuple[str, str]], query: Iterable[tuple[str, str]]) -> None:
         """Learn every key a request carries: its key headers (an API's or a gateway's), any header whose
         whole value is shaped like a credential, and its key query parameters (Gemini's `?key=`)."""
-        carried = [(name, value) for name, value in headers
-                   if name in KEY_HEADERS or (len(value) >= MIN_KEY_LENGTH and _KEY_SHAPED.fullmatch(value.strip()))]
+        shaped = self._shaped  # an SDK sends the same headers with every request: each value is judged once
+        if len(shaped) > 1024:
+            shaped.clear()
+        carried = []
+        for header in headers:
+            keep = shaped.get(header)
+            if keep is None:
+                name, value = header
+                keep = shaped[header] = name in KEY_HEADERS or (
+                    len(value) >= MIN_KEY_LENGTH and _KEY_SHAPED.fullmatch(value.strip()) is not None)
+            if keep:
+                carried.append(header)
         carried += [("x-api-key", value) for name, value in query if name in KEY_QUERY]
         self.note_headers([(name if name in KEY_HEADERS else "x-api-key", value) for name, value in carried])
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -26,6 +27,7 @@ from blackbox.format.canonical import canonical_bytes, nesting_headroom
 from blackbox.format.cassette import SCHEMA_VERSION, Cassette, Step, load, paused_gc, steps_break
 from blackbox.format.firstdiff import join_path
 from blackbox.format.lazy import LazyCassette, load_lazy
+from blackbox.format.marks import count_in_bytes, rewritten_from
 from blackbox.format.outcome import outcome, payload_problem, summarize_step
 
 __all__ = ["CHECKS", "CheckResult", "VerifyReport", "neutrality_problem", "unloadable_report", "verify"]
@@ -64,6 +66,10 @@ class VerifyReport(msgspec.Struct):
     # The last step's hash when the chain holds: it commits to every step before it, so CI can pin a cassette
     # with `verify --expect-hash`.  None for an empty cassette or a broken chain.
     final_hash: str | None = None
+    # What a redaction policy left (docs/format.md, "Redaction"): the values each rule redacted, counted from
+    # their marks, and the cassette `blackbox redact` rewrote this one from.  Never the values.
+    redacted: dict[str, int] | None = None
+    rewritten_from: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -88,6 +94,8 @@ class VerifyReport(msgspec.Struct):
             "finalHash": self.final_hash,
             "checks": [msgspec.structs.asdict(c) for c in self.checks],
             "failure": None if failure is None else {**msgspec.structs.asdict(failure), "advice": self.advice},
+            **({"redaction": {"redacted": self.redacted, "rewrittenFrom": self.rewritten_from}}
+               if self.redacted or self.rewritten_from else {}),
         }
 
 
@@ -354,7 +362,8 @@ _PLAIN = msgspec.json.Decoder()  # plain floats, as `load(js_floats=False)` deco
 def _verify_lazy(lazy: LazyCassette, path: str, env: Mapping[str, str] | None, extra_secrets: Iterable[str],
                  on_step: Callable[[int, int], None] | None) -> VerifyReport | None:
     """`_verify` over the payloads decoded one at a time, or None when the eager path must judge the file."""
-    holder = Cassette(lazy.version, lazy.id, lazy.createdAt, [], lazy.parentId, lazy.forkedFromStepId)
+    holder = Cassette(lazy.version, lazy.id, lazy.createdAt, [], lazy.parentId, lazy.forkedFromStepId,
+                      lazy.redaction)
     kept = holder.steps
 
     def decoded() -> Iterator[Step]:
@@ -398,6 +407,7 @@ def _verify(
     keys = secrets.key_values(env, extra_secrets)
     total = len(cassette.steps) if total is None else total
     checks: list[CheckResult] = []
+    marks: Counter[str] = Counter()
 
     def mask(text: str) -> str:
         return secrets.mask_secrets(text, env, extra_secrets)
@@ -411,6 +421,7 @@ def _verify(
 
         def visit(step: Step, data: bytes) -> None:
             scanner.on_step(step, data)
+            count_in_bytes(data, marks)
             if on_step is not None and (step.index % 256 == 255 or step.index == total - 1):
                 on_step(step.index + 1, total)
 
@@ -432,7 +443,9 @@ def _verify(
         checks.append(CheckResult(name, "skip", None, "skipped after an earlier failure"))
     intact = len(checks) > 1 and checks[1].status == "pass"
     final = cassette.steps[-1].hash if intact and cassette.steps else None
-    return VerifyReport(id=cassette.id, path=path, steps=total, checks=checks, final_hash=final)
+    return VerifyReport(id=cassette.id, path=path, steps=total, checks=checks, final_hash=final,
+                        redacted=dict(sorted(marks.items())) or None,
+                        rewritten_from=rewritten_from(cassette.redaction))
 
 
 HASH_FORMAT = re.compile(r"[0-9a-f]{64}")

@@ -18,6 +18,7 @@ from typing import Any
 from blackbox.format.canonical import json_value
 from blackbox.format.cassette import Cassette, StepChain, Tokens
 from blackbox.importers.common import DEFAULT_TRACE_ID, Importer, Reading, TranscriptError, json_numbers, json_or_text
+from blackbox.importers.otel_openinference import genai_spans
 from blackbox.importers.otel_spans import Span, read_spans
 
 __all__ = ["Otel", "import_otel"]
@@ -26,7 +27,8 @@ _MODEL_OPERATIONS = ("chat", "generate_content", "text_completion")
 _PARAMS = {"max_tokens": "maxTokens", "temperature": "temperature", "top_p": "topP", "top_k": "topK",
            "stop_sequences": "stop", "seed": "seed", "frequency_penalty": "frequencyPenalty",
            "presence_penalty": "presencePenalty"}
-NO_CONTENT = ("the trace's model spans carry no message content (gen_ai.input.messages), so no run can be "
+NO_CONTENT = ("the trace's model spans carry no message content (gen_ai.input.messages, OpenInference's "
+              "llm.input_messages), so no run can be "
               "rebuilt from them; export it with content capture on (blackbox export --content, or the "
               "instrumentation's capture-content option)")
 
@@ -262,6 +264,7 @@ def _turns(ordered: list[Span]) -> list[tuple[Span, list[Span]]]:
 
 
 def import_spans(spans: list[Span], trace_id: str = DEFAULT_TRACE_ID) -> Cassette:
+    spans = genai_spans(spans)  # OpenInference's spans read as GenAI spans
     ordered = _one_trace(spans)
     models = [s for s in ordered if _operation(s) in _MODEL_OPERATIONS]
     if not models:

@@ -8,6 +8,7 @@ module is all the transport knows of the session, so the two never import each o
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
@@ -17,10 +18,17 @@ from blackbox.wire import Request
 if TYPE_CHECKING:
     from blackbox.providers import Provider
 
-__all__ = ["JSON", "SSE", "CallHandler", "Forward", "ModelCall", "Reply", "Request", "StreamSink"]
+__all__ = ["JSON", "SSE", "CallHandler", "Forward", "ModelCall", "Reply", "Request", "StreamSink", "now_ms"]
 
 JSON = "application/json"
 SSE = "text/event-stream"
+
+_clock = time.time  # seconds since the epoch (a test sets its own clock here)
+
+
+def now_ms() -> int:
+    """Milliseconds since the epoch: the clock every step is stamped with."""
+    return int(_clock() * 1000)
 
 
 class ModelCall(msgspec.Struct):
@@ -30,6 +38,10 @@ class ModelCall(msgspec.Struct):
     model_input: Any  # the neutral model_input payload (blackbox.format.payloads.ModelInput)
     started_at: int
     stream: bool = False  # the request asked for an event stream (so its answer is one, whatever its header)
+    # When the answer was whole: a stream's terminal event (recorded later, once the stream is over for the
+    # agent); None until then, and for an unstreamed answer, recorded as it arrives.  The model call's
+    # latency is its output's timestamp less `started_at`.
+    arrived_at: int | None = None
 
 
 class Reply(msgspec.Struct):

@@ -13,7 +13,6 @@ An engine raises `BlackboxError`s; the session turns them into the run's fatal e
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -25,8 +24,9 @@ from blackbox.format.cassette import Cassette, chain_break, load
 from blackbox.format.outcome import outcome
 from blackbox.format.payloads import Metadata, ModelInput, ModelOutput
 from blackbox.format.secrets import Secrets, mask_secrets
-from blackbox.live.calls import SSE, ModelCall, Reply
+from blackbox.live.calls import SSE, ModelCall, Reply, now_ms
 from blackbox.live.recorder import Recorder, ToolSlot
+from blackbox.live.redaction import active_redactor
 from blackbox.live.replayer import Replayer, ToolClaim
 from blackbox.live.settings import Mode, Pace, Settings
 from blackbox.providers import Provider
@@ -46,10 +46,6 @@ __all__ = [
 ]
 
 Outcome = dict[str, Any]  # a wrapped tool's {"result": …} or {"error": "…"}
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class RunSummary(msgspec.Struct, frozen=True):
@@ -140,8 +136,9 @@ class Engine(Protocol):
         """Answer a normalized model request here, or a `ModelCall` to send to the network and record."""
         ...
 
-    def model_returned(self, call: ModelCall, output: ModelOutput) -> None:
-        """Record a forwarded call's normalized response."""
+    def model_returned(self, call: ModelCall, output: ModelOutput, body: dict[str, Any] | None = None) -> None:
+        """Record a forwarded call's normalized response; `body`, the response it came from, gives the call's
+        token counts (`Provider.token_counts`), kept beside the output step."""
         ...
 
     def tool(self, name: str, tool_input: Any, at: int) -> ToolSlot | ToolClaim:
@@ -161,13 +158,14 @@ class Engine(Protocol):
 PACED_PIECE = 16
 
 
-def answer(provider: Provider, output: ModelOutput, index: int, timestamp: float, request: dict[str, Any], *,
-           spread_ms: int = 0) -> Reply:
+def answer(provider: Provider, output: ModelOutput, index: int, timestamp: float, request: dict[str, Any],
+           ids: CallIds, *, spread_ms: int = 0) -> Reply:
     """The reply carrying a recorded (or scripted) output: the provider's response body, or its event stream
     when the request streams (spread over `spread_ms` milliseconds, else sent as fast as the agent reads)."""
     model = request.get("model")
     body = provider.synthesize_response(output, step_index=index, timestamp_ms=int(timestamp),
                                         model=model if isinstance(model, str) else None)
+    provider.note_replayed(body, ids)
     if not provider.is_stream(request):
         return Reply(200, canonical_text(body).encode())
     chunks = provider.stream.synthesize(body, piece_size=PACED_PIECE if spread_ms > 0 else None)
@@ -225,8 +223,10 @@ class Recording(_Answering):
             raise RuntimeError("no recording is running")
         return self.recorder
 
-    def model_returned(self, call: ModelCall, output: ModelOutput) -> None:
-        self._recorder().model_step(call.model_input, call.started_at, output, now_ms())
+    def model_returned(self, call: ModelCall, output: ModelOutput, body: dict[str, Any] | None = None) -> None:
+        arrived = call.arrived_at if call.arrived_at is not None else now_ms()
+        tokens = call.provider.token_counts(body) if body is not None else None
+        self._recorder().model_step(call.model_input, call.started_at, output, arrived, tokens)
         self._note_output(output)
 
     def tool_finished(self, slot: ToolSlot, outcome: Outcome, at: int) -> None:
@@ -254,7 +254,8 @@ class RecordEngine(Recording):
 
     def __init__(self, settings: Settings, trace_id: str, created_at: int, ids: CallIds, secrets: Secrets) -> None:
         self.out = settings.out or ""
-        self.recorder = Recorder(self.out, trace_id, created_at, ids, secrets=secrets)
+        self.recorder = Recorder(self.out, trace_id, created_at, ids, secrets=secrets,
+                                 redactor=active_redactor(settings.policy))
 
     def steps(self) -> int:
         return len(self._recorder().steps)
@@ -281,7 +282,8 @@ class Replaying(_Answering):
         step = self.replayer.claim_model_call(model_input)
         self._note_output(step.payload)
         spread = self.replayer.duration_ms(step) if self.pace == "recorded" else 0
-        return answer(provider, step.payload, step.index, step.timestamp, request, spread_ms=spread)
+        return answer(provider, step.payload, step.index, step.timestamp, request, self.replayer.ids,
+                      spread_ms=spread)
 
 
 class ReplayEngine(Replaying):
@@ -295,7 +297,8 @@ class ReplayEngine(Replaying):
     def __init__(self, settings: Settings, ids: CallIds) -> None:
         self.path = settings.cassette or ""
         self.pace = settings.pace
-        self.replayer = Replayer(load_replayable(self.path), ids, match=settings.match)
+        self.replayer = Replayer(load_replayable(self.path), ids, match=settings.match,
+                                 redact=active_redactor(settings.policy))
 
     def steps(self) -> int:
         return self.replayer.consumed
@@ -303,7 +306,7 @@ class ReplayEngine(Replaying):
     def model_call(self, provider: Provider, request: dict[str, Any], model_input: ModelInput) -> Reply | ModelCall:
         return self._replayed(provider, request, model_input)
 
-    def model_returned(self, call: ModelCall, output: ModelOutput) -> None:
+    def model_returned(self, call: ModelCall, output: ModelOutput, body: dict[str, Any] | None = None) -> None:
         raise RuntimeError("replay sends no model call to the network")
 
     def tool(self, name: str, tool_input: Any, at: int) -> ToolSlot | ToolClaim:
@@ -335,7 +338,7 @@ class OffEngine:
     def model_call(self, provider: Provider, request: dict[str, Any], model_input: ModelInput) -> Reply | ModelCall:
         raise RuntimeError("mode off forwards every request")
 
-    def model_returned(self, call: ModelCall, output: ModelOutput) -> None:
+    def model_returned(self, call: ModelCall, output: ModelOutput, body: dict[str, Any] | None = None) -> None:
         raise RuntimeError("mode off records nothing")
 
     def tool(self, name: str, tool_input: Any, at: int) -> ToolSlot | ToolClaim:

@@ -30,11 +30,11 @@ import msgspec
 
 from blackbox.errors import BlackboxError, UsageError
 from blackbox.format.inert import inert
-from blackbox.format.secrets import PLACEHOLDER_KEYS
+from blackbox.format.secrets import PLACEHOLDER_KEYS, replay_placeholders
 from blackbox.live.exit_status import of_returncode
 from blackbox.live.journal import journal_locked, journal_path
 from blackbox.live.report import SessionReport, read_report
-from blackbox.live.settings import ENV_PREFIX, ENV_REPORT, Settings
+from blackbox.live.settings import ENV_PREFIX, ENV_REDACT_KEY, ENV_REPORT, Settings
 
 __all__ = ["PLACEHOLDER_KEYS", "LaunchResult", "agent_env", "check_out", "run_agent", "shell_needed"]
 
@@ -56,12 +56,11 @@ def shell_needed(command: Sequence[str]) -> bool:
 def agent_env(settings: Mapping[str, str], *, placeholders: bool,
               base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The child's environment: stale BLACKBOX_* cleared, then `settings`, then placeholder keys if asked."""
-    env = {k: v for k, v in (os.environ if base is None else base).items() if not k.startswith(ENV_PREFIX)}
+    env = {k: v for k, v in (os.environ if base is None else base).items()
+           if not k.startswith(ENV_PREFIX) or k == ENV_REDACT_KEY}  # the redaction key is the user's, not stale
     env.update(settings)
     if placeholders:
-        for name, value in PLACEHOLDER_KEYS.items():
-            if not env.get(name):
-                env[name] = value
+        env.update(replay_placeholders(env))
     return env
 
 

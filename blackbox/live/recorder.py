@@ -29,6 +29,7 @@ from blackbox.format.firstdiff import json_equal
 from blackbox.format.inert import inert
 from blackbox.format.payloads import Metadata, ModelInput, ModelOutput, ToolCall
 from blackbox.format.secrets import KeySearch, Secrets
+from blackbox.format.tokens import Tokens
 from blackbox.format.verify import verify
 from blackbox.format.writing import atomic_write, dumps
 from blackbox.live.journal import (
@@ -40,7 +41,10 @@ from blackbox.live.journal import (
     journal_path,
     journal_steps,
 )
+from blackbox.live.redaction import ACTIVE, chosen
 from blackbox.providers.neutral import CallIds, calls_of
+from blackbox.redaction import redact_cassette
+from blackbox.redaction.apply import Redactor
 
 __all__ = ["JOURNAL_SUFFIX", "Recorder", "ToolSlot", "journal_path", "recover"]
 
@@ -86,6 +90,7 @@ class Recorder:
         parent_id: str | None = None,
         forked_from_step_id: str | None = None,
         journal: bool = True,
+        redactor: Redactor | None = None,
     ) -> None:
         self.out = Path(out)
         self.created_at = created_at
@@ -94,7 +99,10 @@ class Recorder:
         self._ids = ids
         # The keys, and when they are known (a session's: at its first request).
         self._secrets = secrets if secrets is not None else Secrets.known()
-        self._chain = StepChain(trace_id, prefix=prefix)
+        # The policy applies before anything is hashed or journaled (docs/format.md, "Redaction").
+        self._redact = redactor
+        self._chain = StepChain(trace_id, prefix=prefix, redact=redactor,
+                                redaction=redactor.info if redactor is not None else None)
         self._turn_calls: list[dict[str, Any]] = []
         self._turn: int | None = None  # the index of the model_output step whose turn the tools answer
         self._slots: list[ToolSlot] = []
@@ -145,13 +153,15 @@ class Recorder:
             self.keys_known()
             self._journal.append([_LINE.encode(step) for step in steps])
 
-    def model_step(self, model_input: ModelInput, started_at: int, model_output: ModelOutput, arrived_at: int) -> None:
+    def model_step(self, model_input: ModelInput, started_at: int, model_output: ModelOutput, arrived_at: int,
+                   tokens: Tokens | None = None) -> None:
         """A model call: flush the previous turn's tools, then append its input and output (one journal
-        write for both: a killed process leaves both lines, neither, or a torn last one)."""
+        write for both: a killed process leaves both lines, neither, or a torn last one).  `tokens` go on the
+        output step, beside its hashed fields."""
         self.flush_tools(force=True)
         first = self._chain.append("model_input", started_at, model_input)
         try:
-            second = self._chain.append("model_output", arrived_at, model_output)
+            second = self._chain.append("model_output", arrived_at, model_output, tokens)
         except BaseException:  # an output with no JSON form: the journal still mirrors the chain
             self._journal_steps(first)
             raise
@@ -196,7 +206,8 @@ class Recorder:
         self._slots.append(slot)
         if self._journal is not None:  # so `tui --follow` shows it running; recovery skips the line
             self.keys_known()
-            self._journal.append([_LINE.encode(ToolStart(self._turn, slot.order, dict(self._call_payload(slot)), at))])
+            call = self._redacted("tool_call", dict(self._call_payload(slot)))
+            self._journal.append([_LINE.encode(ToolStart(self._turn, slot.order, call, at))])
         return slot
 
     def tool_finished(self, slot: ToolSlot, outcome: dict[str, Any], at: int) -> None:
@@ -208,8 +219,8 @@ class Recorder:
         self.flush_tools(force=False)
         if not slot.written and self._journal is not None:
             self.keys_known()
-            entry = ToolEntry(self._turn, slot.order, dict(self._call_payload(slot)), slot.started_at,
-                              self._result_payload(slot), at)
+            entry = ToolEntry(self._turn, slot.order, self._redacted("tool_call", dict(self._call_payload(slot))),
+                              slot.started_at, self._redacted("tool_result", self._result_payload(slot)), at)
             self._journal.append([_LINE.encode(entry)])
 
     def flush_tools(self, *, force: bool) -> None:
@@ -245,6 +256,9 @@ class Recorder:
             steps.append(self._chain.append("tool_result", slot.finished_at, self._result_payload(slot)))
         slot.written = True
         return steps
+
+    def _redacted(self, step_type: str, payload: dict[str, Any]) -> dict[str, Any]:
+        return payload if self._redact is None else self._redact(step_type, payload)
 
     @staticmethod
     def _call_payload(slot: ToolSlot) -> ToolCall:
@@ -348,7 +362,7 @@ def _header_fields(header: dict[str, Any], p: Path) -> tuple[str, int, str | Non
     return trace_id, int(created), links[0], links[1]
 
 
-def recover(path: str | os.PathLike[str]) -> Cassette:
+def recover(path: str | os.PathLike[str], redactor: Any = ACTIVE) -> Cassette:
     """Turn a journal left by a killed recording into a cassette (incomplete: it has no terminal step
     unless the run got that far).  A torn last line is dropped; a broken chain is cut where it breaks.
 
@@ -381,7 +395,8 @@ def recover(path: str | os.PathLike[str]) -> Cassette:
     broken = chain_break(cassette)
     if broken is not None:
         cassette.steps = cassette.steps[: broken.index]
-    return cassette
+    redact = chosen(redactor)  # a journal of a recording without the policy: redacted now, before it is written
+    return redact_cassette(cassette, redact) if redact is not None else cassette
 
 
 def recovered_path(out: str | os.PathLike[str]) -> Path:

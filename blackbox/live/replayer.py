@@ -13,6 +13,7 @@ the next model call and before `finish()`.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -63,9 +64,14 @@ def divergence(step: int, path: str, recorded: str, actual: str, hint: str | Non
 class Replayer:
     """Consumes a cassette in order: model calls strictly in sequence, tool calls within their turn."""
 
-    def __init__(self, cassette: Cassette, ids: CallIds, *, match: str = "strict") -> None:
+    def __init__(self, cassette: Cassette, ids: CallIds, *, match: str = "strict",
+                 redact: Callable[[str, Any], Any] | None = None) -> None:
         self.cassette = cassette
         self.match = match
+        # The policy in force: both sides are compared as it lets them out, so a cassette redacted by it matches
+        # the same data, and one recorded before the policy existed still matches too.
+        self._redact = redact
+        self._key_hint = _key_hint(cassette, redact)
         self._ids = ids
         self._steps = cassette.steps
         self._end = len(self._steps) - 1 if self._steps and self._steps[-1].type == "metadata" else len(self._steps)
@@ -75,6 +81,11 @@ class Replayer:
         self._open_turn()
 
     # -- where we are ------------------------------------------------------------------------------
+
+    @property
+    def ids(self) -> CallIds:
+        """The session's call-id map, which a replayed answer teaches too (`engines.answer`)."""
+        return self._ids
 
     @property
     def consumed(self) -> int:
@@ -136,11 +147,14 @@ class Replayer:
         self._open_turn()
         return answer
 
+    def _view(self, step_type: str, payload: Any) -> Any:
+        return payload if self._redact is None else self._redact(step_type, payload)
+
     def _compare(self, step: Step, live: Any) -> None:
-        diff = first_difference(step.payload, live)
+        diff = first_difference(self._view("model_input", step.payload), self._view("model_input", live))
         if diff is not None:
             raise divergence(step.index, diff.path, format_value(diff.old, diff.old_present),
-                             format_value(diff.new, diff.new_present), _HINT)
+                             format_value(diff.new, diff.new_present), self._key_hint or _HINT)
 
     # -- tools -------------------------------------------------------------------------------------
 
@@ -155,8 +169,12 @@ class Replayer:
                                                                              tool_input}),
                              "the agent ran a tool the recording did not run at this point")
         chosen = candidates[0]
+        if self._redact is not None:
+            tool_input = self._view("tool_call", {"toolCallId": chosen.payload.get("toolCallId"), "toolName": name,
+                                                  "toolInput": tool_input}).get("toolInput")
         if self.match == "strict":
-            same = next((c for c in candidates if json_equal(c.payload.get("toolInput"), tool_input)), None)
+            same = next((c for c in candidates if json_equal(self._view("tool_call", c.payload).get("toolInput"),
+                                                             tool_input)), None)
             if same is None:
                 raise divergence(chosen.call_index, f"tool {name} input", format_value(chosen.payload.get("toolInput")),
                                  format_value(tool_input), "the agent called the tool with different arguments")
@@ -189,12 +207,26 @@ class Replayer:
             raise divergence(self._turn_end, "end of run", f"{left} more model call{'s' if left != 1 else ''}",
                              "finish()", "the agent finished before making every recorded model call")
         recorded = last_metadata(self._steps)  # None for an incomplete recording
+        if self._redact is not None:
+            terminal = self._redact("metadata", terminal)
+            recorded = self._redact("metadata", recorded) if recorded is not None else None
         if not json_equal(recorded, terminal):
             raise divergence(len(self._steps) - 1 if recorded is not None else len(self._steps), "outcome",
                              outcome(self.cassette).describe(), terminal_outcome(terminal).describe(),
                              "the run ended differently from the recording")
         self._consumed = len(self._steps)
         return outcome(self.cassette)
+
+
+def _key_hint(cassette: Cassette, redact: Any) -> str | None:
+    """When the cassette's masked values were made with another key than this replay's: say so (a masked
+    value can only match under the key that made it)."""
+    made = cassette.redaction.get("key") if isinstance(cassette.redaction, dict) else None
+    now = getattr(redact, "key_id", "unkeyed" if redact is None else None)
+    if not isinstance(made, str) or made == now:
+        return None
+    return (f"the cassette's masked values were made with redaction key {made}, this replay has "
+            f"{now or 'none'}: set BLACKBOX_REDACT_KEY (or the policy's key-file) as when it was recorded")
 
 
 def _describe_call(payload: dict[str, Any]) -> str:

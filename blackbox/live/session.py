@@ -161,7 +161,7 @@ class Session:
         """Record a 2xx response body; the Blackbox error it raised, if any."""
         try:
             self._check_quiet("returns")
-            self._engine.model_returned(call, call.provider.normalize_response(response, self._ids))
+            self._engine.model_returned(call, call.provider.normalize_response(response, self._ids), response)
         except BlackboxError as exc:
             return exc
         except Exception as exc:  # a body of the wrong shape (`content: 7`): refused, never raised into the SDK
@@ -292,8 +292,9 @@ class Session:
 def session(mode: Mode | None = None, *, out: str | os.PathLike[str] | None = None,
             cassette: str | os.PathLike[str] | None = None, trace_id: str | None = None, fork_at: int | None = None,
             fork_set: Any = UNSET, continue_with: Continue | None = None, script: str | os.PathLike[str] | None = None,
-            match: Match | None = None, pace: Pace | None = None) -> Session:
-    """Start a session; explicit arguments beat the BLACKBOX_* environment the launcher sets."""
+            match: Match | None = None, pace: Pace | None = None,
+            policy: str | os.PathLike[str] | None = None) -> Session:
+    """Start a session; explicit arguments beat the BLACKBOX_* environment (`policy`: docs/format.md#redaction)."""
     settings = resolve_settings(mode, out, cassette, trace_id, fork_at, fork_set, continue_with, script, match,
-                                pace)
+                                pace, policy=policy)
     return Session(settings)

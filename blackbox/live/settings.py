@@ -33,6 +33,8 @@ __all__ = [
     "default_trace_id",
     "match_mode",
     "pace_mode",
+    "policy_from_env",
+    "redact_key_from_env",
     "resolve_settings",
     "session_names",
 ]
@@ -59,6 +61,9 @@ ENV_SCRIPT = "BLACKBOX_SCRIPT"
 ENV_MATCH = "BLACKBOX_MATCH"
 ENV_PACE = "BLACKBOX_PACE"
 ENV_REPORT = "BLACKBOX_REPORT"  # where the session writes its report for the launcher
+# The redaction policy file and the key of its tokens (`blackbox.live.redaction`; docs/format.md, "Redaction").
+ENV_POLICY = "BLACKBOX_POLICY"
+ENV_REDACT_KEY = "BLACKBOX_REDACT_KEY"
 # Set by the pytest plugin's network guard for the child processes of a replayed test (`blackbox.plugin.network`).
 ENV_NO_NETWORK = "BLACKBOX_NO_NETWORK"  # what started the process ("tests/x.py::test_y replays ...")
 ENV_ALLOW_HOSTS = "BLACKBOX_ALLOW_HOSTS"  # the hosts that test allows, as `parse_hosts` reads them
@@ -82,6 +87,7 @@ class Settings(msgspec.Struct, omit_defaults=True):
     match: Match = "strict"
     pace: Pace = "fast"
     report: str | None = None
+    policy: str | None = None  # the redaction policy file; None: the project's pyproject.toml, if it has one
 
     def to_env(self) -> dict[str, str]:
         """The BLACKBOX_* variables that make an agent's `blackbox.session()` use these settings (unset
@@ -89,7 +95,7 @@ class Settings(msgspec.Struct, omit_defaults=True):
         env: dict[str, str] = {ENV_MODE: self.mode}
         for name, value in ((ENV_CASSETTE, self.cassette), (ENV_OUT, self.out), (ENV_TRACE_ID, self.trace_id),
                             (ENV_FORK_AT, self.fork_at), (ENV_CONTINUE, self.continue_with),
-                            (ENV_SCRIPT, self.script), (ENV_REPORT, self.report)):
+                            (ENV_SCRIPT, self.script), (ENV_REPORT, self.report), (ENV_POLICY, self.policy)):
             if value is not None:
                 env[name] = str(value)
         if self.has_fork_set:
@@ -139,7 +145,7 @@ def _choice(given: Any, env: Mapping[str, str], var: str, default: str | None, a
 def resolve_settings(
     mode: Any = None, out: Any = None, cassette: Any = None, trace_id: Any = None, fork_at: Any = None,
     fork_set: Any = UNSET, continue_with: Any = None, script: Any = None, match: Any = None,
-    pace: Any = None, *, env: Mapping[str, str] | None = None,
+    pace: Any = None, *, policy: Any = None, env: Mapping[str, str] | None = None,
 ) -> Settings:
     """Arguments first, then BLACKBOX_* of `env` (default the process's; empty counts as unset); invalid
     values name their source."""
@@ -153,6 +159,7 @@ def resolve_settings(
     s.cassette = _path(env, cassette, ENV_CASSETTE)
     s.script = _path(env, script, ENV_SCRIPT)
     s.report = _env(env, ENV_REPORT)
+    s.policy = _path(env, policy, ENV_POLICY)
     s.trace_id = str(trace_id) if trace_id is not None else _env(env, ENV_TRACE_ID)
     s.fork_at = _fork_at(env, fork_at)
     if fork_set is not UNSET:
@@ -167,6 +174,16 @@ def resolve_settings(
             raise UsageError("BLACKBOX_FORK_SET is not valid JSON; quote strings ('\"sunny\"')") from None
     _check_mode_needs(s)
     return s
+
+
+def policy_from_env(env: Mapping[str, str] | None = None) -> str | None:
+    """The redaction policy file BLACKBOX_POLICY names (None when unset or empty)."""
+    return _env(os.environ if env is None else env, ENV_POLICY)
+
+
+def redact_key_from_env(env: Mapping[str, str] | None = None) -> str | None:
+    """The key of the redaction tokens, BLACKBOX_REDACT_KEY (None when unset or empty)."""
+    return _env(os.environ if env is None else env, ENV_REDACT_KEY)
 
 
 def _path(env: Mapping[str, str], value: Any, var: str) -> str | None:

@@ -24,10 +24,10 @@ import sys
 import threading
 from collections.abc import Callable
 
-from blackbox.live.calls import ModelCall
+from blackbox.live.calls import ModelCall, now_ms
 from blackbox.providers.stream import ContentDecoder, StreamCodec, StreamResult, StreamStatus
 
-__all__ = ["RECORD_LIMIT", "OpenStreams", "StreamRecording", "not_recorded"]
+__all__ = ["BATCH", "RECORD_LIMIT", "OpenStreams", "StreamRecording", "not_recorded"]
 
 Done = Callable[[ModelCall, StreamResult], None]
 
@@ -42,8 +42,19 @@ def not_recorded(reason: str) -> None:
           "a replay of this recording will not find the call", file=sys.stderr)
 
 
+#: Chunks held before they are read together: the agent's thread pays one list append per chunk, and the
+#: decoding, parsing and assembling run over many events at once (one network read is at most ~64 KiB, so
+#: at most a few MiB wait here).  Everything held is read before the outcome is looked at.
+BATCH = 128
+
+
 class StreamRecording:
-    """One recorded stream (a `calls.StreamSink`): assembles the bytes, reports the outcome once to `done`."""
+    """One recorded stream (a `calls.StreamSink`): assembles the bytes, reports the outcome once to `done`.
+
+    `feed` only holds the chunk (the agent's read goes on at once); every `BATCH` chunks, and before the
+    outcome is asked for (`end`, `fail`, `settle`), the held chunks are decoded and assembled in one go, under
+    a lock of their own: `settle` may come from another thread than the agent's read.  The outcome is
+    reported outside that lock (reporting takes the session's)."""
 
     def __init__(self, call: ModelCall, codec: StreamCodec, content_encoding: str | None, done: Done,
                  streams: OpenStreams | None = None) -> None:
@@ -51,6 +62,8 @@ class StreamRecording:
         self._streams = streams
         self._done = done
         self._lock = threading.Lock()
+        self._reading = threading.Lock()
+        self._held: list[bytes] = []
         self._over = False
         self._size = 0
         self._decoder: ContentDecoder | None = None
@@ -61,45 +74,62 @@ class StreamRecording:
             self._refuse(f"the stream cannot be decoded: {exc}")
 
     def feed(self, chunk: bytes) -> None:
-        if self._over or self._decoder is None:
-            return
-        try:
-            data = self._decoder.decode(chunk) if self._decoder.decodes else chunk
-            self._size += len(data)
-            if self._size > RECORD_LIMIT:
-                self._refuse(f"the stream passed {RECORD_LIMIT:,} bytes, Blackbox's recording limit")
-                return
-            result = self._assembler.feed(data)
-        except Exception as exc:  # a corrupt compressed body, or any trouble of the recorder's
-            self._refuse(f"the stream could not be read ({type(exc).__name__}: {exc})")
-            return
+        held = self._held
+        held.append(chunk)
+        if len(held) >= BATCH:
+            self._report_failure(self._read())
+
+    def _read(self, *, last: bool = False) -> StreamResult | None:
+        """Decode and assemble what is held (and, `last`, what the decoder still has): a result that stops
+        the recording (ERROR, REFUSED), else None."""
+        with self._reading:
+            held = self._held
+            count = len(held)  # the agent's thread may append meanwhile: those wait for the next read
+            if self._over or self._decoder is None or not (count or last):
+                del held[:count]  # bytes after the outcome are passed on to the agent, not even decoded
+                return None
+            data = held[0] if count == 1 else b"".join(held[:count])  # b"" when none
+            del held[:count]
+            try:
+                if self._decoder.decodes:
+                    data = self._decoder.decode(data) + (self._decoder.flush() if last else b"")
+                self._size += len(data)
+                if self._size > RECORD_LIMIT:
+                    return StreamResult(StreamStatus.REFUSED, None,
+                                        f"the stream passed {RECORD_LIMIT:,} bytes, Blackbox's recording limit")
+                result = self._assembler.feed(data) if data else None
+                if last and (result is None or result.complete):
+                    result = self._assembler.finish()
+                whole = self._assembler.result
+                if whole is not None and whole.complete and self._call.arrived_at is None:
+                    # the answer is whole now (read at most a batch after its last byte), however late recorded
+                    self._call.arrived_at = now_ms()
+            except Exception as exc:  # a corrupt compressed body, or any trouble of the recorder's
+                return StreamResult(StreamStatus.REFUSED, None,
+                                    f"the stream could not be read ({type(exc).__name__}: {exc})")
+        return result
+
+    def _report_failure(self, result: StreamResult | None) -> None:
         if result is not None and not result.complete:
             self._report(result)
 
     def end(self) -> None:
         """The body ended: the terminal event's result, else why the stream is incomplete (with a warning:
         the server ended a stream the agent read whole)."""
-        if self._over or self._decoder is None:
-            return
-        try:
-            tail = self._decoder.flush()
-        except Exception as exc:
-            self._refuse(f"the stream cannot be decoded: {exc}")
-            return
-        if tail:
-            self.feed(tail)
-        if not self._over:
-            result = self._assembler.finish()
+        result = self._read(last=True)
+        if result is not None:
             self._report(result, warn=result.status is StreamStatus.ENDED_EARLY)
 
     def fail(self, reason: str) -> None:
         """The agent closed or dropped the stream, or the network broke: recorded if its terminal event had
         arrived (the agent got the whole answer), else not at all."""
+        self._report_failure(self._read())
         if not self._over and not self.settle():
             self._report(StreamResult(StreamStatus.ENDED_EARLY, None, reason))
 
     def settle(self) -> bool:
         """The agent went on: record the stream now if its terminal event has arrived (True)."""
+        self._report_failure(self._read())
         result = self._assembler.result
         if self._over or result is None or not result.complete:
             return False

@@ -78,9 +78,10 @@ def stream_classes(http: ModuleType) -> tuple[type, type, type]:
         """Passes each chunk of a recorded stream on to the agent after handing it to the sink."""
 
         def __iter__(self) -> Iterator[bytes]:
+            feed = self.sink.feed
             try:
                 for chunk in self.inner:
-                    self.sink.feed(chunk)
+                    feed(chunk)
                     yield chunk
             except BaseException as exc:
                 self.sink.fail(_why_it_ended(exc))
@@ -95,9 +96,10 @@ def stream_classes(http: ModuleType) -> tuple[type, type, type]:
         """The async counterpart of `TeeStream`."""
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
+            feed = self.sink.feed
             try:
                 async for chunk in self.inner:
-                    self.sink.feed(chunk)
+                    feed(chunk)
                     yield chunk
             except BaseException as exc:
                 self.sink.fail(_why_it_ended(exc))
@@ -133,10 +135,12 @@ def stream_classes(http: ModuleType) -> tuple[type, type, type]:
 def _request(request: Any, body: bytes) -> Request:
     """The neutral request value, built once: the session and the provider read it, never the httpx object."""
     url = request.url
+    path = url.path
     return Request(
-        method=request.method, url=f"{url.scheme}://{url.netloc.decode('ascii')}{url.path}", host=url.host,
-        path=url.path, query=tuple(url.params.multi_items()),
-        headers=tuple((name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in request.headers.raw),
+        method=request.method, url=f"{url.scheme}://{url.netloc.decode('ascii')}{path}", host=url.host,
+        path=path, query=tuple(url.params.multi_items()) if url.query else (),
+        headers=tuple([(name.decode("latin-1").lower(), value.decode("latin-1"))
+                       for name, value in request.headers.raw]),
         body=body)
 
 

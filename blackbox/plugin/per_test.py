@@ -14,7 +14,7 @@ import pytest
 
 from blackbox.errors import BlackboxError, ReplayDivergenceError, is_blackbox_error
 from blackbox.format.inert import inert_lines
-from blackbox.format.secrets import KEY_VARIABLES, PLACEHOLDER_KEYS
+from blackbox.format.secrets import replay_placeholders
 from blackbox.plugin.cassettes import (
     MATCHES,
     CassetteRun,
@@ -110,11 +110,12 @@ class TestRun:
     # -- keys, the guard ---------------------------------------------------------------------------
 
     def placeholders(self) -> None:
-        """Replay needs no key, but SDK clients refuse to be built without one: set a placeholder if unset."""
-        for name in KEY_VARIABLES:
-            if not os.environ.get(name) and name not in self._env_saved:
+        """Replay needs no key, but SDK clients refuse to be built without one (and Azure's without a version and
+        an endpoint): set the placeholders `secrets.replay_placeholders` names for what is unset."""
+        for name, value in replay_placeholders(os.environ).items():
+            if name not in self._env_saved:
                 self._env_saved[name] = os.environ.get(name)
-                os.environ[name] = PLACEHOLDER_KEYS[name]
+                os.environ[name] = value
 
     def restore_env(self) -> None:
         for name, value in self._env_saved.items():

@@ -14,6 +14,7 @@ from typing import Any, cast
 from blackbox.apis import facts
 from blackbox.format.payloads import ModelInput, ModelOutput, ToolCall
 from blackbox.providers import anthropic_stream
+from blackbox.providers import token_counts as counts
 from blackbox.providers.base import CodecProvider
 from blackbox.providers.neutral import (
     CallIds,
@@ -389,6 +390,7 @@ class Anthropic(CodecProvider):
     stream = anthropic_stream.CODEC
     normalize_request = staticmethod(normalize_request)
     normalize_response = staticmethod(normalize_response)
+    token_counts = staticmethod(counts.anthropic)
     synthesize_response = staticmethod(synthesize_response)
     error_body = staticmethod(error_body)
     build_request = staticmethod(build_request)  # type: ignore[assignment]

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
+from blackbox.format.canonical import decode_json
 from blackbox.providers.neutral import compact_json
 from blackbox.providers.sse import SSEEvent
 from blackbox.providers.stream import (
@@ -36,14 +38,77 @@ _LATE = frozenset({"message_start", "content_block_start", "content_block_delta"
                    "message_delta", "error"})
 _TEXT_FIELDS = {"text_delta": ("text", "text"), "thinking_delta": ("thinking", "thinking")}
 
+# Runs read at once (`_runs`), exactly as `_event` reads each of their events; the shapes the API writes.
+_PINGS = re.compile(rb'(?:event: ping\ndata: \{"type": ?"ping"\}\n\n)+')
+_DELTA_START = b"event: content_block_delta\n"
+_TAIL = b'"}}\n\n'
+_STRING = rb'[^"\\\r\n]*(?:\\[^\r\n][^"\\\r\n]*)*'  # the inside of a JSON string, lexically
+#: A block's type → its delta's type and field; the deltas of the last block read in bulk.
+_BULK = {"text": ("text_delta", "text"), "thinking": ("thinking_delta", "thinking"),
+         "tool_use": ("input_json_delta", "partial_json")}
+_LANES: dict[tuple[int, str], tuple[re.Pattern[bytes], bytes]] = {}
+# A `\\u` escape cut short (by the end of its string: looked for in the events, where a `"` follows) or a
+# surrogate's; also any `\\u` text after an escaped backslash, which only sends the run the slower way.
+_ODD_ESCAPE = re.compile(rb"\\u(?![0-9a-fA-F]{4})|\\u[dD][89a-fA-F]")
+
+
+def _lane(index: int, kind: str, key: str) -> tuple[re.Pattern[bytes], bytes]:
+    """(a run of compact `content_block_delta` events of `kind` for block `index`, the bytes of such an event
+    before its string)."""
+    lane = _LANES.get((index, kind))
+    if lane is None:
+        head = (b'event: content_block_delta\ndata: {"type":"content_block_delta","index":%d,'
+                b'"delta":{"type":"%s","%s":"' % (index, kind.encode(), key.encode()))
+        run = b"(?:" + re.escape(head) + _STRING + re.escape(_TAIL) + b")+"
+        lane = _LANES[index, kind] = (re.compile(run), head)
+    return lane
+
+
+def _run_strings(chunk: bytes, start: int, end: int, head: bytes) -> tuple[list[str], int, int]:
+    """The decoded strings of the run of events `chunk[start:end]` (a match of its lane), how many events
+    they are, and where they end: each string decoded as it would be alone (an event that is not valid JSON
+    ends the run before it).
+
+    Joined, the strings decode as one when nothing can differ from decoding them apart: every `\\u` escape
+    whole and no surrogate (a pair or an escape's digits split over two events), and valid UTF-8 throughout
+    (a character split over two events); else as a JSON array, which checks each one alone."""
+    span = chunk[start:end]
+    skip = len(head) - len(_DELTA_START)
+    # Each event is its `event:` line, its `data:` line and a blank line; a string holds no line end.
+    strings = [line[skip:-3] for line in span.split(b"\n")[1::3]]
+    joined = b"".join(strings)
+    if (b"\\u" not in joined or _ODD_ESCAPE.search(span) is None) and (joined.isascii() or _utf8(span)):
+        try:
+            return [decode_json(b'"' + joined + b'"')], len(strings), end
+        except ValueError:
+            pass
+    try:
+        return decode_json(b'["' + b'","'.join(strings) + b'"]'), len(strings), end
+    except ValueError:
+        pass
+    texts = []
+    for string in strings:
+        try:
+            texts.append(decode_json(b'"' + string + b'"'))
+        except ValueError:
+            break
+    done = len(texts)
+    return texts, done, start + done * (len(head) + len(_TAIL)) + sum(map(len, strings[:done]))
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
 
 class AnthropicStreamAssembler(BaseAssembler):
     """Rebuilds the Messages response (`type: "message"`) that `message_stop` completes.
 
     Blocks are kept in arrival order, as the SDK's accumulator keeps them (it appends each started block and
     finds a delta's block by position), so a block index that is not the next position is refused."""
-
-    _SKIPPED_CHUNKS = frozenset({b'event: ping\ndata: {"type": "ping"}\n\n', b'event: ping\ndata: {"type":"ping"}\n\n'})
 
     def __init__(self) -> None:
         super().__init__()
@@ -90,6 +155,38 @@ class AnthropicStreamAssembler(BaseAssembler):
 
     def _after(self, event: SSEEvent) -> StreamResult | None:
         return None if self._skipped(event) or event.event not in _LATE else self.late(event.event)
+
+    def _runs(self, chunk: bytes, pos: int) -> int:
+        """Pings (skipped, counted), and the deltas of the last block added to its text, many events at once
+        (`_run_strings`)."""
+        while True:
+            if chunk.startswith(b"event: ping\n", pos):
+                pings = _PINGS.match(chunk, pos)
+                if pings is None:
+                    return pos
+                self.events += chunk.count(b"\n\n", pos, pings.end())
+                pos = pings.end()
+                continue
+            if self._result is not None or not chunk.startswith(_DELTA_START, pos) or not self._blocks:
+                return pos
+            index = len(self._blocks) - 1
+            bulk = _BULK.get(self._blocks[index].get("type"))  # type: ignore[arg-type]
+            if bulk is None or index > 255:
+                return pos
+            kind, key = bulk
+            text = self._json.get(index) if key == "partial_json" else self._texts.get((index, key))
+            if text is None:  # the block's first delta sets it up
+                return pos
+            run_pattern, head = _lane(index, kind, key)
+            run = run_pattern.match(chunk, pos)
+            if run is None:
+                return pos
+            texts, events, end = _run_strings(chunk, pos, run.end(), head)
+            if not events:  # its first string is not valid JSON: read (and refused) as `_event` reads it
+                return pos
+            text.extend(texts)
+            self.events += events
+            pos = end
 
     def _index(self, data: dict[str, Any]) -> int:
         index: int = need(data.get("index"), int, "a block index")

@@ -13,14 +13,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from blackbox.apis import facts
+from blackbox.apis import AZURE_API_VERSION, facts
 from blackbox.providers.openai_chat import OpenAIChat
 from blackbox.providers.responses import Responses
 from blackbox.wire import Request
 
 __all__ = ["AZURE_CHAT", "AZURE_RESPONSES", "AzureChat", "AzureResponses", "deployment", "is_azure"]
 
-API_VERSION = "2024-10-21"  # the what-if's `api-version` on a deployment path (the latest GA version)
+API_VERSION = AZURE_API_VERSION  # the what-if's `api-version` on a deployment path (the latest GA version)
 _HOSTS = (".openai.azure.com", ".cognitiveservices.azure.com", ".services.ai.azure.com", ".azure-api.net")
 _DEPLOYMENT = re.compile(r"/openai/deployments/([^/]+)/")
 

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from blackbox.apis import ApiFacts
 from blackbox.format.canonical import decode_json
 from blackbox.format.payloads import ModelInput, ModelOutput
+from blackbox.format.tokens import Tokens
 from blackbox.providers.neutral import CallIds, unsupported, wants_stream
 from blackbox.providers.stream import StreamCodec
 from blackbox.wire import Request
@@ -61,10 +62,19 @@ class CodecProvider:
         """The neutral `model_output` of an (unstreamed) response body."""
         raise NotImplementedError
 
+    def token_counts(self, body: dict[str, Any]) -> Tokens | None:
+        """The call's token counts, from the same body as `normalize_response` (whose neutral output never holds
+        them: they go beside the payload, unhashed), or None when the body reports none."""
+        raise NotImplementedError
+
     def synthesize_response(self, output: ModelOutput, *, step_index: int, timestamp_ms: int,
                             model: str | None) -> dict[str, Any]:
         """The response body an SDK accepts for a recorded output (replay, scripted forks)."""
         raise NotImplementedError
+
+    def note_replayed(self, body: dict[str, Any], ids: CallIds) -> None:
+        """Teach `ids` what a replayed (or scripted) response body names beyond the `call-N` ids the replayer
+        binds: nothing, for an API whose calls always carry their ids back (Gemini's may come back without)."""
 
     def error_body(self, message: str) -> dict[str, Any]:
         """The API's HTTP 400 error body (the SDKs raise it without retrying)."""

@@ -18,6 +18,7 @@ from typing import Any, cast
 from blackbox.apis import facts
 from blackbox.format.payloads import ModelInput
 from blackbox.providers import gemini_response, gemini_stream
+from blackbox.providers import token_counts as counts
 from blackbox.providers.base import CodecProvider
 from blackbox.providers.gemini_calls import SKIP_SIGNATURE, call_id, call_key, check_part, error_body, is_thought
 from blackbox.providers.neutral import CallIds, neutral_tool, unsupported
@@ -333,7 +334,9 @@ class Gemini(CodecProvider):
     stream = gemini_stream.CODEC
     normalize_request = staticmethod(normalize_request)
     normalize_response = staticmethod(gemini_response.normalize_response)
+    token_counts = staticmethod(counts.gemini)
     synthesize_response = staticmethod(gemini_response.synthesize_response)
+    note_replayed = staticmethod(gemini_response.note_replayed)
     error_body = staticmethod(error_body)
     build_request = staticmethod(build_request)  # type: ignore[assignment]
 

@@ -134,3 +134,14 @@ def _signed(part: dict[str, Any], signature: Any) -> dict[str, Any]:
     if isinstance(signature, str) and signature:
         part["thoughtSignature"] = signature
     return part
+
+
+def note_replayed(body: dict[str, Any], ids: CallIds) -> None:
+    """A replayed response's calls carry their `call-N` as `id`, but a framework may send them back without it
+    (LangChain does): bind each call's `name:args#k` key to its `call-N` too, as recording does, so the next
+    request's id-less history maps to the same numbers."""
+    for candidate in body.get("candidates") or []:
+        for part in (candidate.get("content") or {}).get("parts") or []:
+            call = part.get("functionCall") if isinstance(part, dict) else None
+            if isinstance(call, dict) and isinstance(call.get("id"), str):
+                ids.bind(fresh_key(call, ids), call["id"])

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from blackbox.providers.sse import SSEEvent
-from blackbox.providers.stream import BaseAssembler, EventStreamCodec, StreamResult, StreamStatus, pieces
+from blackbox.providers.stream import BaseAssembler, EventStreamCodec, StreamResult, StreamStatus, Text, pieces
 
 __all__ = ["CODEC", "GeminiStreamAssembler"]
 
@@ -28,6 +28,7 @@ class GeminiStreamAssembler(BaseAssembler):
         self._top: dict[str, Any] = {}
         self._candidate: dict[str, Any] = {}
         self._parts: list[dict[str, Any]] = []
+        self._texts: dict[int, Text] = {}  # a merged text part's pieces, by its place in `_parts`, joined once
         self._role = "model"
 
     def _event(self, event: SSEEvent) -> StreamResult | None:
@@ -70,7 +71,7 @@ class GeminiStreamAssembler(BaseAssembler):
             last = self._parts[-1] if self._parts else None
             if (isinstance(last, dict) and _is_text(part) and _is_text(last)
                     and bool(last.get("thought")) == bool(part.get("thought"))):
-                last["text"] += part["text"]
+                self._texts.setdefault(len(self._parts) - 1, Text(last["text"])).add(part["text"])
                 if part.get("thoughtSignature"):
                     last["thoughtSignature"] = part["thoughtSignature"]
             else:
@@ -80,7 +81,9 @@ class GeminiStreamAssembler(BaseAssembler):
         body = dict(self._top)
         if "candidates" not in body:
             candidate = dict(self._candidate)
-            candidate["content"] = {"role": self._role, "parts": list(self._parts)}
+            parts = [dict(part, text=self._texts[n].text()) if n in self._texts else part
+                     for n, part in enumerate(self._parts)]
+            candidate["content"] = {"role": self._role, "parts": parts}
             body["candidates"] = [candidate]
         return body
 

@@ -14,6 +14,7 @@ from typing import Any, cast
 from blackbox.apis import facts
 from blackbox.format.payloads import ModelInput, ModelOutput, ToolCall
 from blackbox.providers import openai_chat_stream
+from blackbox.providers import token_counts as counts
 from blackbox.providers.base import CodecProvider
 from blackbox.providers.neutral import (
     CallIds,
@@ -25,6 +26,7 @@ from blackbox.providers.neutral import (
     tool_list,
     unsupported,
 )
+from blackbox.providers.openai_compat import SERVER_PARAMS, put_thoughts, refuse_server_tools, thoughts_of
 from blackbox.providers.outgoing import kept, parts, result_text, sent_as, tools_of
 
 __all__ = [
@@ -38,7 +40,8 @@ __all__ = [
 ]
 
 #: Request controls that change the model's behaviour, and their neutral `params` names. `max_tokens` and
-#: `max_completion_tokens` both become `maxTokens` (sending both is refused).
+#: `max_completion_tokens` both become `maxTokens` (sending both is refused).  OpenAI-compatible servers'
+#: own controls follow (`openai_compat.SERVER_PARAMS`).
 KEPT_PARAMS: Mapping[str, str] = {
     "max_tokens": "maxTokens",
     "max_completion_tokens": "maxTokens",
@@ -58,6 +61,7 @@ KEPT_PARAMS: Mapping[str, str] = {
     "verbosity": "verbosity",
     "prediction": "prediction",
     "modalities": "modalities",
+    **SERVER_PARAMS,
 }
 
 _SYSTEM_ROLES = ("system", "developer")
@@ -135,7 +139,8 @@ def _normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
         payload["systemPrompt"] = "\n\n".join(system)
     if body.get("model") is not None:
         payload["model"] = body["model"]
-    params = {neutral: body[name] for name, neutral in KEPT_PARAMS.items() if body.get(name) is not None}
+    # the body's few fields looked up in the long table, not the table walked for each request
+    params = {KEPT_PARAMS[name]: value for name, value in body.items() if value is not None and name in KEPT_PARAMS}
     # `strict: true` functions (pydantic-ai's default) are kept as the names of the strict tools, in order,
     # as the Responses codec does, so a change of strictness shows as a difference.
     strict = [tool.get("function", {}).get("name") for tool in body.get("tools") or []
@@ -251,7 +256,15 @@ def _normalize_response(body: dict[str, Any], ids: CallIds) -> ModelOutput:
         raise unsupported("audio in a response", "drop the audio parameter")
     if message.get("function_call") is not None:
         raise unsupported("a legacy function_call in a response", "use tools")
+    refuse_server_tools(message)
+    output = cast(dict[str, Any], _answer(message, finish, ids))
+    thoughts = thoughts_of(message)
+    if thoughts:
+        output["thoughts"] = thoughts  # a compatible server's reasoning, kept aside like Gemini's thoughts
+    return cast(ModelOutput, output)
 
+
+def _answer(message: dict[str, Any], finish: Any, ids: CallIds) -> ModelOutput:
     content = message.get("content")
     tool_calls = message.get("tool_calls") or []
     refusal = message.get("refusal")
@@ -263,8 +276,6 @@ def _normalize_response(body: dict[str, Any], ids: CallIds) -> ModelOutput:
     if tool_calls:
         if finish not in ("tool_calls", "length"):
             raise unsupported(f"tool calls with the finish reason {finish!r}", _REPLAY_ADVICE)
-        if content == "":
-            raise unsupported("tool calls with empty-string content", _REPLAY_ADVICE)
         calls = [_call(call, ids) for call in tool_calls]
         output: dict[str, Any] = {"type": "tool_calls", "calls": calls}
         if content:
@@ -325,6 +336,7 @@ def synthesize_response(
     else:
         message["content"] = text or ""
         finish = "length" if stop == "length" else "stop"
+    put_thoughts(message, output)
     return {
         "id": f"blackbox-replay-{step_index}",
         "object": "chat.completion",
@@ -383,6 +395,7 @@ class OpenAIChat(CodecProvider):
     stream = openai_chat_stream.CODEC
     normalize_request = staticmethod(normalize_request)
     normalize_response = staticmethod(normalize_response)
+    token_counts = staticmethod(counts.openai_chat)
     synthesize_response = staticmethod(synthesize_response)
     error_body = staticmethod(error_body)
     build_request = staticmethod(build_request)  # type: ignore[assignment]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from blackbox.providers.openai_compat import REASONING_FIELDS
 from blackbox.providers.sse import DONE, SSEEvent
 from blackbox.providers.stream import (
     BaseAssembler,
@@ -26,6 +27,8 @@ from blackbox.providers.stream import (
 __all__ = ["CODEC", "ChatStreamAssembler"]
 
 _TOP_LEVEL = ("id", "created", "model", "system_fingerprint", "service_tier")
+# Text fields a delta carries: the answer, a refusal, and a compatible server's reasoning (`openai_compat`).
+_TEXTS = ("content", "refusal", *REASONING_FIELDS)
 
 
 class _Choice:
@@ -35,7 +38,7 @@ class _Choice:
 
     def __init__(self) -> None:
         self.role: Any = None
-        self.text: dict[str, Text] = {}  # content, refusal
+        self.text: dict[str, Text] = {}  # content, refusal, reasoning
         self.calls: dict[int, dict[str, Any]] = {}  # index → {"type": …, "id"/"name"/"arguments": Text}
         self.finish_reason: Any = None
         self.logprobs: dict[str, list[Any]] | None = None
@@ -86,7 +89,7 @@ class ChatStreamAssembler(BaseAssembler):
         delta = need(choice.get("delta") or {}, dict, "a delta")
         if delta.get("role") is not None:
             state.role = delta["role"]
-        for key in ("content", "refusal"):
+        for key in _TEXTS:
             value = delta.get(key)
             if value is not None:
                 state.text.setdefault(key, Text()).add(value)
@@ -123,6 +126,7 @@ class ChatStreamAssembler(BaseAssembler):
                 "content": texts.get("content"),
                 "refusal": texts.get("refusal"),
             }
+            message.update((key, texts[key]) for key in REASONING_FIELDS if texts.get(key))
             calls = [state.calls[key] for key in sorted(state.calls)]
             if calls:
                 message["tool_calls"] = [
@@ -182,6 +186,9 @@ def _events(body: dict[str, Any], size: int | None) -> Iterator[tuple[str | None
         content = message.get("content")
         calls = message.get("tool_calls") or []
         yield chunk(index, {"role": "assistant", "content": "" if content is not None else None, "refusal": None})
+        for key in REASONING_FIELDS:
+            for piece in pieces(message.get(key) or "", size):
+                yield chunk(index, {key: piece})
         for piece in pieces(content or "", size):
             yield chunk(index, {"content": piece})
         for piece in pieces(message.get("refusal") or "", size):

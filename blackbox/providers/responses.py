@@ -12,7 +12,9 @@ from typing import Any, cast
 
 from blackbox.apis import facts
 from blackbox.format.payloads import ModelInput, ModelOutput
+from blackbox.format.tokens import Tokens
 from blackbox.providers import openai_responses, responses_stream
+from blackbox.providers import token_counts as counts
 from blackbox.providers.base import CodecProvider
 from blackbox.providers.neutral import CallIds, compact_json
 from blackbox.providers.outgoing import kept, parts, result_text, sent_as, tools_of
@@ -79,6 +81,9 @@ class Responses(CodecProvider):
 
     def normalize_response(self, body: dict[str, Any], ids: CallIds) -> ModelOutput:
         return cast(ModelOutput, openai_responses.normalize_response(body, ids))
+
+    def token_counts(self, body: dict[str, Any]) -> Tokens | None:
+        return counts.responses(body)
 
     def synthesize_response(self, output: ModelOutput, *, step_index: int, timestamp_ms: int,
                             model: str | None) -> dict[str, Any]:

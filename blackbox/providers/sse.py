@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any, NamedTuple
 
-__all__ = ["DONE", "SSEEvent", "SSEParser", "encode_event", "parse_all"]
+__all__ = ["DONE", "SIMPLE_EVENT", "SSEEvent", "SSEParser", "encode_event", "parse_all"]
 
 #: The data of OpenAI's end-of-stream sentinel event (`data: [DONE]`).
 DONE = "[DONE]"
@@ -22,7 +22,7 @@ DONE = "[DONE]"
 
 # One event as the APIs write it: an optional `event:` line, one `data:` line, a blank line (one space after
 # each colon dropped, as the general rules drop it).
-_SIMPLE_EVENT = re.compile(rb"(?:event: ?([^\r\n]*)\n)?data: ?([^\r\n]*)\n\n")
+SIMPLE_EVENT = re.compile(rb"(?:event: ?([^\r\n]*)\n)?data: ?([^\r\n]*)\n\n")
 
 
 class SSEEvent(NamedTuple):
@@ -79,7 +79,7 @@ class SSEParser:
                 if not chunk:
                     return []
         if not self._buffer and not self._seen_field and chunk.endswith(b"\n\n"):
-            one = _SIMPLE_EVENT.fullmatch(chunk)  # one event a chunk, as servers flush them
+            one = SIMPLE_EVENT.fullmatch(chunk)  # one event a chunk, as servers flush them
             if one is not None:
                 name, data = one.groups()
                 return [SSEEvent(None if name is None else name.decode("utf-8", "replace"),
@@ -115,7 +115,7 @@ class SSEParser:
         events = []
         position, end = 0, len(chunk)
         while position < end:
-            match = _SIMPLE_EVENT.match(chunk, position)
+            match = SIMPLE_EVENT.match(chunk, position)
             if match is None:
                 return None
             name, data = match.groups()

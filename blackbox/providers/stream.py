@@ -21,7 +21,7 @@ from enum import Enum
 from typing import Any, Protocol
 
 from blackbox.format.canonical import decode_json
-from blackbox.providers.sse import SSEEvent, SSEParser, encode_event
+from blackbox.providers.sse import SIMPLE_EVENT, SSEEvent, SSEParser, encode_event
 
 __all__ = [
     "BaseAssembler",
@@ -135,14 +135,16 @@ class BaseAssembler:
     when the bytes stop with no terminal event, e.g. a chat stream whose `[DONE]` was never sent).  Any
     exception an event raises in them refuses the call: the recorder's troubles never reach the agent.
     Text is gathered as lists of pieces joined once (`Text`), so assembling is linear in the stream's size.
-    """
 
-    #: Chunks that are exactly one event the SDK skips and that changes nothing here (a keep-alive `ping`): a
-    #: server may send them endlessly, so they are counted without being parsed.
-    _SKIPPED_CHUNKS: frozenset[bytes] = frozenset()
+    Bytes are read event by event where they have the shape the APIs write (`sse.SIMPLE_EVENT`: an optional
+    `event:` line, one `data:` line, a blank line), and a subclass may read a run of such events at once in
+    `_runs` (keep-alive pings, the text deltas of one block); anything else goes through the general SSE rules
+    (`SSEParser`), and back to the fast reading at the next event boundary.  Both read the same events.
+    """
 
     def __init__(self) -> None:
         self._parser = SSEParser()
+        self._carry = b""  # the start of an event, completed by the next bytes
         self._result: StreamResult | None = None
         self._stopped = False  # the SDK reads no further (a failure, or OpenAI's `[DONE]`)
         self.events = 0  #: events seen (pings and unknown types included)
@@ -152,27 +154,70 @@ class BaseAssembler:
         return self._result
 
     def feed(self, chunk: bytes) -> StreamResult | None:
-        if self._stopped:
+        if self._stopped or not chunk:
             return None
-        if chunk in self._SKIPPED_CHUNKS and self._parser.idle:
-            self.events += 1
-            return None
-        changed = None
-        for event in self._parser.feed(chunk):
-            self.events += 1
-            try:
-                result = self._event(event) if self._result is None else self._after(event)
-            except Exception as exc:  # a type-confused event: refused, never raised into the agent's read
-                result = self.refused(exc)
+        if self._carry:
+            chunk, self._carry = self._carry + chunk, b""
+        changed: StreamResult | None = None
+        pos, end = 0, len(chunk)
+        while not self._parser.idle and pos < end and not self._stopped:  # an event the general rules read
+            stop = end if b"\r" in chunk else _through_blank_line(chunk, pos)
+            changed = self._read(self._parser.feed(chunk[pos:stop] if pos or stop < end else chunk)) or changed
+            pos = stop
+        while pos < end and not self._stopped:
+            pos = self._runs(chunk, pos)
+            if pos >= end or self._stopped:
+                break
+            one = SIMPLE_EVENT.match(chunk, pos)
+            if one is None:
+                rest = chunk[pos:] if pos else chunk
+                if len(rest) < _CARRY_LIMIT and b"\n\n" not in rest and b"\r" not in rest:
+                    self._carry = rest  # an event (of the simple shape or not) whose end comes later
+                else:
+                    changed = self._read(self._parser.feed(rest)) or changed
+                break
+            pos = one.end()
+            name, data = one.groups()
+            result = self._read_one(SSEEvent(None if name is None else name.decode("utf-8", "replace"),
+                                             data.decode("utf-8", "replace")))
             if result is not None:
-                self._result = changed = result
-                if not result.complete:
-                    self._stopped = True
+                changed = result
+        return changed
+
+    def _runs(self, chunk: bytes, pos: int) -> int:
+        """Read a run of events of a shape the subclass reads in bulk, starting at the event boundary `pos`;
+        return where the run ended (`pos` when there is none).  It must read exactly what `_event` would."""
+        return pos
+
+    def _read(self, events: list[SSEEvent]) -> StreamResult | None:
+        changed = None
+        for event in events:
+            result = self._read_one(event)
+            if result is not None:
+                changed = result
             if self._stopped:
                 break
         return changed
 
+    def _read_one(self, event: SSEEvent) -> StreamResult | None:
+        """One event: the result it sets (and the stream stops at one that is not COMPLETE), else None."""
+        if self._stopped:
+            return None
+        self.events += 1
+        try:
+            result = self._event(event) if self._result is None else self._after(event)
+        except Exception as exc:  # a type-confused event: refused, never raised into the agent's read
+            result = self.refused(exc)
+        if result is not None:
+            self._result = result
+            if not result.complete:
+                self._stopped = True
+        return result
+
     def finish(self) -> StreamResult:
+        if self._result is None and self._carry and not self._stopped:
+            carry, self._carry = self._carry, b""
+            self._read(self._parser.feed(carry))  # it holds no blank line: the parser keeps it as pending
         if self._result is None:
             cut = self._parser.pending
             self._parser.close()
@@ -212,6 +257,20 @@ class BaseAssembler:
         return StreamResult(StreamStatus.ENDED_EARLY, body, f"the stream ended {where} ({self.events} events)")
 
 
+#: The longest start of an event kept to be completed by the next bytes; a longer one is read by the general
+#: rules, which gather a long line's pieces once (so a huge event arriving in small chunks stays linear).
+_CARRY_LIMIT = 1 << 15
+
+
+def _through_blank_line(chunk: bytes, pos: int) -> int:
+    """Where the first line end that may close an event lies after `pos` (a "\\n" at `pos` itself ends the
+    line before it), so the general parser finishes its event and the rest is read fast again."""
+    if chunk[pos : pos + 1] == b"\n":
+        return pos + 1
+    at = chunk.find(b"\n\n", pos)
+    return len(chunk) if at < 0 else at + 2
+
+
 class Text:
     """Text or JSON arriving in deltas: the pieces are kept and joined once (`old + delta` is quadratic)."""
 
@@ -224,6 +283,10 @@ class Text:
         if type(piece) is not str:
             raise StreamFault(f"a delta of type {type(piece).__name__}, not text")
         self._pieces.append(piece)
+
+    def extend(self, texts: list[str]) -> None:
+        """Many deltas at once (each a str: decoded from JSON strings)."""
+        self._pieces.extend(texts)
 
     def set(self, whole: object) -> None:
         self._pieces = []

@@ -13,7 +13,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from blackbox.format.cassette import Step
@@ -21,12 +20,16 @@ from blackbox.format.inert import inert
 
 from ..run import pretty_json
 from ..widgets.payload_view import hang
+from .base import BlackboxModal
 
 __all__ = ["BothValues", "aligned_json", "aligned_rows"]
 
 
-class BothValues(ModalScreen[None]):
+class BothValues(BlackboxModal[None]):
     """Step `index` of both runs, each payload in full, side by side."""
+
+    HELP = "Both steps' payloads in full, side by side, line for line; the changed lines are marked."
+    BINDING_PREFIX = "values"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,v", "dismiss", "Close", id="values.close"),

@@ -2,50 +2,65 @@
 
 from __future__ import annotations
 
-import re
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from textual import events, on, work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.content import Content
-from textual.message import Message
-from textual.screen import Screen
+from textual.reactive import var
 from textual.timer import Timer
 from textual.widgets import Input, Static
-from textual.worker import get_current_worker
 
 from blackbox.errors import CassetteError
 from blackbox.format.cassette import Step
 from blackbox.format.inert import inert
-from blackbox.format.writing import atomic_write
 
-from ..external import open_readonly, viewer_command
+from ..external import copy_payload, open_payload, write_payload
 from ..follow import Follower
+from ..messages import ChainChecked, FollowTick, ProgressTick, RowMoved, RunGrew, SearchClosed, SearchProgress
 from ..notice import say
-from ..run import Run, pretty_json
+from ..run import Run
 from ..widgets.fit_footer import FitFooter
-from ..widgets.line_table import LineTable
 from ..widgets.run_header import RunHeader
+from ..widgets.search_box import SearchBox
+from ..widgets.status_line import StatusLine
 from ..widgets.step_detail import StepDetail
 from ..widgets.step_table import StepTable
+from ..widgets.ticker import Ticker
+from .base import BlackboxScreen
 from .following import follow_tick, following_status
 from .prompts import PathPrompt, PickOne
+from .timeline import TimelineScreen
 
 __all__ = ["REST_DELAY", "BrowseScreen"]
 
 REST_DELAY = 0.05  # seconds the cursor must rest before the detail pane is rendered
 FOLLOW_EVERY = 0.3  # seconds between looks at a followed recording's journal
 PROGRESS_EVERY = 0.2  # seconds between updates of the reading / chain-check progress
-SEARCH_POST_EVERY = 0.15  # seconds between a search's reports of the matches found so far
 
 
-class BrowseScreen(Screen[None]):
-    """One run. `companion` is the cassette `d` compares with (the fork beside it), if any."""
+class BrowseScreen(BlackboxScreen[None]):
+    """One run. `companion` is the cassette `d` compares with (the fork beside it), if any.
+
+    What the status line shows is the screen's reactive state (bound to the `StatusLine`): setting it redraws."""
+
+    HELP = ("Browse one run: the steps on the left, the selected step on the right. Tool steps are drawn under "
+            "the model output that asked for them.")
+    BINDING_PREFIX = "browse"
+
+    step: var[int | None] = var(None)  # the step under the cursor, once it rests
+    total: var[int] = var(0)
+    rows: var[Sequence[int]] = var(range(0), always_update=True)  # the steps shown (a list may be the same one)
+    reading: var[float | None] = var(None)  # how much of a large file is read, while it is read
+    following: var[str | None] = var(None)
+    filter_label: var[str] = var("")
+    query_text: var[str] = var("")
+    matches: var[list[int]] = var(list)
+    searching: var[bool] = var(False)
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "search", "Search", key_display="/", priority=True,  # before the keys typed next
@@ -61,6 +76,8 @@ class BrowseScreen(Screen[None]):
                 tooltip='Go to the next tool result (a fork point)', id="browse.next_result"),
         Binding("d", "diff", "Diff", tooltip='Compare this run with another cassette (or its fork)', id="browse.diff"),
         Binding("f", "fork", "Fork", tooltip='Fork the run at this tool result with another value', id="browse.fork"),
+        Binding("T", "timeline", "Timeline", tooltip="Each model and tool call over time, the slowest marked",
+                id="browse.timeline"),
         Binding("c", "copy", "Copy", show=False,
                 tooltip="Copy this step's payload to the clipboard (OSC 52)", id="browse.copy"),
         Binding("w", "write", "Write payload to a file", show=False, id="browse.write"),
@@ -102,25 +119,27 @@ class BrowseScreen(Screen[None]):
         self.run = run
         self.companion = companion
         self.start_at = at
-        self.query_text = ""
-        self.matches: list[int] = []
-        self.filter_label = ""
         self._filter_choice = "all"
         self._detail_timer: Timer | None = None
-        self._progress_timer: Timer | None = None
         self._seen = self._generation = 0
         self._search_origin: int | None = None  # the step a search started from, until it has jumped
-        self._searching = False
 
     def compose(self) -> ComposeResult:
-        yield RunHeader(self.run, id="header")
+        run = self.run
+        yield RunHeader(run, id="header")
         yield Static(id="chain-banner")
         with Horizontal(id="panes"):
-            yield StepTable(self.run, id="steps")
-            yield StepDetail(self.run, id="detail")
-        yield Static(id="status")
-        yield Input(placeholder="search summaries and payloads (enter: find, escape: close)", id="search")
+            yield StepTable(run, id="steps")
+            yield StepDetail(run, id="detail")
+        yield StatusLine(id="status").data_bind(
+            BrowseScreen.step, BrowseScreen.total, BrowseScreen.rows, BrowseScreen.reading, BrowseScreen.following,
+            BrowseScreen.filter_label, BrowseScreen.query_text, BrowseScreen.matches, BrowseScreen.searching)
+        yield SearchBox(run, id="search")
         yield FitFooter()
+        yield Ticker(PROGRESS_EVERY, ProgressTick, done=lambda: run.loaded.is_set() and run.chain_checked,
+                     id="progress-ticker")
+        if self.follower is not None:
+            yield Ticker(FOLLOW_EVERY, FollowTick, done=lambda: self.follower is None, id="follow-ticker")
 
     def on_mount(self) -> None:
         table = self.table
@@ -128,17 +147,22 @@ class BrowseScreen(Screen[None]):
         table.rows_changed(0)
         if self.start_at:
             table.go_to_step(self.start_at, center=True)
+        self.rows_changed()
         self._show_detail()
-        self._update_status()
         self._check_chain()
-        if self.follower is not None:
-            self.set_interval(FOLLOW_EVERY, self._follow)
         self._seen, self._generation = len(self.run), self.run.generation
-        if not self.run.loaded.is_set() or not self.run.chain_checked:
-            self._progress_timer = self.set_interval(PROGRESS_EVERY, self._show_progress)
-        self.call_after_refresh(self._app.read_in_background, self.run)  # after the first paint
+        self.following = following_status(self)
+        self.call_after_refresh(self.blackbox.read_in_background, self.run)  # after the first paint
+
+    def rows_changed(self) -> None:
+        """The run or the rows shown changed: the state the status line shows follows."""
+        self.total, self.rows = len(self.run), self.table.indices
+        self.reading = self.run.loading.fraction if self.run.loading is not None else None
 
     # -- a large file read in the background ---------------------------------------------------------------
+
+    def on_run_grew(self, message: RunGrew) -> None:
+        self.run_changed(message.run)
 
     def run_changed(self, run: Run) -> None:
         """More steps of this run were read (or the whole file was, or could not be)."""
@@ -162,17 +186,14 @@ class BrowseScreen(Screen[None]):
         self.query_one(RunHeader).refresh_chain()
         if run.problem:
             self._chain_checked()
-        self._update_status()
+        self.rows_changed()
 
-    def _show_progress(self) -> None:
-        """The header's reading and chain-check progress, until both are done."""
+    def on_progress_tick(self) -> None:
+        """The header's reading and chain-check progress (the ticker stops once both are done)."""
         self.query_one(RunHeader).refresh_chain()
-        self._update_status()
-        if self.run.loaded.is_set() and self.run.chain_checked and self._progress_timer is not None:
-            self._progress_timer.stop()
-            self._progress_timer = None
+        self.rows_changed()
 
-    def _follow(self) -> None:
+    def on_follow_tick(self) -> None:
         follow_tick(self)
 
     def on_screen_resume(self) -> None:
@@ -180,11 +201,6 @@ class BrowseScreen(Screen[None]):
         diff opened on top at start)."""
         if self.focused is None:
             self.table.focus()
-
-    @property
-    def _app(self) -> Any:
-        """The Blackbox app (its routing: open_diff, open_fork); typed loosely to avoid an import cycle."""
-        return self.app
 
     # -- parts ---------------------------------------------------------------------------------------------
 
@@ -203,16 +219,13 @@ class BrowseScreen(Screen[None]):
 
     # -- the chain check runs off the UI thread ------------------------------------------------------------
 
-    class ChainChecked(Message):
-        """The background chain check is done."""
-
     @work(thread=True, exclusive=True, group="chain")
     def _check_chain(self) -> None:
         self.run.check_chain()  # hashes every step once (after a large file is read); cached on the run
         if self.run.chain_checked:
-            self.post_message(self.ChainChecked())  # posted, not called: the app may be quitting
+            self.post_message(ChainChecked())  # posted, not called: the app may be quitting
 
-    def on_browse_screen_chain_checked(self) -> None:
+    def on_chain_checked(self) -> None:
         self._chain_checked()
 
     def _chain_checked(self) -> None:
@@ -235,7 +248,7 @@ class BrowseScreen(Screen[None]):
 
     # -- following the cursor ------------------------------------------------------------------------------
 
-    @on(LineTable.Moved, "#steps")
+    @on(RowMoved, "#steps")
     def _moved(self) -> None:
         """Render the detail once the cursor rests: holding ↓ only redraws two rows per step."""
         if self._detail_timer is not None:
@@ -247,53 +260,16 @@ class BrowseScreen(Screen[None]):
         index = self.table.step_index
         needle = self.query_text if index is not None and index in self.table.marked else ""
         self.detail.show(self.current_step, needle)
-        self._update_status()
-
-    def _update_status(self) -> None:
-        index = self.table.step_index
-        # steps are named by their index, 0-based as in the cassette and the CLI; the position counts from 1
-        where = f"step {index} ({index + 1} of {len(self.run)})" if index is not None else "no steps shown"
-        parts = [where]
-        if self.run.loading is not None:
-            parts.append(f"reading the file: {self.run.loading.fraction:.0%}")
-        if (following := following_status(self)) is not None:
-            parts.append(following)
-        if self.filter_label:
-            parts.append(f"filter: {inert(self.filter_label)} ({self.table.row_count} shown)")
-        if self.query_text:
-            if self._searching:  # numbers would shift as matches before the cursor are found
-                found = f"{len(self.matches)} match{'es' if len(self.matches) != 1 else ''} so far" if self.matches \
-                    else "none yet"
-                parts.append(f'search "{inert(self.query_text)}": {found} (searching…)')
-            else:
-                parts.append(f'search "{inert(self.query_text)}": {self.match_position()}')
-        self.query_one("#status", Static).update(Content("  ·  ".join(parts)))
-
-    def match_position(self) -> str:
-        """`match 3 of 12` when the cursor is on a match, else how many there are (n / N move between them)."""
-        shown = [i for i in self.matches if i in self._shown_set()]
-        if not shown:
-            return "no match" + (" in the steps shown" if self.matches else "")
-        index = self.table.step_index
-        if index is not None and index in self.table.marked:
-            return f"match {shown.index(index) + 1} of {len(shown)}" if index in shown else f"{len(shown)} matches"
-        return f"{len(shown)} match{'es' if len(shown) != 1 else ''} (n: next, N: previous)"
-
-    def _shown_set(self) -> frozenset[int] | range:
-        rows = self.table.indices
-        return rows if isinstance(rows, range) else frozenset(rows)
+        self.step = index
 
     # -- search --------------------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """`/` typed in the search box is text (the binding is a priority one, to open the box at once)."""
-        return not (action == "search" and self.focused is self.query_one("#search", Input))
+        return not (action == "search" and self.focused is self.query_one(SearchBox))
 
     def action_search(self) -> None:
-        box = self.query_one("#search", Input)
-        box.add_class("-visible")
-        box.value = self.query_text
-        self.set_focus(box)  # now, not after the keys already typed: those belong in the box
+        self.query_one(SearchBox).open(self.query_text)
 
     @on(Input.Submitted, "#search")
     def _search_submitted(self, event: Input.Submitted) -> None:
@@ -309,62 +285,14 @@ class BrowseScreen(Screen[None]):
         self.matches = []
         self.table.mark(frozenset(), needle)
         self._search_origin = self.table.step_index or 0
-        self._searching = bool(needle)
-        if needle:
-            self._search_worker(needle, self._search_origin)
-        else:
-            self.workers.cancel_group(self, "search")
-        self._update_status()
+        self.searching = bool(needle)
+        self.query_one(SearchBox).find(needle, self._search_origin)
 
-    @work(thread=True, exclusive=True, group="search")
-    def _search_worker(self, needle: str, origin: int) -> None:
-        """From the step the search started at to the end (waiting for steps still being read), then from
-        the first step back to it; the matches so far are posted every `SEARCH_POST_EVERY` seconds."""
-        worker = get_current_worker()
-        run = self.run
-        run.searching.set()
-        try:
-            self._search_steps(needle, origin, lambda: worker.is_cancelled)
-        finally:
-            run.searching.clear()
-
-    def _search_steps(self, needle: str, origin: int, cancelled: Callable[[], bool]) -> None:
-        run = self.run
-        found: list[int] = []
-        posted = time.monotonic()
-        order = [(origin, None), (0, origin)]
-        for start, stop in order:
-            index = start
-            while not cancelled():
-                end = len(run) if stop is None else min(stop, len(run))
-                if index >= end:
-                    if stop is not None or (run.loaded.is_set() and index >= len(run)):
-                        break
-                    run.loaded.wait(0.05)
-                    continue
-                if run.matches(index, needle):
-                    found.append(index)
-                index += 1
-                if time.monotonic() - posted > SEARCH_POST_EVERY:
-                    self.post_message(self.SearchProgress(needle, sorted(found), done=False))
-                    posted = time.monotonic()
-        if not cancelled():
-            self.post_message(self.SearchProgress(needle, sorted(found), done=True))
-
-    class SearchProgress(Message):
-        """The matches a search has found so far."""
-
-        def __init__(self, needle: str, found: list[int], *, done: bool) -> None:
-            super().__init__()
-            self.needle = needle
-            self.found = found
-            self.done = done
-
-    def on_browse_screen_search_progress(self, message: SearchProgress) -> None:
+    def on_search_progress(self, message: SearchProgress) -> None:
         if message.needle != self.query_text.lower():
             return  # an earlier search's
         self.matches = message.found
-        self._searching = not message.done
+        self.searching = not message.done
         self.table.mark(frozenset(message.found), message.needle)
         origin = self._search_origin
         if origin is not None and self.table.step_index not in (origin, None):
@@ -376,16 +304,13 @@ class BrowseScreen(Screen[None]):
                 self._jump(lambda i: i in self.table.marked, forward=True, what="match", include_current=True)
         if message.done and not message.found:
             say(self.app, f'No step contains "{self.query_text}".', severity="warning")
-        self._update_status()
 
     def _close_search(self) -> None:
-        self.query_one("#search", Input).remove_class("-visible")
+        self.query_one(SearchBox).close()
         self.table.focus()
 
-    def on_key(self, event: events.Key) -> None:
-        if event.key == "escape" and self.focused is self.query_one("#search", Input):
-            event.stop()
-            self._close_search()
+    def on_search_closed(self, message: SearchClosed) -> None:
+        self.table.focus()
 
     def action_next_match(self) -> None:
         self._jump_to_match(forward=True)
@@ -455,6 +380,7 @@ class BrowseScreen(Screen[None]):
             kind, _, value = choice.partition(":")
             self.filter_label = choice if value else "error results"
             self.table.show(self.run.indices(kind, value), keep)
+        self.rows_changed()
         self._show_detail()
 
     def action_clear(self) -> None:
@@ -468,61 +394,21 @@ class BrowseScreen(Screen[None]):
             self._show_detail()
         if self.filter_label:
             self.apply_filter("all")
-        self._update_status()
 
-    # -- the payload outside the app -----------------------------------------------------------------------
-
-    def _payload_text(self) -> tuple[Step, str] | None:
-        step = self.current_step
-        if step is None:
-            say(self.app, "No step selected.", severity="warning")
-            return None
-        return step, pretty_json(step.payload)
+    # -- the payload outside the app (`..external`) -------------------------------------------------------
 
     def action_copy(self) -> None:
-        got = self._payload_text()
-        if got is None:
-            return
-        step, text = got
-        self.app.copy_to_clipboard(text)
-        say(self.app, f"Copied the payload of step {step.index} ({len(text):,} characters) to the clipboard "
-                    "(OSC 52; w writes it to a file instead).")
+        copy_payload(self.app, self.current_step)
 
     def action_write(self) -> None:
-        got = self._payload_text()
-        if got is None:
-            return
-        step, text = got
-        safe_id = re.sub(r"[^A-Za-z0-9._-]+", "-", self.run.cassette.id) or "run"
-        default = str(Path.cwd() / f"{safe_id}.step-{step.index}.json")
-
-        def write(path: str | None) -> None:
-            if path is None:
-                return
-            try:
-                atomic_write(Path(path).expanduser(), text.encode("utf-8", "surrogatepass"))
-            except OSError as exc:
-                say(self.app, f"Cannot write {path}: {exc.strerror or exc}", severity="error")
-                return
-            say(self.app, f"Wrote the payload of step {step.index} to {path}.")
-
-        self.app.push_screen(PathPrompt(f"Write the payload of step {step.index} to:", default), write)
+        write_payload(self.app, self.run.cassette.id, self.current_step)
 
     def action_open_editor(self) -> None:
-        self._open("editor")
+        open_payload(self.app, self.current_step, "editor")
+        self.refresh(layout=True)
 
     def action_open_pager(self) -> None:
-        self._open("pager")
-
-    def _open(self, kind: str) -> None:
-        step = self.current_step
-        if step is None:
-            return
-        command = viewer_command(kind)
-        status = open_readonly(self.app, pretty_json(step), command, f"step-{step.index}")
-        if status == 127:
-            say(self.app, f"Cannot start {command[0]}; set ${'EDITOR' if kind == 'editor' else 'PAGER'}.",
-                        severity="error")
+        open_payload(self.app, self.current_step, "pager")
         self.refresh(layout=True)
 
     # -- detail pane ---------------------------------------------------------------------------------------
@@ -535,9 +421,16 @@ class BrowseScreen(Screen[None]):
 
     # -- other screens -------------------------------------------------------------------------------------
 
+    def action_timeline(self) -> None:
+        def go_to(step: int | None) -> None:
+            if step is not None:
+                self.table.go_to_step(step, center=True)
+
+        self.app.push_screen(TimelineScreen(self.run), go_to)
+
     def action_diff(self) -> None:
         if self.companion is not None:
-            self._app.open_diff(self.run, self.companion)
+            self.blackbox.open_diff(self.run, self.companion)
             return
         self.app.push_screen(PathPrompt("Compare with which cassette? (path)", ""), self._load_companion)
 
@@ -556,7 +449,7 @@ class BrowseScreen(Screen[None]):
 
     def _companion_loaded(self, other: Run) -> None:
         self.companion = other
-        self._app.open_diff(self.run, other)
+        self.blackbox.open_diff(self.run, other)
 
     def action_fork(self) -> None:
         step = self.current_step
@@ -566,4 +459,4 @@ class BrowseScreen(Screen[None]):
             say(self.app, f"A fork starts at a tool_result step ({hint}); press r to go to the next one.",
                         severity="warning")
             return
-        self._app.open_fork(self.run, step.index)
+        self.blackbox.open_fork(self.run, step.index)

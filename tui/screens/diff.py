@@ -12,7 +12,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Static
 
@@ -20,11 +19,13 @@ from blackbox.errors import BlackboxError
 from blackbox.format.inert import inert
 
 from ..diffing import KIND_TEXT, Classifier, Comparison, agents_of, compare, field_changes, word_changes
+from ..messages import ProgressTick, RowMoved
 from ..notice import say
 from ..run import Run, compact_json
 from ..widgets.diff_table import DiffTable
 from ..widgets.fit_footer import FitFooter
-from ..widgets.line_table import LineTable
+from ..widgets.ticker import Ticker
+from .base import BlackboxScreen
 from .both_values import BothValues
 from .browse import REST_DELAY, BrowseScreen
 from .prompts import PathPrompt
@@ -42,9 +43,13 @@ def _clip(value: Any) -> str:
     return text if len(text) <= VALUE_CLIP else text[: VALUE_CLIP - 1] + "…"
 
 
-class DiffScreen(Screen[None]):
+class DiffScreen(BlackboxScreen[None]):
     """`a` and `b` compared by hash (default) or semantically, or across agents when they are imports of two
     coding agents (then `s` cycles the three); opens on `at` or the first divergence."""
+
+    HELP = ("Two runs side by side, aligned by step index: = same, ≠ changed, ◀ only in A, ▶ only in B. "
+            "Below, the changed fields of the selected step.")
+    BINDING_PREFIX = "diff"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("right_square_bracket,n", "next_difference", "Next diff", key_display="]",
@@ -90,7 +95,6 @@ class DiffScreen(Screen[None]):
         self.first_behavioural: int | None = None
         self.find_text = ""
         self._changes_timer: Timer | None = None
-        self._reading_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="diff-chain")
@@ -100,19 +104,16 @@ class DiffScreen(Screen[None]):
         with VerticalScroll(id="changes-box"):
             yield Static(id="changes")
         yield FitFooter()
+        yield Ticker(0.2, ProgressTick, done=lambda: self.a.loaded.is_set() and self.b.loaded.is_set())
 
     def on_mount(self) -> None:
         self.table.focus()
         self.table.rows_changed(0)
         self._compare()
-        if not (self.a.loaded.is_set() and self.b.loaded.is_set()):
-            self._reading_timer = self.set_interval(0.2, self._show_reading)
 
-    def _show_reading(self) -> None:
+    def on_progress_tick(self) -> None:
         """While a large file is still being read, the verdict line says how far (then the comparison runs)."""
         if self.comparison is not None or (self.a.loaded.is_set() and self.b.loaded.is_set()):
-            if self._reading_timer is not None:
-                self._reading_timer.stop()
             if self.comparison is None:
                 self.query_one("#verdict", Static).update(Content.styled("comparing…", "$text-muted"))
             return
@@ -228,7 +229,7 @@ class DiffScreen(Screen[None]):
 
     # -- the selected row ----------------------------------------------------------------------------------
 
-    @on(LineTable.Moved, "#rows")
+    @on(RowMoved, "#rows")
     def _moved(self) -> None:
         """Show the changed fields once the cursor rests on a row."""
         if self._changes_timer is not None:
@@ -319,9 +320,8 @@ class DiffScreen(Screen[None]):
             say(self.app, "A fork starts at a tool_result step of A; move to one (] jumps between differences).",
                 severity="warning")
             return
-        open_fork = getattr(self.app, "open_fork", None)
-        if open_fork is not None and self.a.path is not None:
-            open_fork(self.a, row)
+        if self.a.path is not None:
+            self.blackbox.open_fork(self.a, row)
 
     def action_search(self) -> None:
         self.app.push_screen(PathPrompt("Find the next row whose summary holds (either side):", self.find_text),

@@ -38,6 +38,7 @@ def follow_tick(screen: BrowseScreen) -> None:
             start = before - update.drop
             table.indices = [i for i in table.indices if i < start] + run.indices(kind, value, start=start)
         table.rows_changed(table.row_count - 1 if at_end else min(table.cursor, max(table.row_count - 1, 0)))
+        screen.rows_changed()
         screen.query_one(RunHeader).refresh_chain()
         screen._check_chain()
         screen._show_detail()
@@ -51,7 +52,7 @@ def follow_tick(screen: BrowseScreen) -> None:
         else:
             say(screen.app, f"The recording ended: {inert(str(follower.out))} not written (see the agent's "
                 "output); showing the steps its journal held.")
-    screen._update_status()
+    screen.following = following_status(screen)
 
 
 def following_status(screen: BrowseScreen) -> str | None:

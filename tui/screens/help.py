@@ -10,21 +10,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.widgets import Static
 
 from ..commands import screen_actions
+from .base import BlackboxModal
 
 __all__ = ["HelpScreen"]
 
-INTRO = {
-    "BrowseScreen": "Browse one run: the steps on the left, the selected step on the right. Tool steps are "
-                    "drawn under the model output that asked for them.",
-    "DiffScreen": "Two runs side by side, aligned by step index: = same, ≠ changed, ◀ only in A, ▶ only in B. "
-                  "Below, the changed fields of the selected step.",
-    "ForkScreen": "Fork the run at this tool result: edit the result, choose how the agent continues, run it. "
-                  "The fork is a new cassette; the parent is never touched.",
-}
 COMMON = (
     ("↑ ↓ j k", "move"), ("g G home end", "first / last"), ("pgup pgdn", "page"),
     ("tab", "next pane"), ("ctrl+p", "command palette"),
@@ -36,7 +29,7 @@ KEY_WIDTH = 14
 
 def help_content(screen: Screen[object], width: int = 0) -> Content:
     """The intro and one row per key; with `width`, a long description wraps under itself, not under the keys."""
-    intro = INTRO.get(type(screen).__name__, "")
+    intro = screen.HELP or ""
     lines = [Content.styled(line, "$text-muted") for line in (textwrap.wrap(intro, width) if width >= 20 else [intro])]
     lines.append(Content(""))
     rows = [(key, f"{description} — {tooltip}" if tooltip else description)
@@ -50,8 +43,11 @@ def help_content(screen: Screen[object], width: int = 0) -> Content:
     return Content("\n").join(lines)
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(BlackboxModal[None]):
     """Keys of the screen underneath, read from its bindings (so it never goes stale)."""
+
+    HELP = "What the screen underneath is for and every key it answers to."
+    BINDING_PREFIX = "help"
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark", "dismiss", "Close", id="help.close")]
 

@@ -8,9 +8,10 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
+
+from .base import BlackboxModal
 
 __all__ = ["PathPrompt", "PickOne"]
 
@@ -32,8 +33,11 @@ MODAL_CSS = """
 """
 
 
-class PickOne(ModalScreen[str | None]):
+class PickOne(BlackboxModal[str | None]):
     """Choose one option; returns its id, or None on escape."""
+
+    HELP = "Choose one of the options (enter), or escape to cancel."
+    BINDING_PREFIX = "pick"
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel", id="pick.cancel")]
     DEFAULT_CSS = MODAL_CSS.format(name="PickOne")
@@ -56,8 +60,11 @@ class PickOne(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class PathPrompt(ModalScreen[str | None]):
+class PathPrompt(BlackboxModal[str | None]):
     """Ask for a file path; returns it (stripped), or None on escape or an empty answer."""
+
+    HELP = "Type a file path and press enter, or escape to cancel."
+    BINDING_PREFIX = "path"
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Cancel", id="path.cancel")]
     DEFAULT_CSS = MODAL_CSS.format(name="PathPrompt")

@@ -12,13 +12,13 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from blackbox.format.canonical import decode_json
 from blackbox.format.inert import inert
 
 from ..run import pretty_json
+from .base import BlackboxModal
 
 __all__ = ["FORMAT_HINT", "ToolResultPrompt", "ask_tool_result"]
 
@@ -27,8 +27,12 @@ FORMAT_HINT = ('Its result as JSON: a value such as {"hits": []}, 42 or "text" (
                "stops the fork here (incomplete).")
 
 
-class ToolResultPrompt(ModalScreen[str | None]):
+class ToolResultPrompt(BlackboxModal[str | None]):
     """Ask for the result of `name(tool_input)`; returns the text typed, or None on escape."""
+
+    HELP = ("The model called a tool the recorded run never called: give the result it gets, "
+            "or stop the fork here.")
+    BINDING_PREFIX = "answer"
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Stop the fork", id="answer.cancel")]
     DEFAULT_CSS = """

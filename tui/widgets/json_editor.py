@@ -9,11 +9,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.message import Message
 from textual.widgets import Static, TextArea
 
 from blackbox.format.canonical import decode_json
 from blackbox.format.inert import inert
+
+from ..keys import Keyed
+from ..messages import JsonValidated
 
 __all__ = ["JsonArea", "JsonEditor", "editable_json", "json_problem"]
 
@@ -50,9 +52,11 @@ def editable_json(text: str) -> str:
     return "".join(f"\\u{ord(c):04x}" if c not in "\n\t" and inert(c) != c else c for c in text)
 
 
-class JsonArea(TextArea):
+class JsonArea(Keyed, TextArea):
     """A TextArea where Tab moves on (indentation is two spaces on Enter), Ctrl+A selects everything and a
     paste over a selection replaces it."""
+
+    BINDING_PREFIX = "json"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+a", "select_all", "Select all", id="json.select_all"),
@@ -60,7 +64,7 @@ class JsonArea(TextArea):
 
 
 class JsonEditor(Vertical):
-    """TextArea + an inline error line; posts `Validated` on every change."""
+    """TextArea + an inline error line; posts `JsonValidated` on every change."""
 
     DEFAULT_CSS = """
     JsonEditor {
@@ -70,16 +74,6 @@ class JsonEditor(Vertical):
         & .json-error.-ok { color: $text-success; }
     }
     """
-
-    class Validated(Message):
-        def __init__(self, editor: JsonEditor, problem: str | None) -> None:
-            super().__init__()
-            self.editor = editor
-            self.problem = problem
-
-        @property
-        def control(self) -> JsonEditor:
-            return self.editor
 
     def __init__(self, text: str = "", *, want_list: bool = False, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -111,7 +105,7 @@ class JsonEditor(Vertical):
         event.stop()
         self.problem = json_problem(self.text, want_list=self.want_list)
         self._show()
-        self.post_message(self.Validated(self, self.problem))
+        self.post_message(JsonValidated(self, self.problem))
 
     def _show(self) -> None:
         line = self.query_one(".json-error", Static)

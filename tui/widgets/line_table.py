@@ -14,10 +14,11 @@ from rich.style import Style
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
-from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from ..messages import RowMoved
 
 __all__ = ["KEEP", "KEEP_STYLE", "LineTable"]
 
@@ -52,18 +53,6 @@ class LineTable(ScrollView, can_focus=True):
     """
 
     cursor: reactive[int] = reactive(0, always_update=True, init=False)
-
-    class Moved(Message):
-        """The cursor moved to another row."""
-
-        def __init__(self, table: LineTable, row: int) -> None:
-            super().__init__()
-            self.table = table
-            self.row = row
-
-        @property
-        def control(self) -> LineTable:
-            return self.table
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -110,7 +99,10 @@ class LineTable(ScrollView, can_focus=True):
         self.refresh()
 
     def on_resize(self, _: events.Resize) -> None:
+        """Keep the cursor row in view when the table shrinks (a header that grew a line above it)."""
         self.virtual_size = Size(self.size.width, self.row_count)
+        if self.row_count:  # once the new size is laid out
+            self.call_after_refresh(self.scroll_to_region, Region(0, self.cursor, 1, 1), animate=False, force=True)
 
     @property
     def content_width(self) -> int:
@@ -150,7 +142,7 @@ class LineTable(ScrollView, can_focus=True):
             self.scroll_to_region(Region(0, row, 1, 1), animate=False, force=True, immediate=True)
 
     def watch_cursor(self, row: int) -> None:
-        self.post_message(self.Moved(self, row))
+        self.post_message(RowMoved(self, row))
 
     def action_cursor_up(self) -> None:
         self.move_to(self.cursor - 1)

@@ -17,10 +17,12 @@ from textual.highlight import highlight
 from textual.widgets import Static
 
 from blackbox.format.inert import inert_lines
+from blackbox.format.marks import MARK
 
 from ..run import pretty_json
 
-__all__ = ["MATCH_STYLE", "PayloadView", "fold_strings", "hang", "highlight_matches", "json_content", "wrapped_row"]
+__all__ = ["MATCH_STYLE", "REDACTED_STYLE", "PayloadView", "fold_strings", "hang", "highlight_matches", "json_content",
+           "mark_redacted", "wrapped_row"]
 
 HIGHLIGHT_LIMIT = 64_000  # characters highlighted; beyond this the text is shown plain
 SHOW_LIMIT = 256_000  # characters shown at all; the rest is one `o`/`p` away (editor / pager)
@@ -28,6 +30,8 @@ STRING_FOLD = 600  # a string longer than this is shown cut, with how much is hi
 # Readable on every theme: the match takes the theme's text colour on a strong background, nothing else does.
 MATCH_STYLE = "bold $text on $warning-darken-1"
 CURRENT_MATCH_STYLE = "bold reverse"
+# A value a redaction policy replaced (docs/format.md, "Redaction"): set apart, so it is not read as data.
+REDACTED_STYLE = "italic $text-accent"
 
 
 def fold_strings(value: Any, limit: int = STRING_FOLD) -> Any:
@@ -51,7 +55,17 @@ def json_content(value: Any, *, unfold: bool = False) -> Content:
         note = f"\n… {len(text) - SHOW_LIMIT:,} more characters: press o or p to open the whole step"
         text = text[:SHOW_LIMIT]
     body = highlight(text, language="json") if len(text) <= HIGHLIGHT_LIMIT else Content(text)
+    body = mark_redacted(body)
     return body + Content.styled(note, "$text-warning") if note else body
+
+
+def mark_redacted(content: Content) -> Content:
+    """`content` with every redaction mark (`[redacted:rule:token]`) in `REDACTED_STYLE`."""
+    if "[redacted:" not in content.plain:
+        return content
+    for m in MARK.finditer(content.plain):
+        content = content.stylize(REDACTED_STYLE, m.start(), m.end())
+    return content
 
 
 def highlight_matches(content: Content, needle: str, current: int = 0) -> tuple[Content, list[int]]:

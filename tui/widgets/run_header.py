@@ -1,4 +1,4 @@
-"""The header of the browse screen: id, fork link, created, steps, outcome and the chain's state."""
+"""The header of the browse screen: id, fork link, created, steps, outcome, the chain's state and the totals."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from textual.widgets import Static
 from blackbox.format.inert import inert
 
 from ..run import Run, format_time
+from .timeline_chart import totals_content
 
 __all__ = ["RunHeader", "outcome_content"]
 
@@ -36,7 +37,7 @@ def chain_content(run: Run) -> Content:
 
 
 class RunHeader(Static):
-    """Three lines about the run; `refresh_chain` after the background chain check."""
+    """Three lines about the run, a fourth with its totals; `refresh_chain` after the background chain check."""
 
     DEFAULT_CSS = """
     RunHeader {
@@ -75,4 +76,5 @@ class RunHeader(Static):
             chain_content(run),
         )
         third = Content.styled("outcome ", "$text-muted") + outcome_content(run)
-        self.update(Content("\n").join([first, second, third]))
+        totals = totals_content(run)
+        self.update(Content("\n").join([first, second, third, *([totals] if totals is not None else [])]))

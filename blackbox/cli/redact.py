@@ -1,0 +1,154 @@
+"""`blackbox scan` (the leak check) and `blackbox redact` (a policy applied to an existing cassette).
+
+Both take the policy from `--policy`, else BLACKBOX_POLICY, else the project's pyproject.toml
+(`blackbox.redaction.active_redactor`).  Neither ever prints a value it found: a hit shows its mark.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from blackbox.cli._app import app
+from blackbox.cli.jsonout import print_json
+from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, fail
+from blackbox.cli.term import JSON_OUTPUT
+from blackbox.errors import CassetteError, UsageError
+from blackbox.format.inert import inert
+
+_PANEL = "Cassettes"
+
+
+class ScanFormat(StrEnum):
+    text = "text"
+    markdown = "markdown"
+    json = "json"
+
+
+PolicyOption = Annotated[Path | None, typer.Option(
+    "--policy", metavar="FILE", help="The redaction policy (a TOML file, or a pyproject.toml); default "
+    "BLACKBOX_POLICY, else [tool.blackbox.redact] in the project's pyproject.toml.", show_default=False)]
+
+
+def _redactor(policy: Path | None, required: bool):  # type: ignore[no-untyped-def]
+    from blackbox.live.redaction import active_redactor
+
+    try:
+        found = active_redactor(policy)
+    except UsageError as exc:
+        fail(str(exc), EXIT_USAGE)
+    if found is None and required:
+        fail("no redaction policy: pass --policy FILE, set BLACKBOX_POLICY, or add [tool.blackbox.redact] to "
+             "pyproject.toml (docs/format.md#redaction)", EXIT_USAGE)
+    return found
+
+
+@app.command("scan", rich_help_panel=_PANEL)
+def scan_command(
+    paths: Annotated[list[Path], typer.Argument(help="Cassettes, journals, temporary files, or folders of them.",
+                                                show_default=False)],
+    policy: PolicyOption = None,
+    json_out: Annotated[bool, typer.Option("--json", help="One JSON document for machines.")] = False,
+    fmt: Annotated[ScanFormat | None, typer.Option("--format", help="text, markdown or json.",
+                                                   case_sensitive=False, show_default=False)] = None,
+) -> None:
+    """Check cassettes, crash journals and leftover temporary files for values in the clear.
+
+    A hit is a known key (an API key in the environment, the redaction key), a value a built-in detector
+    finds (e-mail, phone, card, JWT, credentials, cloud keys, private keys, URL passwords, IP addresses) or
+    one the policy's rules name. Exit 0 when clean, 1 listing each hit's file, step and path (the value
+    masked), 2 when a path is missing or the policy is wrong.
+
+    [bold]Examples[/]
+      blackbox scan tests/cassettes
+      blackbox scan run.json --json | jq '.hits[].rule'
+      blackbox scan traces --format markdown >> "$GITHUB_STEP_SUMMARY"
+    """
+    from blackbox.live.scan import scan_paths, scanner_for
+
+    JSON_OUTPUT.begin(json_out or fmt == ScanFormat.json)
+    if json_out and fmt not in (None, ScanFormat.json):
+        fail(f"--json and --format {fmt.value if fmt else ''} disagree; pass one of them", EXIT_USAGE)
+    chosen = ScanFormat.json if json_out else (fmt or ScanFormat.text)
+    for p in paths:
+        if not p.exists():
+            fail(f"{inert(str(p))}: no such file or folder", EXIT_USAGE)
+    result = scan_paths(paths, scanner_for(_redactor(policy, required=False)))
+    hits = result.hits
+    if chosen == ScanFormat.json:
+        print_json({"ok": not hits, "files": result.files, "bytes": result.bytes,
+                    "hits": [h.to_dict() for h in hits]})
+    elif chosen == ScanFormat.markdown:
+        out = [f"### blackbox scan: {'clean' if not hits else f'{len(hits)} value(s) in the clear'}", "",
+               f"{result.files} file(s) scanned."]
+        if hits:
+            out += ["", "| file | step | line | path | rule | masked |", "|---|---|---|---|---|---|"]
+            for h in hits:
+                cells = [f"`{inert(h.file)}`", "" if h.step is None else str(h.step),
+                         "" if h.line is None else str(h.line), f"`{inert(h.path)}`", h.rule, f"`{inert(h.masked)}`"]
+                out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        sys.stdout.write("\n".join(out) + "\n")
+    else:
+        for h in hits:
+            where = f"step {h.step}" if h.step is not None else f"line {h.line}"
+            sys.stdout.write(f"{inert(h.file)}: {h.kind} {where}, {inert(h.path)}: {h.rule}: {inert(h.masked)}\n")
+        sys.stdout.write(f"{result.files} file(s) scanned: "
+                         + ("clean\n" if not hits else f"{len(hits)} value(s) in the clear; redact them "
+                            "(blackbox redact F --out G) or re-record under the policy\n"))
+    raise typer.Exit(EXIT_FAILURE if hits else 0)
+
+
+@app.command("redact", rich_help_panel=_PANEL)
+def redact_command(
+    cassette: Annotated[Path, typer.Argument(help="The cassette to redact.", show_default=False)],
+    out: Annotated[Path, typer.Option("--out", help="The redacted cassette to write (a new file).",
+                                      show_default=False)],
+    policy: PolicyOption = None,
+    json_out: Annotated[bool, typer.Option("--json", help="One JSON document for machines.")] = False,
+) -> None:
+    """Apply the redaction policy to an existing cassette and re-chain it into a new one.
+
+    The new cassette links to what it was rewritten from (`redaction.rewrittenFrom`: id, final hash, steps),
+    so verify shows it. Exit 0 when written, 1 when it would not verify, 2 on a usage error.
+
+    [bold]Examples[/]
+      blackbox redact run.json --out run.shared.json
+      blackbox redact run.json --out run.shared.json --policy redact.toml
+    """
+    from blackbox.fork.plan import same_file
+    from blackbox.format.cassette import load
+    from blackbox.format.marks import count_marks
+    from blackbox.format.verify import verify
+    from blackbox.format.writing import atomic_write, dumps
+    from blackbox.redaction import redact_cassette
+
+    JSON_OUTPUT.begin(json_out)
+    redactor = _redactor(policy, required=True)
+    if not cassette.is_file():
+        fail(f"{inert(str(cassette))}: no such file", EXIT_USAGE)
+    if out.exists() and same_file(out, cassette):
+        fail("--out must differ from the cassette: the original is kept, the link points to it", EXIT_USAGE)
+    try:
+        original = load(cassette)
+    except CassetteError as exc:
+        fail(f"{exc}; nothing was written", EXIT_USAGE)
+    rewritten = redact_cassette(original, redactor, link=True)
+    report = verify(rewritten)
+    if not report.ok:
+        failure = report.failure
+        fail(f"the redacted cassette does not verify ({failure.name if failure else '?'}); nothing was written")
+    atomic_write(out, dumps(rewritten))
+    counts = count_marks(s.payload for s in rewritten.steps)
+    changed = next((i for i, (a, b) in enumerate(zip(original.steps, rewritten.steps, strict=True))
+                    if a.hash != b.hash), None)
+    if json_out:
+        print_json({"ok": True, "out": str(out), "steps": len(rewritten.steps), "redacted": counts,
+                    "firstChangedStep": changed, "finalHash": report.final_hash})
+    else:
+        summary = ", ".join(f"{rule} {n}" for rule, n in counts.items()) or "nothing"
+        first = "unchanged" if changed is None else f"re-chained from step {changed}"
+        sys.stdout.write(f"wrote {inert(str(out))}: {len(rewritten.steps)} step(s), {first}; redacted: {summary}\n")

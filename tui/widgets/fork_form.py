@@ -1,0 +1,186 @@
+"""The fork screen's form: the new tool result, who continues after the fork point and how the model answers;
+it says what is still missing (`problem`) and what was chosen (`settings`)."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Input, Label, RadioButton, RadioSet
+
+from blackbox.fork.whatif import key_problem
+
+from ..fork_runners import next_model_input, provider_of, recorded_model
+from ..run import Run, pretty_json
+from ..state import ForkSettings
+from .json_editor import JsonEditor
+
+__all__ = ["CONTINUATIONS", "RUNNERS", "ForkForm", "initial_value"]
+
+CONTINUATIONS = ("script", "inline", "live")
+RUNNERS = ("whatif", "agent", "demo")
+
+
+def initial_value(payload: object) -> str:
+    """The recorded result as editable JSON (an error result starts from its message, as a JSON string)."""
+    if isinstance(payload, dict):
+        return str(pretty_json(payload["result"] if "result" in payload else payload.get("error")))
+    return str(pretty_json(payload))
+
+
+class ForkForm(VerticalScroll):
+    """The value editor and the settings, prefilled from `remembered`; `demo` offers the demo agent."""
+
+    DEFAULT_CSS = """
+    ForkForm {
+        #value-box { width: 1fr; height: 100%; padding: 0 1; }
+        #value-box JsonEditor { height: 1fr; min-height: 5; }
+        #value-box TextArea { border: round $panel-lighten-2; }
+        #value-box TextArea:focus { border: round $accent; }
+        #settings { width: 1fr; height: auto; padding: 0 1; }
+        #settings Label { color: $text-muted; }
+        #settings RadioSet { width: 100%; border: none; padding: 0; background: $surface; }
+        #settings RadioSet:focus-within { background: $boost; }
+        #replies { height: 7; display: none; }
+        #script-path { display: none; }
+        #settings.-inline #replies { display: block; }
+        #settings.-script #script-path { display: block; }
+        #settings.-demo #model-part { display: none; }
+        #model-name-part { height: auto; display: none; }
+        #settings.-live.-whatif #model-name-part { display: block; }
+        #command-part { display: none; }
+        #settings.-agent #command-part { display: block; }
+        #model-part, #command-part { height: auto; }
+        #value-box Label { width: 100%; }
+        #settings Input { border: none; height: 1; padding: 0 1; background: $boost; }
+        #settings Input:focus { background: $accent 25%; }
+    }
+    """
+
+    def __init__(self, run: Run, index: int, remembered: ForkSettings, *, demo: bool, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.run = run
+        self.index = index
+        self.remembered = remembered
+        self.demo = demo
+        self.recorded_model = recorded_model(run)
+        self.recorded_provider = provider_of(self.recorded_model)
+
+    def compose(self) -> ComposeResult:
+        remembered = self.remembered
+        with Vertical(id="value-box"):
+            yield Label("New tool result (JSON) · ctrl+a selects all · tab moves on")
+            yield JsonEditor(initial_value(self.run.steps[self.index].payload), id="value")
+        with Vertical(id="settings", classes=f"-{remembered.continuation} -{remembered.runner}"):
+            yield Label("After the fork point, who continues")
+            with RadioSet(id="runner"):
+                yield RadioButton("Blackbox itself (no agent)", id="whatif", value=remembered.runner == "whatif")
+                yield RadioButton("the agent command below", id="agent", value=remembered.runner == "agent")
+                if self.demo:
+                    yield RadioButton("the demo agent (offline)", id="demo", value=remembered.runner == "demo")
+            with Vertical(id="model-part"):
+                yield Label("and the model's replies come from")
+                with RadioSet(id="continuation"):
+                    yield RadioButton("a replies file", id="script", value=remembered.continuation == "script")
+                    yield RadioButton("replies written here", id="inline", value=remembered.continuation == "inline")
+                    yield RadioButton("live: the provider's API", id="live", value=remembered.continuation == "live")
+                yield Input(remembered.script, placeholder="replies.json: a JSON array", id="script-path")
+                with Vertical(id="model-name-part"):
+                    yield Label("model (its name picks the API: claude-… or gpt-…)")
+                    yield Input(self.recorded_model or "", placeholder="claude-sonnet-4-5", id="model-name")
+                yield JsonEditor(remembered.replies or "[\n  {\"type\": \"final_answer\", \"text\": \"\"}\n]",
+                                 want_list=True, id="replies")
+            with Vertical(id="command-part"):
+                yield Label("Agent command (run after --)")
+                yield Input(remembered.command, placeholder="python agent.py", id="command")
+
+    def focus_value(self) -> None:
+        self.query_one("#value", JsonEditor).query_one("TextArea").focus()
+
+    # -- what was chosen -----------------------------------------------------------------------------------
+
+    @property
+    def continuation(self) -> str:
+        pressed = self.query_one("#continuation", RadioSet).pressed_button
+        return pressed.id if pressed is not None and pressed.id in CONTINUATIONS else "script"
+
+    @property
+    def runner(self) -> str:
+        pressed = self.query_one("#runner", RadioSet).pressed_button
+        return pressed.id if pressed is not None and pressed.id in RUNNERS else "whatif"
+
+    @property
+    def model_name(self) -> str:
+        return self.query_one("#model-name", Input).value.strip()
+
+    @property
+    def value_text(self) -> str:
+        return self.query_one("#value", JsonEditor).text
+
+    @property
+    def live_provider(self) -> str | None:
+        """The API a live what-if run asks: the one the model's name belongs to."""
+        return provider_of(self.model_name or self.recorded_model)
+
+    def settings(self) -> ForkSettings:
+        return ForkSettings(
+            runner=self.runner,
+            command=self.query_one("#command", Input).value.strip(),
+            continuation=self.continuation,
+            script=self.query_one("#script-path", Input).value.strip(),
+            replies=self.query_one("#replies", JsonEditor).text if self.continuation == "inline" else "",
+        )
+
+    @on(RadioSet.Changed)
+    def _choice_changed(self) -> None:
+        """Show the parts the choice needs (the event goes on to the screen, which validates)."""
+        settings = self.query_one("#settings")
+        for name in CONTINUATIONS:
+            settings.set_class(self.continuation == name, f"-{name}")
+        for name in RUNNERS:
+            settings.set_class(self.runner == name, f"-{name}")
+
+    # -- what is missing -----------------------------------------------------------------------------------
+
+    def problem(self) -> str | None:
+        """The first reason the fork cannot run yet (the output path aside), or None."""
+        value_problem = self.query_one("#value", JsonEditor).problem
+        if value_problem:
+            return f"the new result is {value_problem}"
+        runner = self.runner
+        if runner != "demo":
+            found = self._continuation_problem()
+            if found:
+                return found
+        if runner == "agent":
+            command = self.query_one("#command", Input).value.strip()
+            if not command:
+                return "give the agent command, e.g. python agent.py (or let Blackbox continue)"
+            try:
+                shlex.split(command)
+            except ValueError as exc:
+                return f"the agent command does not parse: {exc}"
+        if runner == "demo" and next_model_input(self.run, self.index) is None:
+            return "the demo continues from the next model request, and this run has none after this step"
+        return None
+
+    def _continuation_problem(self) -> str | None:
+        continuation = self.continuation
+        if continuation == "script":
+            script = self.query_one("#script-path", Input).value.strip()
+            if not script:
+                return "give the replies file (or write the replies here, or choose live)"
+            if not Path(script).expanduser().is_file():
+                return f"no replies file at {script}"
+        if continuation == "inline" and self.query_one("#replies", JsonEditor).problem:
+            return f"the replies are {self.query_one('#replies', JsonEditor).problem}"
+        if continuation == "live":
+            if self.runner == "whatif":
+                if self.live_provider is None:
+                    return "name a Claude or GPT model for the live run (the cassette records no model it knows)"
+                return key_problem(self.live_provider)
+            return key_problem(self.recorded_provider)
+        return None
