@@ -15,6 +15,7 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 from blackbox.cli import main
+from tests.waiting import HANG_GUARD
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
@@ -42,7 +43,7 @@ def on_terminal(args: Sequence[object], env: Mapping[str, str]) -> tuple[int, by
     master, slave = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "blackbox", *map(str, args)], stdout=subprocess.PIPE,
                             stderr=slave, env=dict(env))
-    stdout, _ = proc.communicate(timeout=120)
+    stdout, _ = proc.communicate(timeout=HANG_GUARD)
     os.close(slave)
     seen = b""
     while True:

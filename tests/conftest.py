@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.conftest_fakeapi"]
+pytest_plugins = ["tests.conftest_fakeapi", "tests.failing_disk", "tests.report_text"]
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

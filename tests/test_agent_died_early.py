@@ -7,11 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.waiting import HANG_GUARD
+
 
 def test_an_agent_that_dies_before_its_session_is_named_with_its_last_error(tmp_path: Path) -> None:
     agent = "import sys; print('warming up', file=sys.stderr); import anthropic_not_installed"
     done = subprocess.run([sys.executable, "-m", "blackbox", "record", "--out", str(tmp_path / "run.json"), "--",
-                           sys.executable, "-c", agent], capture_output=True, text=True, timeout=60)
+                           sys.executable, "-c", agent], capture_output=True, text=True, timeout=HANG_GUARD)
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
     assert "warming up" in lines and "Traceback (most recent call last):" in lines  # passed through
@@ -24,6 +26,6 @@ def test_an_agent_that_dies_before_its_session_is_named_with_its_last_error(tmp_
 
 def test_an_agent_that_exits_0_without_a_session_gets_the_how_to(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "blackbox", "record", "--out", str(tmp_path / "run.json"), "--",
-                           sys.executable, "-c", "print('hi')"], capture_output=True, text=True, timeout=60)
+                           sys.executable, "-c", "print('hi')"], capture_output=True, text=True, timeout=HANG_GUARD)
     assert done.returncode == 1
     assert "the command ran no Blackbox session" in done.stderr

@@ -15,6 +15,7 @@ import pytest
 from blackbox.cli import app
 from tests.cli_helpers import invoke
 from tests.conftest import FIXTURES
+from tests.waiting import HANG_GUARD
 
 GOOD = FIXTURES / "traces" / "success-tool-use.v2.json"
 DEEP = b'{"version": 2, "id": "x", "createdAt": 0, "steps": [{"id": "x:0", "index": 0, "type": "metadata", ' \
@@ -37,7 +38,7 @@ def test_a_cassette_nested_too_deep_is_one_error_line(command: list[str], code: 
     """inspect and diff cannot work on it (2); replay without a command judges it as verify does (1)."""
     deep = tmp_path / "deep.json"
     deep.write_bytes(DEEP)
-    one_error([*command, str(deep)], code, "deep.json", "nested too deeply", "re-record")
+    one_error([*command, str(deep)], code, "deep.json", "nested more than 10,000 levels deep", "re-record")
 
 
 @pytest.mark.parametrize("command", ["verify", "assert"])
@@ -48,7 +49,7 @@ def test_verify_and_assert_report_a_cassette_nested_too_deep_as_schema_version_f
     result = invoke(app, [command, deep])
     assert result.exit_code == 1 and result.stderr == "", (result.stdout, result.stderr)
     row = next(line for line in result.stdout.splitlines() if line.startswith("schema_version"))
-    assert "FAIL" in row and "nested too deeply" in row and "re-record" in row
+    assert "FAIL" in row and "nested more than 10,000 levels deep" in row and "re-record" in row
 
 
 def test_list_names_a_too_deep_file_invalid_and_goes_on(tmp_path: Path) -> None:
@@ -56,7 +57,7 @@ def test_list_names_a_too_deep_file_invalid_and_goes_on(tmp_path: Path) -> None:
     (tmp_path / "good.json").write_bytes(GOOD.read_bytes())
     result = invoke(app, ["list", tmp_path])
     assert result.exit_code == 0, result.stderr
-    assert "deep.json: invalid: JSON nested too deeply" in result.stdout
+    assert "deep.json: invalid: JSON nested more than 10,000 levels deep" in result.stdout
     assert "2 file(s): 1 valid, 1 invalid" in result.stdout
 
 
@@ -83,11 +84,11 @@ def test_the_real_entry_point_prints_no_traceback(tmp_path: Path) -> None:
     deep = tmp_path / "deep.json"
     deep.write_bytes(DEEP)
     done = subprocess.run([sys.executable, "-m", "blackbox", "inspect", str(deep)], capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=HANG_GUARD)
     assert done.returncode == 2
     assert done.stderr.startswith("error: ") and "Traceback" not in done.stderr, done.stderr
     done = subprocess.run([sys.executable, "-m", "blackbox", "verify", str(deep), "--json"], capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=HANG_GUARD)
     assert done.returncode == 1 and done.stderr == "", done.stderr
     assert json.loads(done.stdout)["failure"]["name"] == "schema_version"
 
@@ -108,7 +109,7 @@ def _on_a_terminal(args: list[str], env: dict[str, str]) -> bytes:
             break
         chunks.append(chunk)
     os.close(main)
-    proc.wait(timeout=60)
+    proc.wait(timeout=HANG_GUARD)
     return b"".join(chunks)
 
 
@@ -138,5 +139,5 @@ def test_a_reader_that_leaves_early_ends_the_output_quietly(tmp_path: Path, args
     assert proc.stdout.readline()  # the first line, then the reader goes away
     proc.stdout.close()
     stderr = proc.stderr.read().decode()
-    assert proc.wait(timeout=60) in (0, 1)
+    assert proc.wait(timeout=HANG_GUARD) in (0, 1)
     assert "Traceback" not in stderr and "Broken pipe" not in stderr, stderr

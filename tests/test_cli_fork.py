@@ -22,9 +22,10 @@ from blackbox.cli import app
 from blackbox.format.cassette import StepChain, load
 from blackbox.format.writing import dumps
 from blackbox.live.recorder import journal_path
-from tests.agents import default_sigint
+from tests.agents import default_signals
 from tests.fakeapi import FakeAPI, weather_brain
 from tests.travel_brain import DATE, travel_brain
+from tests.waiting import HANG_GUARD
 
 ROOT = Path(__file__).parent.parent
 AGENTS = {"anthropic": ROOT / "examples" / "anthropic_agent.py", "openai": ROOT / "examples" / "openai_agent.py"}
@@ -185,12 +186,12 @@ def test_sigint_after_the_fork_point_writes_the_fork(server: FakeAPI, tmp_path: 
         env.update(mode_env, FAKE_URL=server.url, PYTHONPATH=str(ROOT))
         return subprocess.Popen([sys.executable, "-m", "tests.agents.kill_agent", point], cwd=ROOT, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                preexec_fn=default_sigint)
+                                preexec_fn=default_signals)
 
     server.reset()
     server.brain = weather_brain("anthropic")
     parent = tmp_path / "kill-parent.json"
-    assert start({"BLACKBOX_MODE": "record", "BLACKBOX_OUT": str(parent)}, "full").wait(30) == 0
+    assert start({"BLACKBOX_MODE": "record", "BLACKBOX_OUT": str(parent)}, "full").wait(HANG_GUARD) == 0
     replies = tmp_path / "replies.json"
     replies.write_text(json.dumps([{"type": "final_answer", "text": "never reached"}]))
     child = tmp_path / "kill-child.json"
@@ -200,7 +201,7 @@ def test_sigint_after_the_fork_point_writes_the_fork(server: FakeAPI, tmp_path: 
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "BETWEEN"  # past the fork point, before the next model call
     proc.send_signal(signal.SIGINT)
-    assert proc.wait(30) == -signal.SIGINT
+    assert proc.wait(HANG_GUARD) == -signal.SIGINT
     cassette = load(child)
     assert blackbox.verify(cassette).ok and cassette.parentId == load(parent).id
     assert cassette.steps[3].payload["result"] == {"city": "Paris", "temp_c": 40}

@@ -17,6 +17,7 @@ from blackbox.format.cassette import load
 from tests.cli_helpers import on_terminal
 from tests.conftest import FIXTURES
 from tests.test_import_claude_code import assistant, result, text, use, user, write
+from tests.waiting import HANG_GUARD
 
 CLAUDE_FIXTURE = FIXTURES / "import/claude-code-session.jsonl"
 KEY = "sk-test-0123456789abcdefXYZ"
@@ -194,7 +195,7 @@ def test_subprocess_bad_input_prints_one_line_and_no_traceback(tmp_path: Path) -
     proc = subprocess.run(
         [sys.executable, "-m", "blackbox", "import", "--from", "claude-code", "--in", str(path),
          "--out", str(tmp_path / "o.json")],
-        capture_output=True, text=True, env={**env, "NO_COLOR": "1"}, timeout=60,
+        capture_output=True, text=True, env={**env, "NO_COLOR": "1"}, timeout=HANG_GUARD,
     )
     assert proc.returncode == 1
     assert proc.stderr.strip() == (f"error: {path}: line 2: `timestamp` is missing or not an ISO time. "

@@ -17,6 +17,7 @@ from blackbox.cli import app
 from blackbox.format.cassette import load
 from tests.cli_helpers import invoke, on_terminal
 from tests.conftest import FIXTURES
+from tests.waiting import HANG_GUARD
 
 IMPORT = FIXTURES / "import"
 DAY = 86400
@@ -131,7 +132,7 @@ def test_hostile_rollouts_in_a_real_process_give_one_line(tmp_path: Path, data: 
     out = tmp_path / "o.json"
     env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
     proc = subprocess.run([sys.executable, "-m", "blackbox", "import", "--from", "codex", "--in", str(path), "--out",
-                           str(out)], capture_output=True, text=True, env={**env, "NO_COLOR": "1"}, timeout=120)
+                           str(out)], capture_output=True, text=True, env={**env, "NO_COLOR": "1"}, timeout=HANG_GUARD)
     assert proc.returncode == 1
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {path}: line 1: ") and lines[0].endswith(

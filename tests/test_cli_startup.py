@@ -16,6 +16,7 @@ import blackbox
 from blackbox.cli import app
 from blackbox.cli.fast import COMMANDS, VERSION, root_help
 from tests.conftest import FIXTURES
+from tests.waiting import HANG_GUARD
 
 TRACES = FIXTURES / "traces"
 FRAMEWORK = ("typer", "click", "rich", "msgspec", "blackbox.format.cassette", "blackbox.live.session", "textual")
@@ -25,7 +26,7 @@ def _imported_by(args: list[str]) -> tuple[list[str], str]:
     code = ("import sys\nfrom blackbox.cli import main\n"
             "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
             "sys.stderr.write(repr(sorted(sys.modules)))\n")
-    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60,
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=HANG_GUARD,
                           env={"PATH": "", "NO_COLOR": "1"})
     return eval(done.stderr.strip().splitlines()[-1]), done.stdout
 
@@ -114,8 +115,8 @@ def test_the_light_path_prints_exactly_what_the_typer_path_prints(case: list[str
     names = {"BROKEN": broken, "MISSING": tmp_path / "missing.json", "NOT-UTF8": not_utf8}
     args = [str(names.get(str(a), a)) for a in case]
     env = {"NO_COLOR": "1", "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "PATH": ""}
-    light = subprocess.run([sys.executable, "-m", "blackbox", *args], capture_output=True, text=True, timeout=60,
-                           env=env)
+    light = subprocess.run([sys.executable, "-m", "blackbox", *args], capture_output=True, text=True,
+                           timeout=HANG_GUARD, env=env)
     typed = CliRunner().invoke(app, args, env=env)
     assert (light.returncode, light.stdout, light.stderr) == (typed.exit_code, typed.stdout, typed.stderr)
     if ("--json" in args or "--format=json" in args) and light.returncode == 0:
@@ -137,7 +138,7 @@ def test_the_package_loads_its_names_on_first_use_and_keeps_them_the_functions()
             "import blackbox.cli, blackbox.cli._app\nassert type(blackbox.cli.app).__name__ == 'Typer'\n"
             "print(sorted(set(blackbox.__all__) - set(dir(blackbox))))\n")
     done = subprocess.run([sys.executable, "-c", code, str(TRACES / "fork-child.v2.json")], capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=HANG_GUARD)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr
 
 

@@ -398,7 +398,7 @@ def test_settings_and_fork_plan_are_validated(parent: Path, tmp_path: Path) -> N
     ('"\\ud800"', "--set holds a string with undecodable bytes (an unpaired surrogate)"),
     ("\udcff", "--set is not valid JSON"),  # argv bytes that are not UTF-8
     ("@missing.json", "cannot read missing.json: No such file or directory; check the path"),
-    ("@deep.json", "--set @deep.json is not valid JSON: nested too deeply"),
+    ("@deep.json", "--set @deep.json is not valid JSON: nested more than 10,000 levels deep"),
 ])
 def test_bad_set_values_are_usage_errors(text: str, words: str, tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:

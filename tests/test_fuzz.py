@@ -10,11 +10,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from fuzz.mutate import run
 from fuzz.targets import TARGETS, seeds
+from tests.waiting import HANG_GUARD
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,11 +35,26 @@ def test_seed_corpus_and_mutants(name: str) -> None:
     assert tried >= len(corpus)
 
 
-@pytest.mark.parametrize("name", sorted(TARGETS))
-def test_regressions_replay(name: str) -> None:
-    folder = ROOT / "fuzz" / "regressions" / name
-    for path in sorted(folder.iterdir()) if folder.is_dir() else []:
-        TARGETS[name](path.read_bytes())
+REGRESSIONS = ROOT / "fuzz" / "regressions"
+
+
+def _regressions() -> list[Any]:
+    """One case per saved input (a target with none has no case, rather than a case that checks nothing)."""
+    return [pytest.param(folder.name, path, id=f"{folder.name}/{path.name}")
+            for folder in sorted(REGRESSIONS.iterdir()) if folder.is_dir()
+            for path in sorted(folder.iterdir()) if path.is_file()]
+
+
+def test_every_regression_folder_is_a_target() -> None:
+    """A folder named for no target (a typo, a renamed target) would keep its inputs from ever being replayed."""
+    folders = sorted(p.name for p in REGRESSIONS.iterdir() if p.is_dir())
+    assert folders and set(folders) <= set(TARGETS), sorted(set(folders) - set(TARGETS))
+    assert _regressions(), "no saved regression input"
+
+
+@pytest.mark.parametrize(("name", "path"), _regressions())
+def test_regressions_replay(name: str, path: Path) -> None:
+    TARGETS[name](path.read_bytes())
 
 
 @pytest.mark.skipif(importlib.util.find_spec("atheris") is None, reason="atheris is not installed here")
@@ -51,7 +68,7 @@ def test_coverage_guided_short_run(name: str, tmp_path: Path) -> None:
         [sys.executable, "-m", "fuzz.atheris_main", name, str(corpus), "-seed=7",
          f"-runs={ATHERIS_RUNS.get(name, 4000)}", f"-artifact_prefix={tmp_path}/", "-max_len=8192",
          "-timeout=30", "-close_fd_mask=3"],
-        cwd=ROOT, capture_output=True, text=True, errors="replace", timeout=240,
+        cwd=ROOT, capture_output=True, text=True, errors="replace", timeout=HANG_GUARD,
         env={**os.environ, "TMPDIR": str(tmp_path)})  # libFuzzer exits without atexit: scratch stays in tmp_path
     crashes = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(("crash-", "timeout-", "oom-")))
     assert done.returncode == 0 and not crashes, f"{name}: {crashes}\n{(done.stdout + done.stderr)[-4000:]}"

@@ -19,6 +19,7 @@ from blackbox.format.diff import diff
 from blackbox.format.verify import verify
 from tests.fakeapi import FakeAPI, weather_brain
 from tests.travel_brain import travel_brain
+from tests.waiting import HANG_GUARD
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -26,7 +27,7 @@ PY = sys.executable
 
 
 def blackbox(*args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None,
-             timeout: float = 60) -> subprocess.CompletedProcess[str]:
+             timeout: float = HANG_GUARD) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("BLACKBOX_", "ANTHROPIC_", "OPENAI_"))}
     return subprocess.run(
         [PY, "-m", "blackbox", *map(str, args)], env={**base, "NO_COLOR": "1", **(env or {})},
@@ -213,7 +214,7 @@ def test_ctrl_c_stops_the_agent_and_the_run_is_written(fake_api: FakeAPI, tmp_pa
             if line.strip() == "BETWEEN":  # after a tool turn, before the next model call
                 break
         os.killpg(proc.pid, signal.SIGINT)
-        assert proc.wait(60) == 130
+        assert proc.wait(HANG_GUARD) == 130
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

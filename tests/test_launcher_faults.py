@@ -13,7 +13,9 @@ import pytest
 
 from blackbox.format.cassette import load
 from blackbox.format.verify import verify
+from tests.cli_helpers import run_cli
 from tests.fakeapi import FakeAPI, weather_brain
+from tests.waiting import HANG_GUARD
 
 pytest_plugins = ["tests.conftest_fakeapi"]
 
@@ -27,7 +29,7 @@ def blackbox(*args: str | bytes | Path, cwd: Path, env: dict[str, str] | None = 
     base = {k: v for k, v in os.environ.items() if not k.startswith(("BLACKBOX_", "ANTHROPIC_", "OPENAI_"))}
     return subprocess.run([PY, "-m", "blackbox", *(a if isinstance(a, bytes) else str(a) for a in args)],
                           env={**base, "NO_COLOR": "1", "PYTHONPATH": str(ROOT), **(env or {})}, cwd=cwd,
-                          capture_output=True, text=True, timeout=60, check=False)
+                          capture_output=True, text=True, timeout=HANG_GUARD, check=False)
 
 
 def refused(result: subprocess.CompletedProcess[str], *words: str) -> None:
@@ -64,14 +66,18 @@ def test_an_out_with_a_name_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "started").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["agent.py"]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
-def test_an_out_in_a_read_only_folder_is_refused(tmp_path: Path) -> None:
+def test_an_out_in_a_read_only_folder_is_refused(read_only: Path, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read-only folder (`tests.failing_disk`: a real read-only mount, or the same refusals simulated), so
+    the test runs as root too, where a `chmod 555` folder stops nothing."""
     (tmp_path / "agent.py").write_text(AGENT)
-    locked = tmp_path / "locked"
-    locked.mkdir(mode=0o555)
-    refused(blackbox("record", "--out", locked / "run.json", "--", PY, "agent.py", cwd=tmp_path),
-            "cannot write in")
-    assert not (tmp_path / "started").exists()
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(capsys, "record", "--out", read_only / "run.json", "--", PY, "agent.py")
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --out ") and "cannot write in" in lines[0], lines
+    assert not (tmp_path / "started").exists() and not (read_only / "run.json").exists()
 
 
 @pytest.mark.parametrize(("value", "words"), [("/", "names a folder"), ("out/", "names a folder")])
@@ -82,7 +88,7 @@ def test_blackbox_out_errors_name_the_variable(tmp_path: Path, value: str, words
     env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOX_")}
     result = subprocess.run([PY, str(agent)], env={**env, "BLACKBOX_MODE": "record", "BLACKBOX_OUT": value,
                                                    "PYTHONPATH": str(ROOT)},
-                            capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path)
+                            capture_output=True, text=True, timeout=HANG_GUARD, check=False, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == f"BLACKBOX_OUT={value!r} is not valid: it {words}; give a file path such " \
                                     "as run.json"
@@ -120,7 +126,7 @@ def test_a_signal_to_the_launcher_reaches_the_agent_and_the_run_is_recorded(
             if line.strip() == "BETWEEN":
                 break
         proc.send_signal(sig)  # the launcher alone, as `kill <pid>` or a closed terminal would
-        assert proc.wait(60) == code
+        assert proc.wait(HANG_GUARD) == code
         stdout = proc.stdout.read()
     finally:
         if proc.poll() is None:

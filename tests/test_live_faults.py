@@ -19,6 +19,7 @@ from blackbox.format.verify import verify
 from blackbox.live.recorder import journal_path, recover
 from tests.agents.hostile_agent import CITIES, KEY
 from tests.fakeapi import FakeAPI, anthropic_message, turn_brain
+from tests.waiting import HANG_GUARD
 
 pytest_plugins = ["tests.conftest_fakeapi"]
 
@@ -42,7 +43,7 @@ def agent(point: str, fake: FakeAPI, out: Path, **popen: Any) -> subprocess.Pope
 def record(out: Path, fake: FakeAPI, point: str, **run: Any) -> subprocess.CompletedProcess[str]:
     return subprocess.run([PY, "-m", "blackbox", "record", "--out", str(out), "--", PY, "-m",
                            "tests.agents.hostile_agent", point], cwd=ROOT, env=env_for(fake), text=True,
-                          capture_output=True, timeout=120, check=False, **run)
+                          capture_output=True, timeout=HANG_GUARD, check=False, **run)
 
 
 def read_until(proc: subprocess.Popen[str], marker: str) -> list[str]:
@@ -52,7 +53,7 @@ def read_until(proc: subprocess.Popen[str], marker: str) -> list[str]:
         seen.append(line.strip())
         if line.strip() == marker:
             return seen
-    proc.wait(5)
+    proc.wait(HANG_GUARD)
     raise AssertionError(f"the agent ended before {marker}: {proc.stderr.read() if proc.stderr else ''}")
 
 
@@ -90,12 +91,12 @@ def test_a_second_recorder_to_a_live_journal_refuses_and_leaves_it_alone(fake_ap
         assert "Traceback" not in second.stderr and second.stdout == ""
         # The session refuses too (an agent run without the launcher, e.g. BLACKBOX_* set by hand).
         third = agent("parallel", fake_api, out)
-        _, stderr = third.communicate(timeout=60)
+        _, stderr = third.communicate(timeout=HANG_GUARD)
         assert third.returncode == 1 and "another recording to" in stderr
         assert journal_path(out).read_bytes() == before and not list(tmp_path.glob("*.recovered*.json"))
     finally:
         first.kill()
-        first.wait(10)
+        first.wait(HANG_GUARD)
     cassette = recover(journal_path(out))
     assert len(cassette.steps) == 2 + 2 * len(CITIES) and verify(cassette).ok
 
@@ -113,7 +114,7 @@ def test_sigkill_while_parallel_tools_run_loses_no_result_the_agent_received(fak
     got = [line.removeprefix("GOT ") for line in read_until(proc, f"GOT {CITIES[-received]}")
            if line.startswith("GOT ")]
     proc.kill()
-    assert proc.wait(10) == -signal.SIGKILL
+    assert proc.wait(HANG_GUARD) == -signal.SIGKILL
     assert got == CITIES[::-1][:received]
     cassette = recover(journal_path(out))
     assert verify(cassette).ok and outcome(cassette).status == "incomplete"
@@ -141,12 +142,12 @@ def test_a_tool_returning_the_clients_key_before_the_first_request_never_reaches
     read_until(killed, "TOOL_DONE")
     held = journal_path(out).read_bytes()
     killed.kill()
-    killed.wait(10)
+    killed.wait(HANG_GUARD)
     assert held == b""  # the key is unknown until the first request: nothing was written yet
     journal_path(out).unlink()
 
     proc = agent(point, fake_api, out, stdin=subprocess.PIPE)
-    stdout, stderr = proc.communicate("go\n", timeout=60)
+    stdout, stderr = proc.communicate("go\n", timeout=HANG_GUARD)
     assert proc.returncode == 1, stderr
     assert "refusing to write the cassette: step 1 contains the API key" in stderr
     assert not out.exists() and not journal_path(out).exists()

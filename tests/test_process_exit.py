@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +18,9 @@ from blackbox.format.cassette import Cassette, load
 from blackbox.format.outcome import outcome
 from blackbox.format.verify import verify
 from blackbox.live.recorder import journal_path, recover
-from tests.agents import default_sigint
+from tests.agents import default_signals
 from tests.fakeapi import FakeAPI, anthropic_message, json_reply, turn_brain
+from tests.waiting import HANG_GUARD, until
 
 pytest_plugins = ["tests.conftest_fakeapi"]
 
@@ -39,7 +39,7 @@ def start(point: str, fake: FakeAPI, out: Path) -> subprocess.Popen[str]:
                FAKE_URL=fake.url, PYTHONPATH=str(ROOT))
     return subprocess.Popen([sys.executable, "-m", "tests.agents.kill_agent", point], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                preexec_fn=default_sigint)
+                                preexec_fn=default_signals)
 
 
 def wait_for(proc: subprocess.Popen[str], marker: str) -> None:
@@ -47,7 +47,7 @@ def wait_for(proc: subprocess.Popen[str], marker: str) -> None:
     for line in proc.stdout:
         if line.strip() == marker:
             return
-    proc.wait(5)
+    proc.wait(HANG_GUARD)
     raise AssertionError(f"the agent ended before {marker}: {proc.stderr.read() if proc.stderr else ''}")
 
 
@@ -77,7 +77,7 @@ def test_a_signal_between_calls_writes_process_exit(fake_api: FakeAPI, tmp_path:
     proc = start("between", fake_api, out)
     wait_for(proc, "BETWEEN")
     proc.send_signal(sig)
-    assert proc.wait(10) == -sig  # the signal was re-raised: a shell shows 128+n
+    assert proc.wait(HANG_GUARD) == -sig  # the signal was re-raised: a shell shows 128+n
     cassette = written(out)
     assert [s.type for s in cassette.steps] == ["model_input", "model_output", "tool_call", "tool_result",
                                                 "metadata"]
@@ -94,7 +94,7 @@ def test_a_signal_inside_a_tool_writes_calls_in_flight(fake_api: FakeAPI, tmp_pa
     proc = start("tool", fake_api, out)
     wait_for(proc, "IN_TOOL")
     proc.send_signal(sig)
-    assert proc.wait(10) == -sig
+    assert proc.wait(HANG_GUARD) == -sig
     cassette = written(out)
     assert [s.type for s in cassette.steps] == ["model_input", "model_output", "tool_call", "metadata"]
     assert cassette.steps[-1].payload == {"event": "run_failed", "status": "error", "reason": "calls_in_flight",
@@ -106,11 +106,9 @@ def test_a_signal_during_a_model_call_writes_calls_in_flight(fake_api: FakeAPI, 
     out = tmp_path / "model.json"
     proc = start("model", fake_api, out)
     wait_for(proc, "CALLING")
-    deadline = time.monotonic() + 10
-    while len(fake_api.requests) < 2 and time.monotonic() < deadline:  # the slow request reached the server
-        time.sleep(0.01)
+    until(lambda: len(fake_api.requests) >= 2, "the slow request at the server")
     proc.send_signal(signal.SIGTERM)
-    assert proc.wait(10) == -signal.SIGTERM
+    assert proc.wait(HANG_GUARD) == -signal.SIGTERM
     cassette = written(out)
     assert len(cassette.steps) == 5 and cassette.steps[-1].payload["reason"] == "calls_in_flight"
 
@@ -122,7 +120,7 @@ def test_sigkill_leaves_a_journal_that_recovers(fake_api: FakeAPI, tmp_path: Pat
     proc = start(point, fake_api, out)
     wait_for(proc, "BETWEEN" if point == "between" else "IN_TOOL")
     proc.kill()
-    assert proc.wait(10) == -signal.SIGKILL
+    assert proc.wait(HANG_GUARD) == -signal.SIGKILL
     no_debris(out)
     assert not out.exists()
     cassette = recover(journal_path(out))
@@ -148,7 +146,7 @@ def test_ending_without_finish(fake_api: FakeAPI, tmp_path: Path, point: str, co
     fake_api.brain = brain()
     out = tmp_path / f"{point}.json"
     proc = start(point, fake_api, out)
-    _, stderr = proc.communicate(timeout=20)
+    _, stderr = proc.communicate(timeout=HANG_GUARD)
     assert proc.returncode == code, stderr
     if point == "raise":
         assert "RuntimeError: the agent crashed" in stderr
@@ -160,7 +158,7 @@ def test_ending_without_finish(fake_api: FakeAPI, tmp_path: Path, point: str, co
 
 def blackbox_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "blackbox", *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, "NO_COLOR": "1"}, timeout=60, check=False)
+                          env={**os.environ, "NO_COLOR": "1"}, timeout=HANG_GUARD, check=False)
 
 
 def test_after_kill_9_recover_and_the_next_record_rescue_the_run(fake_api: FakeAPI, tmp_path: Path) -> None:
@@ -173,7 +171,7 @@ def test_after_kill_9_recover_and_the_next_record_rescue_the_run(fake_api: FakeA
         proc = start("between", fake_api, out)
         wait_for(proc, "BETWEEN")
         proc.kill()
-        assert proc.wait(10) == -signal.SIGKILL
+        assert proc.wait(HANG_GUARD) == -signal.SIGKILL
 
     kill_between()
     result = blackbox_cli("recover", journal_path(out))
@@ -184,7 +182,7 @@ def test_after_kill_9_recover_and_the_next_record_rescue_the_run(fake_api: FakeA
 
     kill_between()
     proc = start("exit0", fake_api, out)
-    assert proc.wait(30) == 0
+    assert proc.wait(HANG_GUARD) == 0
     assert "was recovered into" in (proc.stderr.read() if proc.stderr else "")
     rescued = tmp_path / "killed.recovered-2.json"
     assert len(load(rescued).steps) == 4 and outcome(load(rescued)).status == "incomplete"

@@ -19,6 +19,7 @@ import blackbox
 from blackbox.live.settings import ENV_ALLOW_HOSTS, ENV_NO_NETWORK
 from blackbox.plugin.network import NetGuard, format_hosts, guard_from_environment, parse_hosts
 from tests.test_pytest_plugin import NO_PLUGINS, lines, says
+from tests.waiting import HANG_GUARD
 
 pytest_plugins = ["pytester"]
 
@@ -93,7 +94,7 @@ class Sink:
         sender = socket.socket(self.family, socket.SOCK_DGRAM)
         sender.sendto(udp_key[1], (self.host, self.udp_port))
         with self._seen:
-            assert self._seen.wait_for(lambda: {tcp_key, udp_key} <= self._markers, timeout=120), "markers lost"
+            assert self._seen.wait_for(lambda: {tcp_key, udp_key} <= self._markers, timeout=HANG_GUARD), "markers lost"
         marker.close()
         sender.close()
         return len(self.connections), len(self.datagrams)

@@ -146,3 +146,19 @@ def test_not_a_journal_is_a_cassette_error(tmp_path: Path) -> None:
     path.write_bytes(b"hello\n")
     with pytest.raises(CassetteError, match="not a Blackbox journal"):
         recover(path)
+
+
+@pytest.mark.parametrize("content", [b"", b"\n", b"  \n\n"])
+def test_an_empty_journal_says_it_is_empty(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                           content: bytes) -> None:
+    """A recording killed before its first model request leaves its journal empty (nothing is written before
+    the keys are known): that is what the one line says, not "not a Blackbox journal"."""
+    journal = tmp_path / "run.json.blackbox-journal"
+    journal.write_bytes(content)
+    with pytest.raises(CassetteError, match="the journal is empty: its recording was stopped before its first"):
+        recover(journal)
+    code, _, err = run_cli(capsys, "recover", journal)
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "the journal is empty" in lines[0], err
+    assert "not a Blackbox journal" not in err and journal.read_bytes() == content

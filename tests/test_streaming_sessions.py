@@ -25,6 +25,7 @@ from blackbox.live.recorder import journal_path
 from blackbox.providers import ANTHROPIC, OPENAI_CHAT, RESPONSES, CallIds
 from tests.agents import weather
 from tests.fakeapi import FakeAPI, anthropic_message, chat_completion, stream_reply, weather_brain
+from tests.waiting import HANG_GUARD
 
 CITIES = ("Paris", "Rome")
 HI: Any = [{"role": "user", "content": "hi"}]
@@ -363,7 +364,7 @@ def test_the_launcher_records_a_streaming_agent_and_replays_it_at_the_recorded_p
     def cli(*args: str | Path, url: str) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "FAKE_URL": url, "PYTHONPATH": str(root), "NO_COLOR": "1"}
         return subprocess.run([sys.executable, "-m", "blackbox", *map(str, args), "--", *agent], cwd=root,
-                              env=env, capture_output=True, text=True, timeout=120, check=False)
+                              env=env, capture_output=True, text=True, timeout=HANG_GUARD, check=False)
 
     recorded = cli("record", "--out", out, url=fake_api.url)
     assert recorded.returncode == 0, recorded.stderr

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import HANG_GUARD
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -27,7 +29,7 @@ def test_the_fuzz_targets_leave_no_folder_at_import_or_after_a_run(tmp_path: Pat
             "    for seed in t.seeds(name)[:2]:\n"
             "        target(seed)\n"
             "sys.stdout.flush()\nos._exit(0)\n")  # no atexit, as an xdist worker or libFuzzer ends
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600,
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD,
                           env={**os.environ, "TMPDIR": str(scratch)})
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in scratch.iterdir()) == []
@@ -58,7 +60,7 @@ def test_the_demo_ui_removes_its_scratch_folder_when_its_terminal_goes(signum: i
             assert proc.poll() is None, "the UI ended before it opened"
             time.sleep(0.05)
         proc.send_signal(signum)
-        assert proc.wait(timeout=120) == 128 + signum
+        assert proc.wait(timeout=HANG_GUARD) == 128 + signum
     finally:
         if proc.poll() is None:
             proc.kill()

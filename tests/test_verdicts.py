@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 
 from blackbox.errors import CassetteError
-from blackbox.format.canonical import canonical_text, nesting_headroom, step_hash
+from blackbox.format.canonical import MAX_NESTING, TOO_DEEP, canonical_text, nesting_headroom, step_hash
 from blackbox.format.cassette import chain_break, load, loads
 from blackbox.format.verify import verify
 from tests.conftest import FIXTURES
+from tests.waiting import HANG_GUARD
 
 TRACE = FIXTURES / "traces" / "success-tool-use.v2.json"
 
@@ -32,7 +33,7 @@ def rechain(doc: dict[str, Any]) -> dict[str, Any]:
 
 def cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "blackbox", *map(str, args)], capture_output=True, text=True,
-                          timeout=60, env={"PATH": "", "NO_COLOR": "1"})
+                          timeout=HANG_GUARD, env={"PATH": "", "NO_COLOR": "1"})
 
 
 def test_index_written_as_an_integral_float_is_the_integer(tmp_path: Path) -> None:
@@ -83,8 +84,8 @@ def _nested(depth: int, leaf: Any) -> Any:
 
 
 def _deepest_loadable(build: Any) -> int:
-    """The deepest nesting the loader accepts here (it stops near Python's recursion limit)."""
-    low, high = 10, 5000
+    """The deepest nesting the loader accepts here (MAX_NESTING levels, less the cassette's own)."""
+    low, high = 10, 2 * MAX_NESTING
     while low < high:
         mid = (low + high + 1) // 2
         try:
@@ -108,7 +109,7 @@ def test_every_depth_the_loader_accepts_is_judged(leaf: Any) -> None:
             return json.dumps(rechain(doc)).encode()
 
     depth = _deepest_loadable(build)
-    assert depth > 900
+    assert MAX_NESTING - 10 <= depth < MAX_NESTING  # the result sits 5 levels into the file
     data = build(depth)
     report = verify(loads(data))
     assert report.ok, report.to_dict()
@@ -126,3 +127,87 @@ def test_the_exact_writer_matches_the_fast_path_at_depth() -> None:
     assert _slow(value).encode() == canonical_text(value).encode()
     deep = _nested(50_000, 12345678901234567890)  # far deeper than any loader: still no RecursionError
     assert _slow(deep).count("12345678901234567000") == 1
+
+
+def _deep_file(tmp_path: Path, depth: int, name: str = "deep.json") -> Path:
+    doc = json.loads(TRACE.read_text())
+    doc["steps"][3]["payload"]["result"] = _nested(depth, "leaf")
+    with nesting_headroom():
+        data = json.dumps(rechain(doc)).encode()
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def _raises(read: Any) -> BaseException | None:
+    try:
+        read()
+    except CassetteError as exc:
+        return exc
+    return None
+
+
+def _every_reader(path: Path) -> dict[str, Any]:
+    """What each reader makes of the file: True when it reads (and verifies) it, else its error's text."""
+    import threading
+
+    from blackbox.format.indexing import Indexer, Unusual
+    from blackbox.format.lazy import load_lazy
+
+    def indexed() -> bool | str:
+        indexer = Indexer(path)
+        try:
+            indexer.start()
+            steps = [step for batch in indexer.batches() for step in batch.steps]
+            return len(steps) == 15 and steps[3].decoded().hash == load(path).steps[3].hash
+        except Unusual:  # the UI then reads the file with `lazy`, whose verdict is the indexer's
+            return str(_raises(lambda: load_lazy(path)))
+        finally:
+            indexer.file.close()
+
+    def in_a_thread() -> bool:  # the UI reads files in a worker thread
+        out: list[bool] = []
+        worker = threading.Thread(target=lambda: out.append(verify(path).ok))
+        worker.start()
+        worker.join()
+        return out == [True]
+
+    readers = {"cassette": lambda: verify(load(path)).ok, "lazy": lambda: len(load_lazy(path).steps) == 15,
+               "indexing": indexed, "verify": lambda: verify(path).ok, "thread": in_a_thread,
+               "canonical": lambda: step_hash(3, "tool_result", load(path).steps[3].timestamp,
+                                              load(path).steps[3].payload, load(path).steps[2].hash)
+               == load(path).steps[3].hash}
+    seen: dict[str, Any] = {}
+    for name, read in readers.items():
+        try:
+            seen[name] = read()
+        except CassetteError as exc:
+            seen[name] = str(exc)
+    return seen
+
+
+@pytest.mark.parametrize("depth", [992, 2_500, 4_200, MAX_NESTING - 10])
+def test_every_reader_accepts_the_depths_the_original_accepts(tmp_path: Path, depth: int) -> None:
+    """The original hashes as deep as V8's stack lets it (2,600-4,200 levels); every reader here takes
+    MAX_NESTING levels, through the library and the command line, never a RecursionError."""
+    path = _deep_file(tmp_path, depth)
+    assert _every_reader(path) == dict.fromkeys(("cassette", "lazy", "indexing", "verify", "thread", "canonical"),
+                                                True)
+    other = _deep_file(tmp_path, depth - 1, "other.json")
+    for args in (["verify", path], ["verify", path, "--json"], ["verify", path, "--format", "markdown"],
+                 ["inspect", path, "--step", "3"], ["inspect", path, "--json"], ["diff", path, other],
+                 ["diff", path, other, "--json"], ["diff", path, other, "--semantic"], ["list", tmp_path]):
+        done = cli(*args)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, (args, done.stderr[-2000:])
+
+
+def test_deeper_than_every_reader_accepts_is_refused_in_the_same_words(tmp_path: Path) -> None:
+    path = _deep_file(tmp_path, MAX_NESTING + 50)
+    seen = _every_reader(path)
+    refused = {name: text for name, text in seen.items() if name not in ("verify", "thread")}
+    assert all(isinstance(text, str) and TOO_DEEP in text for text in refused.values()), seen
+    assert seen["verify"] is False and seen["thread"] is False
+    for args in (["verify", path], ["inspect", path], ["diff", path, path]):
+        done = cli(*args)
+        assert done.returncode in (1, 2) and "Traceback" not in done.stderr, (args, done.stderr[-2000:])
+        assert TOO_DEEP in done.stdout + done.stderr, (args, done.stdout, done.stderr)

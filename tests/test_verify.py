@@ -256,3 +256,24 @@ def test_a_result_holding_floats_verifies_in_memory_and_from_the_file(tmp_path: 
     save(cassette, path)
     assert verify(cassette).ok and verify(path).ok
     assert outcome(cassette).final_answer == '{"score":0.5,"big":1e+21,"whole":2}'
+
+
+@pytest.mark.parametrize("field", ["parentId", "forkedFromStepId"])
+@pytest.mark.parametrize(("value", "words"), [("msg_01abc5", "Anthropic message id"),
+                                              ("fork-of-k3y-value-123", "<api-key-value>")])
+def test_the_fork_ids_are_scanned_for_keys_and_provider_ids(tmp_path: Path, field: str, value: str,
+                                                            words: str) -> None:
+    """A fork's `parentId` and `forkedFromStepId` are strings a cassette holds outside its payloads: a provider
+    id or a key in them fails provider_neutrality, in memory and read from the file (the lazy pass)."""
+    cassette = _cassette(DONE)
+    cassette.parentId, cassette.forkedFromStepId = "parent-run", "parent-run:0"
+    setattr(cassette, field, value)
+    env = {"OPENAI_API_KEY": "k3y-value-123"}
+    path = tmp_path / "fork.json"
+    path.write_bytes(dumps(cassette))
+    for report in (verify(cassette, env=env), verify(path, env=env)):
+        assert report.failure is not None and report.failure.name == "provider_neutrality", report.to_dict()
+        assert report.failure.detail is not None and report.failure.detail.startswith(f"{field}: ")
+        assert words in report.failure.detail and "k3y-value" not in report.failure.detail
+    setattr(cassette, field, "parent-run" if field == "parentId" else "parent-run:0")
+    assert verify(cassette, env=env).ok

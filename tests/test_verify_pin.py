@@ -84,3 +84,16 @@ def test_an_empty_cassette_verifies_but_cannot_match_a_pin(tmp_path: Path,
 def test_a_malformed_pin_is_a_usage_error(capsys: pytest.CaptureFixture[str], bad: str) -> None:
     code, _, err = run_cli(capsys, "verify", TRACE, "--expect-hash", bad)
     assert code == 2 and err.startswith("error: --expect-hash")
+
+
+@pytest.mark.parametrize("where", [12, 40, 63])
+def test_the_pin_compares_all_64_digits(capsys: pytest.CaptureFixture[str], where: int) -> None:
+    """A pin that matches the final hash in its first 12 digits (all that the report shows) but differs later
+    is not the pinned cassette."""
+    other = "0" if FINAL[where] != "0" else "1"
+    pin = FINAL[:where] + other + FINAL[where + 1:]
+    code, out, _ = run_cli(capsys, "verify", TRACE, "--expect-hash", pin)
+    assert code == 1, out
+    assert "expected_hash" in out and "FAIL" in out.upper()
+    code, out, _ = run_cli(capsys, "verify", TRACE, "--expect-hash", pin, "--json")
+    assert code == 1 and json.loads(out)["ok"] is False

@@ -1,8 +1,8 @@
 """Every write goes through one mechanism (`blackbox.format.writing.atomic_write`); these tests break it.
 
-A full disk (a real 64 KiB tmpfs when the machine lets us mount one, else an ENOSPC raised by the lowest call
-the write makes), a read-only folder (a read-only mount; as root `chmod` stops nothing), a device, a FIFO and a
-folder at the output path: after each failure the old file is byte for byte what it was, no temporary file is
+A full disk and a read-only folder (`tests.failing_disk`: real mounts where the machine allows them, else the
+same failure raised by the lowest calls the write makes — never skipped), a device, a FIFO and a folder at
+the output path: after each failure the old file is byte for byte what it was, no temporary file is
 left, and the command says so in one line.  An in-place truncating write would fail these tests.
 """
 
@@ -12,9 +12,6 @@ import errno
 import os
 import shutil
 import stat
-import subprocess
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,60 +22,10 @@ from blackbox.format.cassette import load
 from blackbox.format.writing import atomic_write
 from tests.cli_helpers import run_cli
 from tests.conftest import FIXTURES
+from tests.failing_disk import OLD
 
 TRACE = FIXTURES / "traces/success-tool-use.v2.json"
 CHAT = FIXTURES / "external/chat-tool-use.foreign.json"
-OLD = b'{"an": "old cassette the user cares about"}'
-
-
-def _mount(target: Path, options: str) -> bool:
-    try:
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(target)],
-                              capture_output=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
-
-
-def _umount(target: Path) -> None:
-    subprocess.run(["umount", str(target)], capture_output=True, timeout=10)
-
-
-@pytest.fixture
-def full_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 64 KiB tmpfs holding the old file and filled to the last byte; skipped where mounting is not allowed."""
-    mnt = tmp_path / f"full-{uuid.uuid4().hex[:6]}"
-    mnt.mkdir()
-    if not _mount(mnt, "size=64k"):
-        pytest.skip("cannot mount a tmpfs here (needs root and CAP_SYS_ADMIN); the ENOSPC tests below still run")
-    try:
-        (mnt / "out.json").write_bytes(OLD)
-        with open(mnt / "filler", "wb", buffering=0) as fh:
-            try:
-                while True:
-                    fh.write(b"\0" * 4096)
-            except OSError as exc:
-                assert exc.errno == errno.ENOSPC
-        yield mnt
-    finally:
-        _umount(mnt)
-
-
-@pytest.fixture
-def read_only(tmp_path: Path) -> Iterator[Path]:
-    """A folder holding the old file, remounted read-only."""
-    mnt = tmp_path / f"ro-{uuid.uuid4().hex[:6]}"
-    mnt.mkdir()
-    if not _mount(mnt, "size=256k"):
-        pytest.skip("cannot mount a tmpfs here (needs root and CAP_SYS_ADMIN); the EROFS tests below still run")
-    try:
-        (mnt / "out.json").write_bytes(OLD)
-        done = subprocess.run(["mount", "-o", "remount,ro", str(mnt)], capture_output=True, timeout=10)
-        if done.returncode != 0:
-            pytest.skip("cannot remount read-only here")
-        yield mnt
-    finally:
-        _umount(mnt)
 
 
 def _leftovers(folder: Path) -> list[str]:

@@ -110,7 +110,7 @@ def json_document(value: Any) -> str:
     surrogates = _Surrogates()
     with nesting_headroom():  # msgspec recurses once per level; a payload may be as deep as a loader allows
         data = _ENCODER.encode(_jsonable(msgspec.to_builtins(value, enc_hook=_keep), surrogates))
-    text = msgspec.json.format(data, indent=2).decode("utf-8")
+        text = msgspec.json.format(data, indent=2).decode("utf-8")
     if not text.isascii():
         text = _TERMINAL_UNSAFE.sub(_escape, text)
     return surrogates.restore(text) if surrogates.texts else text

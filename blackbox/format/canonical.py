@@ -14,14 +14,22 @@ import hashlib
 import json
 import math
 import re
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
+from blackbox.format.nesting import (
+    MAX_NESTING,
+    NESTING_HEADROOM,
+    TOO_DEEP,
+    nesting_headroom,
+    reading_room,
+    with_headroom,
+)
+
 __all__ = [
+    "MAX_NESTING",
     "NESTING_HEADROOM",
     "TOO_DEEP",
     "CanonicalError",
@@ -34,8 +42,10 @@ __all__ = [
     "js_stringify",
     "json_value",
     "nesting_headroom",
+    "reading_room",
     "sha256_hex",
     "step_hash",
+    "with_headroom",
 ]
 
 _MAX_SAFE = 2**53
@@ -127,30 +137,6 @@ _ENCODER = msgspec.json.Encoder(enc_hook=_FLOAT_TEXT.__getitem__, order="sorted"
 _DECODER = msgspec.json.Decoder(float_hook=JSFloat)
 
 
-TOO_DEEP = "nested too deeply (more levels than Python can read)"
-
-# Decoders stop where Python's recursion limit does (about 1,000 levels, less the caller's own frames).  The
-# checks that walk a decoded value recursively (verify's scans, diff's field changes, msgspec's encoder) run
-# with this much room, so a value any loader accepted is judged, never cut short by the caller's stack depth.
-NESTING_HEADROOM = 4_000
-
-
-@contextmanager
-def nesting_headroom() -> Iterator[None]:
-    """Raise Python's recursion limit to `NESTING_HEADROOM` (never lower it) while values are walked.
-
-    Python-to-Python calls do not grow the C stack (3.11+), and values decoded under the normal limit are
-    at most ~1,000 levels deep, so the extra room is safe; decoding itself never runs under it."""
-    before = sys.getrecursionlimit()
-    if before < NESTING_HEADROOM:
-        sys.setrecursionlimit(NESTING_HEADROOM)
-    try:
-        yield
-    finally:
-        if before < NESTING_HEADROOM:
-            sys.setrecursionlimit(before)
-
-
 def decode_json(data: bytes | str) -> Any:
     """Decode JSON text the way `JSON.parse` would: last duplicate key wins, NaN literals refused.
 
@@ -158,14 +144,18 @@ def decode_json(data: bytes | str) -> Any:
     standard library instead.
     """
     try:
-        return _DECODER.decode(data)
+        with reading_room():
+            return _DECODER.decode(data)
     except RecursionError:  # msgspec recurses once per level; JSON.parse has no such limit
         raise msgspec.DecodeError(TOO_DEEP) from None
     except msgspec.DecodeError:
         text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
         try:
-            return json.loads(text, parse_float=JSFloat, parse_constant=_reject_constant)
-        except (ValueError, RecursionError):
+            with reading_room():
+                return json.loads(text, parse_float=JSFloat, parse_constant=_reject_constant)
+        except RecursionError:
+            raise msgspec.DecodeError(TOO_DEEP) from None
+        except ValueError:
             pass
         raise
 

@@ -26,6 +26,8 @@ from blackbox.format.canonical import (
     JSFloat,
     decode_json,
     hashed_bytes,
+    nesting_headroom,
+    reading_room,
     sha256_hex,
     step_hash,
 )
@@ -265,7 +267,7 @@ def loads(data: bytes, *, name: str = "cassette", js_floats: bool = True) -> Cas
 
     Numbers that are not integers come back as `JSFloat`, or as plain floats with `js_floats=False`."""
     try:
-        with paused_gc():
+        with paused_gc(), reading_room():
             cassette = (_CASSETTE_DECODER if js_floats else _PLAIN_FLOAT_DECODER).decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         pass  # find the precise reason below, in the order of docs/format.md, "Loading"
@@ -280,9 +282,11 @@ def loads(data: bytes, *, name: str = "cassette", js_floats: bool = True) -> Cas
     check_version(raw, name)
     try:
         try:
-            return msgspec.convert(raw, Cassette)
+            with nesting_headroom():
+                return msgspec.convert(raw, Cassette)
         except UnicodeEncodeError:  # msgspec encodes a key or a Literal it checks; a lone surrogate cannot be
-            return msgspec.convert(_surrogate_free_frame(raw), Cassette)
+            with nesting_headroom():
+                return msgspec.convert(_surrogate_free_frame(raw), Cassette)
     except msgspec.ValidationError as exc:
         raise _structure_error(name, exc) from None
     except RecursionError:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 import msgspec
 
 from blackbox.format.agentview import same_actions, same_step
+from blackbox.format.canonical import reading_room, with_headroom
 from blackbox.format.cassette import Cassette, ChainBreak, Step, hash_break, link_break, paused_gc
 from blackbox.format.firstdiff import Difference, join_path, json_equal, utf16_sorted
 from blackbox.format.lazy import LazyCassette, LazyStep, decode_payload
@@ -172,6 +173,7 @@ def compare_rows(len_a: int, len_b: int, same: Callable[[int], bool]) -> tuple[l
     return rows, first
 
 
+@with_headroom
 def diff(a: Cassette, b: Cassette, *, semantic: bool = False, agents: bool = False) -> DiffReport:
     """Walk both step lists by index and report the first divergence and the outcome verdict."""
     sa, sb = a.steps, b.steps
@@ -232,6 +234,7 @@ def _lazy_same(a: LazyStep, b: LazyStep, semantic: bool, agents: bool = False) -
     return json_equal(decode_payload(a.payload), decode_payload(b.payload))
 
 
+@with_headroom
 def diff_lazy(a: LazyCassette, b: LazyCassette, *, semantic: bool = False, agents: bool = False) -> DiffReport:
     """`diff` of two lazily loaded cassettes (`lazy.load_lazy`): by hash, no payload is decoded except
     the two diverging steps, the tool names and the last steps; semantic decodes one pair at a time, only
@@ -254,7 +257,8 @@ _PLAIN = msgspec.json.Decoder()  # plain floats: the canonical writer prints the
 def _hashable(step: LazyStep) -> Step:
     """The step with its payload decoded for hashing only (plain floats, no per-number Python call)."""
     try:
-        payload = _PLAIN.decode(step.payload)
+        with reading_room():
+            payload = _PLAIN.decode(step.payload)
     except msgspec.DecodeError:  # lone surrogates, which only the standard library decodes
         payload = decode_payload(step.payload)
     return Step(step.id, step.index, step.type, step.timestamp, payload, step.prevHash, step.hash)

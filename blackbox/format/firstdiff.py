@@ -104,7 +104,7 @@ def _first_difference(recorded: Any, actual: Any, path: str) -> Difference | Non
 
 
 def _compact(value: Any) -> str:
-    from blackbox.format.canonical import js_number
+    from blackbox.format.canonical import js_number, nesting_headroom
 
     def hook(obj: Any) -> Any:
         if isinstance(obj, float):
@@ -112,7 +112,8 @@ def _compact(value: Any) -> str:
         return repr(obj)
 
     try:
-        return msgspec.json.encode(value, enc_hook=hook).decode("utf-8", "replace")
+        with nesting_headroom():  # a value as deep as the readers accept
+            return msgspec.json.encode(value, enc_hook=hook).decode("utf-8", "replace")
     except (TypeError, ValueError, OverflowError):
         return repr(value)
 

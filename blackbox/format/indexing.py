@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 
 from blackbox.errors import CassetteError
+from blackbox.format.canonical import reading_room
 from blackbox.format.cassette import CassetteOf, Step, StepType, Timestamp, check_version, reading
 from blackbox.format.lazy import LazyCassette, LazyStep
 from blackbox.format.tokens import Tokens
@@ -87,8 +88,9 @@ class FileStep(msgspec.Struct, gc=False):
     def lazy(self) -> LazyStep:
         """The step read back from the file, its payload undecoded."""
         try:
-            return _STEP.decode(self.source.read(self.offset, self.length))
-        except (msgspec.DecodeError, msgspec.ValidationError):
+            with reading_room():
+                return _STEP.decode(self.source.read(self.offset, self.length))
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             raise CassetteError(f"{self.source.path}: step {self.index} changed on disk while open; "
                                 "open the file again") from None
 
@@ -178,7 +180,8 @@ class Indexer:
             rel = start - self._base
             view = memoryview(self._buf)[rel:rel + window]
             try:
-                msgspec.json.decode(view, type=msgspec.Raw)
+                with reading_room():
+                    msgspec.json.decode(view, type=msgspec.Raw)
             except msgspec.DecodeError as exc:
                 text = str(exc)
                 trailing = _TRAILING.fullmatch(text)
@@ -200,7 +203,8 @@ class Indexer:
     def _decode_value(self, start: int, end: int, kind: Any) -> Any:
         rel = start - self._base
         try:
-            return msgspec.json.decode(memoryview(self._buf)[rel:end - self._base], type=kind)
+            with reading_room():
+                return msgspec.json.decode(memoryview(self._buf)[rel:end - self._base], type=kind)
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             raise Unusual from None
 
@@ -241,7 +245,8 @@ class Indexer:
         members = [b'"%s":%s' % (msgspec.json.encode(key)[1:-1], raw) for key, raw in self._fields.items()]
         document = b"{" + b",".join([*members, b'"steps":[]']) + b"}"
         try:
-            lazy = _HEAD.decode(document)
+            with reading_room():
+                lazy = _HEAD.decode(document)
         except (msgspec.DecodeError, msgspec.ValidationError):
             raise Unusual from None
         try:
@@ -274,14 +279,16 @@ class Indexer:
         if guess >= 0:
             end = self._base + guess + len(_STEP_END)
             try:
-                lazy = _STEP.decode(memoryview(self._buf)[rel:guess + len(_STEP_END)])
+                with reading_room():
+                    lazy = _STEP.decode(memoryview(self._buf)[rel:guess + len(_STEP_END)])
             except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                 lazy = None
         if lazy is None:
             end = self._value_end(start)
             rel = start - self._base
             try:
-                lazy = _STEP.decode(memoryview(self._buf)[rel:end - self._base])
+                with reading_room():
+                    lazy = _STEP.decode(memoryview(self._buf)[rel:end - self._base])
             except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                 raise Unusual from None
         previous = self._previous_hash

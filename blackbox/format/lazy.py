@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from blackbox.format.canonical import decode_json
+from blackbox.format.canonical import decode_json, reading_room
 from blackbox.format.cassette import (
     Cassette,
     CassetteOf,
@@ -107,7 +107,7 @@ def loads_lazy(data: bytes, *, name: str = "cassette", check_utf8: bool = True) 
     try:
         if check_utf8:
             _check_utf8(data)
-        with paused_gc():
+        with paused_gc(), reading_room():
             lazy = _LAZY_DECODER.decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError, UnicodeDecodeError):
         full = loads(data, name=name)  # the precise error; or a file only the fallback path can read

@@ -5,6 +5,8 @@ group; the launcher survives SIGINT while it runs (the child gets it from the te
 cassette).  SIGTERM and SIGHUP sent to the launcher alone are forwarded: to its whole process group when the
 launcher leads it (its own job: itself, the agent and the agent's children), else to the agent; the launcher
 then waits for the agent, removes its temporary folder and exits like the agent (a signal n becomes 128+n).
+The agent's real exit status is the truth about how a run closed at exit ended: a cassette whose terminal
+step says otherwise is corrected (`exit_terminal`).
 
 `check_out` refuses an output the agent could never write, before the agent starts.
 """
@@ -18,6 +20,7 @@ import stat
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,9 +28,10 @@ from typing import IO
 
 import msgspec
 
-from blackbox.errors import UsageError
+from blackbox.errors import BlackboxError, UsageError
 from blackbox.format.inert import inert
 from blackbox.format.secrets import PLACEHOLDER_KEYS, replay_placeholders
+from blackbox.live.exit_status import of_returncode
 from blackbox.live.journal import journal_locked, journal_path
 from blackbox.live.report import SessionReport, read_report
 from blackbox.live.settings import ENV_PREFIX, ENV_REDACT_KEY, ENV_REPORT, Settings
@@ -99,10 +103,6 @@ def check_out(out: str, flag: str = "--out") -> None:
                          f"finish, or choose another {flag}")
 
 
-def _exit_code(returncode: int) -> int:
-    return 128 - returncode if returncode < 0 else returncode
-
-
 def _ignore(signum: int, frame: object) -> None:
     """The launcher outlives Ctrl-C; the agent, in the same process group, receives it and ends."""
 
@@ -160,11 +160,29 @@ def run_agent(command: Sequence[str], settings: Settings, *, placeholders: bool 
             pump.start()
             returncode = child[0].wait()
             pump.join(timeout=5)
-        code = _exit_code(returncode)
-        if received and code == 0:
-            code = 128 + received[0]  # the agent handled the signal and ended cleanly: still a killed run
+        status = of_returncode(returncode)
+        code = 128 + received[0] if received and status == 0 else status  # a handled signal: still a killed run
         last_error = last[0].decode("utf-8", "replace").strip() if last else ""
-        return LaunchResult(exit_code=code, report=read_report(report_path), last_error=last_error)
+        return LaunchResult(exit_code=code, report=_closed_as_it_ended(read_report(report_path), status),
+                            last_error=last_error)
+
+
+def _closed_as_it_ended(report: SessionReport | None, status: int) -> SessionReport | None:
+    """A run the session closed at exit gets the terminal step of the status the agent really ended with
+    (see `exit_terminal`); the report then tells the corrected steps and status."""
+    if report is None or report.finished or not report.written or report.mode not in ("record", "fork") \
+            or not report.path:
+        return report
+    from blackbox.format.outcome import outcome
+    from blackbox.live.exit_terminal import restamp_exit
+
+    try:
+        fixed = restamp_exit(report.path, status, int(time.time() * 1000))
+    except (BlackboxError, OSError):
+        return report  # the cassette as the session wrote it (it verified then)
+    if fixed is None:
+        return report
+    return msgspec.structs.replace(report, steps=len(fixed.steps), status=outcome(fixed).status)
 
 
 def _relay(stream: IO[bytes] | None, last: list[bytes]) -> None:

@@ -8,11 +8,16 @@
   and notes that top-level read (`_watch_system_exit`); a read by the program itself (`except SystemExit as
   e: e.code`) has a caller frame and is ignored, so a caught exit changes nothing.  `sys.exit` is wrapped to
   raise the same exception from Python (the C function can leave it unnormalized, and then the code is never
-  read as an attribute);
+  read as an attribute), and every name already bound to the C function (`from sys import exit` in a module
+  imported before the session) is bound to the wrapper too;
+- the code noted is the status the process ends with (`exit_status.of_system_exit`: `sys.exit(256)` is 0,
+  `-1` is 255); under `blackbox record` the launcher, which sees the child's real status, corrects the
+  cassette's terminal step if this hook got it wrong (`exit_terminal`), so the hook is the fallback;
 - an uncaught exception: `sys.excepthook` (chained) notes exit code 1 (130 for KeyboardInterrupt);
-- SIGINT / SIGTERM / SIGHUP, when their handler is still Python's default: the sessions are closed with exit
-  code 128+n, then the default handler is restored and the signal re-raised so the process dies of it
-  (130/143/129).
+- SIGINT / SIGTERM / SIGHUP, when their handler is still Python's default (a signal the process inherited as
+  ignored, as under `nohup`, stays ignored): the sessions are closed with exit code 128+n (further signals
+  meanwhile are ignored), then the default handler is restored and the signal re-raised so the process dies
+  of it (130/143/129).
 - SIGKILL cannot be caught: the recorder's journal keeps the steps recorded so far (`recorder.recover`).
 
 Hooks are installed once, on the first session that records or replays.
@@ -31,6 +36,8 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, NoReturn, Protocol
 
+from blackbox.live.exit_status import of_system_exit
+
 __all__ = ["exit_code_of", "register", "unregister"]
 
 
@@ -40,7 +47,7 @@ class _Closable(Protocol):
 
 # Strong references: a session the agent dropped must still be closed at exit (its run is not lost).
 _sessions: dict[int, _Closable] = {}
-_state = {"installed": False, "exit_code": 0}
+_state = {"installed": False, "exit_code": 0, "dying": 0}
 _install_lock = threading.Lock()
 _previous_excepthook = sys.excepthook
 _original_exit: Callable[..., Any] = sys.exit
@@ -59,14 +66,7 @@ def unregister(session: _Closable) -> None:
     _sessions.pop(id(session), None)
 
 
-def exit_code_of(code: object) -> int:
-    """The process exit status Python gives `SystemExit(code)`: None → 0, an int (or bool) → itself, anything
-    else (a message, printed to stderr) → 1."""
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return int(code)
-    return 1
+exit_code_of = of_system_exit  # the process's exit status for `SystemExit(code)`
 
 
 def _close_all(exit_code: int) -> None:
@@ -125,12 +125,31 @@ def _watch_system_exit() -> bool:
     return True
 
 
+def _rebind_exit(wrapper: Callable[..., Any]) -> None:
+    """Bind `wrapper` to every module-level name that holds the C `sys.exit` (`from sys import exit` before
+    the session began): that function can raise its `SystemExit` unnormalized, and then the code is never
+    observed."""
+    for module in list(sys.modules.values()):
+        names = getattr(module, "__dict__", None)
+        if not isinstance(names, dict) or names is globals():  # this module keeps the original
+            continue
+        for name, value in list(names.items()):
+            if value is _original_exit:
+                names[name] = wrapper
+
+
 def _excepthook(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
     _state["exit_code"] = 130 if issubclass(exc_type, KeyboardInterrupt) else 1
     _previous_excepthook(exc_type, exc, tb)
 
 
 def _on_signal(signum: int, frame: Any) -> None:
+    """Close the sessions, then die of the signal.  A second signal while they are written (a hang-up sent
+    to the whole process group reaches the agent twice: from the terminal and forwarded by the launcher)
+    must not kill the process mid-write: it is ignored, the process dies of the first."""
+    if _state["dying"]:
+        return
+    _state["dying"] = signum
     _close_all(128 + signum)
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
@@ -146,6 +165,7 @@ def _install() -> None:
         _previous_excepthook = sys.excepthook
         sys.excepthook = _excepthook
         sys.exit = _exit if _watch_system_exit() else _noting_exit
+        _rebind_exit(sys.exit)
         if threading.current_thread() is not threading.main_thread():
             return
         for name, default in _SIGNALS:

@@ -372,6 +372,9 @@ def recover(path: str | os.PathLike[str], redactor: Any = ACTIVE) -> Cassette:
         data = p.read_bytes()
     except OSError as exc:
         raise CassetteError(f"{p}: cannot read the journal: {exc.strerror or exc}") from None
+    if not data.strip():
+        raise CassetteError(f"{p}: the journal is empty: its recording was stopped before its first model "
+                            "request, so there is no step to recover; record the run again")
     lines = data.split(b"\n")
     try:
         header = decode_json(lines[0])

@@ -5,7 +5,10 @@ from __future__ import annotations
 import signal
 
 
-def default_sigint() -> None:
-    """`preexec_fn` for agents the tests signal: Ctrl-C must work even when pytest runs with SIGINT ignored
-    (started in the background of a non-interactive shell, as some CI runners do)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+def default_signals() -> None:
+    """`preexec_fn` for agents the tests signal: Ctrl-C, SIGTERM and a hang-up must reach them with their default
+    meaning even when pytest runs with them ignored (started in the background of a non-interactive shell, as
+    some CI runners do, or under `nohup`, which a process must honour: Blackbox leaves an ignored signal
+    ignored)."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)

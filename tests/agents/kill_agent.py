@@ -34,7 +34,7 @@ def main(point: str) -> None:
     def weather(city: str) -> dict[str, Any]:
         if point == "tool":
             mark("IN_TOOL")
-            time.sleep(60)
+            time.sleep(600)  # until the test kills it
         return get_weather(city)
 
     tools = bb.tools({"get_weather": weather})
@@ -53,7 +53,7 @@ def main(point: str) -> None:
             for u in uses]})
         if point == "between":
             mark("BETWEEN")
-            time.sleep(60)
+            time.sleep(600)  # until the test kills it
     mark("DONE")
     if point == "exit3":
         sys.exit(3)

@@ -13,12 +13,13 @@ from blackbox_tui.commands import screen_actions
 from blackbox_tui.screens.browse import BrowseScreen
 from tests.tui.conftest import CHILD, PARENT, SIZE, make_app, settle
 from tests.tui.synthetic import write_synthetic
+from tests.waiting import HANG_GUARD
 
 pytestmark = pytest.mark.anyio
 
 
 def blackbox(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "blackbox", *args], capture_output=True, text=True, timeout=60,
+    return subprocess.run([sys.executable, "-m", "blackbox", *args], capture_output=True, text=True, timeout=HANG_GUARD,
                           stdin=subprocess.DEVNULL)
 
 
@@ -102,7 +103,7 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
 def test_blackbox_help_does_not_import_textual() -> None:
     code = ("import sys; from blackbox.cli import app; from typer.main import get_command; "
             "get_command(app); assert 'textual' not in sys.modules and 'blackbox_tui' not in sys.modules")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_GUARD)
     assert result.returncode == 0, result.stderr
     assert "blackbox tui --demo" in blackbox("tui", "--help").stdout
 

@@ -18,6 +18,7 @@ from blackbox_tui.widgets.conversation import ConversationView
 from blackbox_tui.widgets.run_header import RunHeader
 from tests.conftest import FIXTURES
 from tests.tui.conftest import INCIDENT, PARENT, SIZE, make_app, settle
+from tests.waiting import pilot_until
 
 pytestmark = pytest.mark.anyio
 
@@ -335,7 +336,9 @@ async def test_a_search_typed_at_once_after_the_slash_goes_into_the_box() -> Non
         assert driver is not None
         for key, char in [("slash", "/"), ("j", "j"), ("j", "j"), ("slash", "/"), ("v", "v")]:
             driver.send_message(events.Key(key, char))
-        await pilot.pause(0.2)
+        # every key taken (a fixed pause would judge a slow machine's half-read queue)
+        await pilot_until(pilot, lambda: app.screen.query("#search") and app.screen.query_one("#search", Input).value
+                          == "jj/v", "the keys in the search box")
         box = app.screen.query_one("#search", Input)
         assert app.focused is box and box.value == "jj/v"
         assert app.screen.table.step_index == 0
@@ -350,7 +353,8 @@ async def test_keys_typed_at_once_after_a_key_that_opens_a_prompt_never_reach_th
         assert driver is not None
         for key in ["w", "j", "j", "o"]:
             driver.send_message(events.Key(key, key))
-        await pilot.pause(0.3)
+        await pilot_until(pilot, lambda: isinstance(app.screen, PathPrompt), "the prompt")
+        await settle(pilot)  # the keys after w, taken by the prompt
         assert isinstance(app.screen, PathPrompt)
         assert screen.table.step_index == 0  # no j reached it, and o opened no editor
         await pilot.press("escape")

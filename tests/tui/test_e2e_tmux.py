@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +22,7 @@ from blackbox_tui.run import PROGRESSIVE_FROM
 from blackbox_tui.state import ForkSettings, remember_fork
 from tests.tui.conftest import HYPOTHESIS, INCIDENT, TRIAGE
 from tests.tui.synthetic import synthetic_cassette
+from tests.waiting import HANG_GUARD
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -39,7 +40,7 @@ class Terminal:
         # take the server down just as this one starts ("server exited unexpectedly")
         self.tmux = ["tmux", "-L", self.name]
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        shell = f"env -u COLUMNS -u LINES {exports} {shlex.join(command)}; echo EXITED $?; sleep 30"
+        shell = f"env -u COLUMNS -u LINES {exports} {shlex.join(command)}; echo EXITED $?; sleep 3600"
         subprocess.run([*self.tmux, "new-session", "-d", "-s", self.name, "-c", str(cwd), "-x", "120", "-y", "36",
                         shell], check=True)
         # without a client, some tmux versions keep the default 80×24: pin the size explicitly
@@ -57,30 +58,29 @@ class Terminal:
             subprocess.run([*self.tmux, "send-keys", "-t", self.name, *(["-l"] if literal else []), key], check=True)
             time.sleep(0.08)
 
-    def wait_for(self, *texts: str, timeout: float = 30.0) -> str:
-        deadline = time.monotonic() + timeout
+    def until(self, check: Callable[[str], bool], what: str) -> str:
+        """The screen once `check` holds for one capture of it.  A test waits for everything it then asserts
+        of that capture: widgets repaint independently, so the header can show its new state before the status
+        line (or the chain check) does.  HANG_GUARD only stops a hung test."""
+        deadline = time.monotonic() + HANG_GUARD
         while True:
             shown = self.screen()
-            if any(text in shown for text in texts):
+            if check(shown):
                 return shown
             if time.monotonic() > deadline:
-                raise AssertionError(f"none of {texts!r} appeared; the screen shows:\n{shown}")
+                raise AssertionError(f"{what} never showed; the screen shows:\n{shown}")
             time.sleep(0.2)
 
-    def wait_for_all(self, *texts: str, timeout: float = 30.0) -> str:
-        """The screen once every one of `texts` is on it at the same time: widgets repaint independently, so
-        one capture can hold the header's new state before the status line's."""
-        deadline = time.monotonic() + timeout
-        while True:
-            shown = self.screen()
-            missing = [text for text in texts if text not in shown]
-            if not missing:
-                return shown
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{missing!r} did not appear; the screen shows:\n{shown}")
-            time.sleep(0.2)
+    def wait_for(self, *texts: str) -> str:
+        """The screen once any one of `texts` is on it."""
+        return self.until(lambda shown: any(text in shown for text in texts), f"none of {texts!r}")
 
-    def settled(self, timeout: float = 30.0, quiet: float = 0.5) -> str:
+    def wait_for_all(self, *texts: str, absent: tuple[str, ...] = ()) -> str:
+        """The screen once every one of `texts` is on it at the same time and none of `absent` is."""
+        return self.until(lambda shown: all(text in shown for text in texts)
+                          and not any(text in shown for text in absent), f"all of {texts!r} without {absent!r}")
+
+    def settled(self, timeout: float = HANG_GUARD, quiet: float = 0.5) -> str:
         """The screen once it stopped changing for `quiet` seconds: the UI has taken every key sent so far
         (under load it can lag the keys by seconds)."""
         deadline = time.monotonic() + timeout
@@ -151,35 +151,30 @@ def terminal(tmp_path: Path) -> Iterator[callable]:
 
 def test_browse_then_diff_in_a_real_terminal(terminal) -> None:
     term = terminal(str(INCIDENT))
-    shown = term.wait_for("└─ Tool result: get_telemetry → ok")
-    shown = term.wait_for("chain intact")
-    assert "triage-incident" in shown and "17 steps" in shown
+    term.wait_for_all("└─ Tool result: get_telemetry → ok", "chain intact", "triage-incident", "17 steps")
     term.keys("j", "j", "j", "j", "j")
-    shown = term.wait_for("step 5 (6 of 17)")
-    assert '"vehicle_id": "VAN-14"' in shown
+    term.wait_for_all("step 5 (6 of 17)", '"vehicle_id": "VAN-14"')
     term.keys("d")
     term.wait_for("Compare with which cassette?")
     term.keys(str(HYPOTHESIS), literal=True)
     term.keys("Enter")
-    shown = term.wait_for("first divergence at step 5")
-    assert "same status, but the final answer changed" in shown
-    assert "≠" in shown and "◀" in shown
+    term.wait_for_all("first divergence at step 5", "same status, but the final answer changed", "≠", "◀")
     term.keys("q")
-    assert "EXITED 0" in term.wait_for("EXITED", timeout=10)
+    assert "EXITED 0" in term.wait_for("EXITED")
 
 
 def test_demo_opens_with_its_fork_beside_it(terminal) -> None:
     term = terminal("--demo")
-    shown = term.wait_for("first divergence at step 3")
-    assert "example-run-001  ↔  example-run-001-fork" in shown
     # the divergent step is the changed search result (✎: the new value), on both sides, its change shown below
-    row = next(line for line in shown.splitlines() if line.lstrip().startswith("3 ") and "✎" in line)
-    assert row.count("Tool result: search → ok") == 2, row
-    assert "step 3: " in shown and "changed field" in shown
-    assert "result.results[0]" in shown
+    def divergent_row(shown: str) -> bool:
+        return any(line.lstrip().startswith("3 ") and "✎" in line and line.count("Tool result: search → ok") == 2
+                   for line in shown.splitlines())
+
+    term.until(lambda shown: divergent_row(shown) and all(text in shown for text in (
+        "first divergence at step 3", "example-run-001  ↔  example-run-001-fork", "step 3: ", "changed field",
+        "result.results[0]")), "the demo's diff with its divergent row")
     term.keys("Escape")
-    shown = term.wait_for("15 steps")
-    assert "chain intact" in term.wait_for("chain intact")
+    term.wait_for_all("15 steps", "chain intact")
 
 
 def test_demo_fork_with_an_edited_value_finishes(terminal, tmp_path: Path) -> None:
@@ -191,12 +186,15 @@ def test_demo_fork_with_an_edited_value_finishes(terminal, tmp_path: Path) -> No
     term.wait_for("✓ valid JSON")
     replace_value(term, '{"results": [], "available": false, "message": "Sold out."}', shows='"Sold out."')
     term.keys("C-r")
-    shown = term.wait_for("first divergence at step 3", "error:", timeout=60)
-    assert "first divergence at step 3" in shown, shown
-    assert "example-run-001  ↔  example-run-001-fork" in shown
     # the demo's model answers from the new result: no options, so it cannot book
-    b_outcome = next(line for line in shown.splitlines() if line.startswith(" B "))
-    assert "no options are available" in b_outcome and "Sold out." in b_outcome, b_outcome
+    def b_outcome(shown: str) -> bool:
+        return any(line.startswith(" B ") and "no options are available" in line and "Sold out." in line
+                   for line in shown.splitlines())
+
+    shown = term.until(lambda shown: "error:" in shown or (
+        "first divergence at step 3" in shown and "example-run-001  ↔  example-run-001-fork" in shown
+        and b_outcome(shown)), "the fork's diff (or an error)")
+    assert "error:" not in shown, shown
     assert not (tmp_path / "traces").exists()
 
 
@@ -218,7 +216,7 @@ def replace_value(term: Terminal, text: str, shows: str) -> None:
         term.settled()  # the fork screen has mounted and its editor holds the focus
         term.keys("C-a")
         term.keys(text, literal=True)
-        deadline = time.monotonic() + 600  # a guard against a hang only
+        deadline = time.monotonic() + HANG_GUARD  # a guard against a hang only
         while time.monotonic() < deadline:
             shown = term.screen()
             if shows in shown and "✓ valid JSON" in shown and "✗ not JSON" not in shown:
@@ -240,7 +238,7 @@ def test_fork_from_the_ui_then_see_the_divergence(terminal, tmp_path: Path, monk
     term = terminal(str(parent))
     _fork_screen(term)
     term.keys("C-r")
-    shown = term.wait_for("first divergence at step 5", "error:", timeout=90)
+    shown = term.wait_for("first divergence at step 5", "error:")
     assert "first divergence at step 5" in shown, shown
     assert (tmp_path / "triage-incident-fork-at-5.json").is_file()
 
@@ -254,9 +252,9 @@ def test_what_if_from_inline_replies_without_the_agent(terminal, tmp_path: Path,
     term = terminal(str(parent))
     _fork_screen(term)
     term.keys("C-r")
-    shown = term.wait_for("first divergence at step 5", "error:", timeout=60)
-    assert "first divergence at step 5" in shown, shown
-    assert "Urgent work order for VAN-14." in shown  # the verdict quotes the new final answer
+    shown = term.until(lambda shown: "error:" in shown or all(text in shown for text in (
+        "first divergence at step 5", "Urgent work order for VAN-14.")), "the what-if's diff (or an error)")
+    assert "error:" not in shown, shown  # the verdict quotes the new final answer
 
 
 def test_what_if_live_against_the_fake_api(terminal, tmp_path: Path, monkeypatch) -> None:
@@ -271,9 +269,9 @@ def test_what_if_live_against_the_fake_api(terminal, tmp_path: Path, monkeypatch
         term = terminal(str(parent), env={"ANTHROPIC_API_KEY": "sk-ant-e2e", "ANTHROPIC_BASE_URL": fake.url})
         _fork_screen(term)
         term.keys("C-r")
-        shown = term.wait_for("first divergence at step 5", "error:", timeout=60)
-        assert "first divergence at step 5" in shown, shown
-        assert "Coolant at 124: urgent work order." in shown
+        shown = term.until(lambda shown: "error:" in shown or all(text in shown for text in (
+            "first divergence at step 5", "Coolant at 124: urgent work order.")), "the what-if's diff (or an error)")
+        assert "error:" not in shown, shown
         assert fake.paths() == ["/v1/messages"]
 
 
@@ -297,8 +295,7 @@ def test_follow_shows_a_step_appended_while_it_runs(terminal, tmp_path: Path) ->
         term.wait_for_all("4 steps", "step 0 (1 of 4)", "following live.json.blackbox-journal (live)")
         with journal.open("ab") as handle:
             handle.write(line(recorded["steps"][4]))
-        shown = term.wait_for_all("5 steps", "Tool called: get_telemetry")
-        assert "following live.json.blackbox-journal (live)" in shown
+        term.wait_for_all("5 steps", "Tool called: get_telemetry", "following live.json.blackbox-journal (live)")
     finally:
         os.close(lock)
 
@@ -322,19 +319,18 @@ def test_follow_a_real_recording_to_its_end(terminal, tmp_path: Path) -> None:
                                       sys.executable, str(agent)], env=env, cwd=tmp_path,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         try:
-            shown = term.wait_for_all("Tool called: wait_for_gate · running…", "1 tool running", timeout=600)
-            assert "3 steps" in shown and "outcome incomplete" in shown
+            term.wait_for_all("Tool called: wait_for_gate · running…", "1 tool running", "3 steps",
+                              "outcome incomplete")
             gate.touch()
-            shown = term.wait_for_all("7 steps", "outcome success", "Run completed", "chain intact", timeout=600)
-            assert "running…" not in shown and "chain intact" in shown
-            output, _ = agent_run.communicate(timeout=120)  # a hang guard: it ends as soon as the run does
+            # the status line no longer says live
+            term.wait_for_all("7 steps", "outcome success", "Run completed", "chain intact",
+                              "Tool result: wait_for_gate → ok", absent=("running…", "following"))
+            output, _ = agent_run.communicate(timeout=HANG_GUARD)  # it ends as soon as the run does
         finally:
             if agent_run.poll() is None:
                 agent_run.kill()
                 agent_run.wait()
     assert agent_run.returncode == 0, output.decode(errors="replace")
-    assert "Tool result: wait_for_gate → ok" in term.screen()
-    assert "following" not in term.screen()  # the status line no longer says live
 
 
 def test_a_large_file_opens_at_once_and_reads_the_rest_meanwhile(terminal, tmp_path: Path) -> None:
@@ -357,16 +353,16 @@ def test_a_large_file_opens_at_once_and_reads_the_rest_meanwhile(terminal, tmp_p
     hasty = terminal(str(big))
     hasty.wait_for("└─ Tool result: lookup → ok")
     hasty.keys("q")  # the header says "reading the file… 1%" here (not asserted: a fast machine may be done)
-    assert "EXITED 0" in hasty.wait_for("EXITED", timeout=5)  # a hang guard; it takes about 0.5 s
-    assert "Traceback" not in hasty.screen()
+    shown = hasty.wait_for("EXITED")  # at once (about 0.5 s), not after the whole file
+    assert "EXITED 0" in shown and "Traceback" not in shown
 
     term = terminal(str(big))
-    shown = term.wait_for_all("big-e2e  big.json", "├─ Tool called: search", "step 0 (1 of")
-    assert "0  model_input  Model called with 1 message(s)" in shown
+    term.wait_for_all("big-e2e  big.json", "├─ Tool called: search", "step 0 (1 of",
+                      "0  model_input  Model called with 1 message(s)")
     term.keys("G")  # pressed while reading: the cursor keeps to the last row until the last step is read
-    term.wait_for(f"step {count - 1} ({count} of {count})")
-    shown = term.wait_for(f"{count:,} steps  ·  chain")  # the whole file read: no longer "steps so far"
-    assert f"{count - 1}  metadata     Run completed" in shown
+    # the whole file read: no longer "steps so far"
+    term.wait_for_all(f"step {count - 1} ({count} of {count})", f"{count:,} steps  ·  chain",
+                      f"{count - 1}  metadata     Run completed")
     term.keys("/")
     # the box takes the keys once it has the focus, which Textual gives it a moment later: keys sent sooner
     # go to the step list (they would run its commands), so type only once the box is up, Enter once it shows
@@ -375,27 +371,23 @@ def test_a_large_file_opens_at_once_and_reads_the_rest_meanwhile(terminal, tmp_p
     term.wait_for(needle)
     term.keys("Enter")
     # from the last step the search wraps around to the first match, all of them found
-    shown = term.wait_for_all(f"step {found[0]} ({found[0] + 1} of {count})",
-                              f'search "{needle}": match 1 of {len(found)}')
-    assert "(searching…)" not in shown and f"{found[0]}  model_output" in shown
+    term.wait_for_all(f"step {found[0]} ({found[0] + 1} of {count})", f'search "{needle}": match 1 of {len(found)}',
+                      f"{found[0]}  model_output", absent=("(searching…)",))
     term.keys("n")
     term.wait_for_all(f"step {found[1]} ({found[1] + 1} of {count})", f"match 2 of {len(found)}")
-    shown = term.wait_for("chain intact")
-    assert "outcome success" in shown
+    term.wait_for_all("chain intact", "outcome success")
     term.keys("q")
-    assert "EXITED 0" in term.wait_for("EXITED", timeout=5)
+    assert "EXITED 0" in term.wait_for("EXITED")
 
     cut = terminal(str(truncated))
-    shown = cut.wait_for("The file cannot be read from step")
-    assert "the file ends early" in shown
-    kept = int(shown.split("cannot be read from step ", 1)[1].split(" ", 1)[0])
-    assert kept == count - 1  # every whole step before the cut (the last one is the one cut)
-    assert f"{kept:,} steps" in shown and f"unreadable from step {kept}" in shown
+    kept = count - 1  # every whole step before the cut (the last one is the one cut)
+    cut.wait_for_all(f"The file cannot be read from step {kept} ", "the file ends early", f"{kept:,} steps",
+                     f"unreadable from step {kept}")
     cut.keys("G")
     cut.wait_for(f"step {kept - 1} ({kept} of {kept})")
     cut.keys("Up", "Up")
     shown = cut.wait_for(f"step {kept - 3} ({kept - 2} of {kept})")
     assert "Traceback" not in shown
     cut.keys("q")
-    shown = cut.wait_for("EXITED", timeout=5)
+    shown = cut.wait_for("EXITED")
     assert "EXITED 0" in shown and "Traceback" not in shown

@@ -16,6 +16,7 @@ from blackbox_tui.app import BlackboxApp
 from blackbox_tui.follow import Follower
 from blackbox_tui.run import Run
 from tests.tui.conftest import INCIDENT, SIZE, settle
+from tests.waiting import pilot_until
 
 pytestmark = pytest.mark.anyio
 
@@ -84,13 +85,14 @@ async def check_steps_appear(journal: Path, header: dict, steps: list[dict], out
         torn = line(steps[5])[:40]
         with journal.open("ab") as handle:
             handle.write(line(steps[3]) + line(steps[4]) + torn)
-        await pilot.pause(0.8)
+        await wait_for(pilot, lambda: screen.table.row_count == 5)
         await settle(pilot)
         assert screen.table.row_count == 5  # the torn line waits for its newline
         assert screen.table.step_index == 4  # the cursor on the last row follows the tail
         with journal.open("ab") as handle:
             handle.write(line(steps[5])[40:])
-        await pilot.pause(0.8)
+        await wait_for(pilot, lambda: screen.table.row_count == 6
+                       and "chain intact" in str(screen.query_one("#header").render()))
         await settle(pilot)
         assert screen.table.row_count == 6
         assert run.summary(5) == "Tool result: get_telemetry → ok"
@@ -98,7 +100,8 @@ async def check_steps_appear(journal: Path, header: dict, steps: list[dict], out
         out.write_bytes(INCIDENT.read_bytes())
         journal.unlink()
         end()
-        await pilot.pause(0.8)
+        await wait_for(pilot, lambda: screen.follower is None and screen.table.row_count == len(steps)
+                       and bool(app._notifications))
         await settle(pilot)
         assert screen.follower is None
         assert [n.message for n in app._notifications] == [f"The recording ended: {out} written; showing it."]
@@ -202,5 +205,4 @@ def rendered_rows(screen) -> str:
 
 async def wait_for(pilot, condition: Callable[[], bool]) -> None:
     """Let the app run until `condition` holds (the follow timer looks every FOLLOW_EVERY seconds)."""
-    while not condition():
-        await pilot.pause(0.05)
+    await pilot_until(pilot, condition, "the followed screen")

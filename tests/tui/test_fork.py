@@ -15,6 +15,7 @@ from blackbox_tui.screens.fork import ForkScreen, default_out, fork_argv
 from blackbox_tui.state import ForkSettings, recall_fork, state_file
 from blackbox_tui.widgets.json_editor import JsonEditor, json_problem
 from tests.tui.conftest import SIZE, TRIAGE, make_app, settle
+from tests.waiting import pilot_until
 
 pytestmark = pytest.mark.anyio
 pytest_plugins = ["tests.conftest_fakeapi"]
@@ -176,11 +177,8 @@ async def test_cancel_stops_a_running_fork_and_the_ui_stays_responsive(incident_
         await fill(pilot, screen, agent)
         await pilot.press("ctrl+r")
         log = screen.query_one("#fork-log", Log)
-        for _ in range(200):  # wait until the agent runs (the UI keeps answering meanwhile)
-            await pilot.pause(0.05)
-            if any("agent started" in line for line in log.lines):
-                break
-        assert any("agent started" in line for line in log.lines)
+        # wait until the agent runs (the UI keeps answering meanwhile)
+        await pilot_until(pilot, lambda: any("agent started" in line for line in log.lines), "the agent's start")
         assert screen.process is not None
         assert screen.query_one("#run", Button).disabled
         await pilot.press("escape")  # refused while running: still here
