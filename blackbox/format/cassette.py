@@ -31,7 +31,7 @@ from blackbox.format.canonical import (
     sha256_hex,
     step_hash,
 )
-from blackbox.format.tokens import Tokens
+from blackbox.format.tokens import Tokens, tokens_problem
 from blackbox.format.typed import View, view_of
 from blackbox.format.writing import LONE_SURROGATE, atomic_write, dumps
 
@@ -164,7 +164,6 @@ def _json_error(name: str, data: bytes, exc: Exception) -> CassetteError:
 _TYPE_WORDS = {"int": "an integer", "str": "a string", "object": "an object", "array": "an array",
                "null": "null", "float": "a number"}
 _PATH = re.compile(r"\$\.steps\[(\d+)\](?:\.(\w+))?(?:\.(\w+))?")
-_TOKENS_REMEDY = "token counts are not hashed: re-record the run, or delete the step's `tokens` field"
 
 
 def _expected(message: str) -> str:
@@ -186,15 +185,8 @@ def _structure_error(name: str, exc: msgspec.ValidationError) -> CassetteError:
     if step and step.group(2) is None:
         return CassetteError(f"{name}: step {step.group(1)} is not an object")
     if step and step.group(2) == "tokens":
-        index = step.group(1)
-        if missing:
-            return CassetteError(f"{name}: step {index} field `tokens` has no `{missing.group(1)}` count; "
-                                 f"{_TOKENS_REMEDY}")
-        if step.group(3) is None:
-            return CassetteError(f"{name}: step {index} field `tokens` must be an object of token counts; "
-                                 f"{_TOKENS_REMEDY}")
-        return CassetteError(f"{name}: step {index} field `tokens.{step.group(3)}` must be a whole number from 0 "
-                             f"to 2^53; {_TOKENS_REMEDY}")
+        problem = tokens_problem(missing.group(1) if missing else None, step.group(3))
+        return CassetteError(f"{name}: step {step.group(1)} {problem}")
     if step:
         index, field = step.group(1), step.group(2)
         if field == "type" and "enum" in message:

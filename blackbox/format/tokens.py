@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-__all__ = ["MAX_COUNT", "Count", "Tokens", "count", "tokens_of"]
+__all__ = ["MAX_COUNT", "Count", "Tokens", "count", "tokens_of", "tokens_problem"]
 
 #: The largest count kept: 2^53, the last integer every JSON reader (JavaScript's included) holds exactly.
 MAX_COUNT = 1 << 53
@@ -62,3 +62,16 @@ def tokens_of(input_: Any, output: Any, *, cache_read: Any = None, cache_write: 
     if i is None or o is None:
         return None
     return Tokens(i, o, count(cache_read), count(cache_write), count(reasoning))
+
+
+_REMEDY = "token counts are not hashed: re-record the run, or delete the step's `tokens` field"
+
+
+def tokens_problem(missing: str | None, field: str | None) -> str:
+    """What is wrong with a step's `tokens` (the loader's words after "step N"): a count `missing`, the field not
+    an object of counts, or `field` not a count — never the value."""
+    if missing:
+        return f"field `tokens` has no `{missing}` count; {_REMEDY}"
+    if field is None:
+        return f"field `tokens` must be an object of token counts; {_REMEDY}"
+    return f"field `tokens.{field}` must be a whole number from 0 to 2^53; {_REMEDY}"

@@ -24,7 +24,8 @@ import sys
 import threading
 from collections.abc import Callable
 
-from blackbox.live.calls import ModelCall, now_ms
+from blackbox.live import calls
+from blackbox.live.calls import ModelCall
 from blackbox.providers.stream import ContentDecoder, StreamCodec, StreamResult, StreamStatus
 
 __all__ = ["BATCH", "RECORD_LIMIT", "OpenStreams", "StreamRecording", "not_recorded"]
@@ -64,6 +65,7 @@ class StreamRecording:
         self._lock = threading.Lock()
         self._reading = threading.Lock()
         self._held: list[bytes] = []
+        self._fed_at = 0.0  # when the latest chunk came (`calls._clock`): the answer was whole by then
         self._over = False
         self._size = 0
         self._decoder: ContentDecoder | None = None
@@ -74,6 +76,7 @@ class StreamRecording:
             self._refuse(f"the stream cannot be decoded: {exc}")
 
     def feed(self, chunk: bytes) -> None:
+        self._fed_at = calls._clock()
         held = self._held
         held.append(chunk)
         if len(held) >= BATCH:
@@ -102,8 +105,8 @@ class StreamRecording:
                     result = self._assembler.finish()
                 whole = self._assembler.result
                 if whole is not None and whole.complete and self._call.arrived_at is None:
-                    # the answer is whole now (read at most a batch after its last byte), however late recorded
-                    self._call.arrived_at = now_ms()
+                    # the answer was whole when its last chunk came, however late it is read or recorded
+                    self._call.arrived_at = int(self._fed_at * 1000) if self._fed_at else calls.now_ms()
             except Exception as exc:  # a corrupt compressed body, or any trouble of the recorder's
                 return StreamResult(StreamStatus.REFUSED, None,
                                     f"the stream could not be read ({type(exc).__name__}: {exc})")
