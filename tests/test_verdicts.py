@@ -211,3 +211,49 @@ def test_deeper_than_every_reader_accepts_is_refused_in_the_same_words(tmp_path:
         done = cli(*args)
         assert done.returncode in (1, 2) and "Traceback" not in done.stderr, (args, done.stderr[-2000:])
         assert TOO_DEEP in done.stdout + done.stderr, (args, done.stdout, done.stderr)
+
+
+@pytest.mark.parametrize("policy", [False, True], ids=["plain", "with-a-policy"])
+def test_a_tool_result_as_deep_as_the_readers_accept_is_recorded_and_replayed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, policy: bool) -> None:
+    """A wrapped tool that returns 2,500 nested lists (the original hashes that depth): recorded (journal and
+    cassette), verified and replayed — never a RecursionError in the agent; deeper than every reader accepts is
+    refused in one line."""
+    import blackbox
+    from blackbox.errors import SessionError
+
+    if policy:
+        rules = tmp_path / "policy.toml"
+        rules.write_text("[[rules]]\nname = \"mail\"\ndetector = \"email\"\naction = \"mask\"\n")
+        monkeypatch.setenv("BLACKBOX_POLICY", str(rules))
+
+    def nested(depth: int) -> list[Any]:
+        top: list[Any] = []
+        inner = top
+        for _ in range(depth - 1):
+            inner.append([])
+            inner = inner[0]
+        inner.append("me@example.com")
+        return top
+
+    def text(value: Any) -> str:  # == and json.dumps recurse past Python's limit at this depth
+        import msgspec
+
+        with nesting_headroom():
+            return msgspec.json.encode(value).decode()
+
+    out = tmp_path / "deep.json"
+    with blackbox.session("record", out=out) as bb:
+        assert text(bb.tool("deep", lambda size: nested(size))(2_500)) == text(nested(2_500))
+        bb.finish("done")
+    cassette = load(out)
+    assert verify(cassette).ok and cassette.steps[1].type == "tool_result"
+    with blackbox.session("replay", cassette=out) as bb:
+        again = text(bb.tool("deep", lambda size: pytest.fail("replay runs no tool"))(2_500))
+        bb.finish("done")
+    if policy:  # the address masked by a stable token, the structure as it was
+        assert "me@example.com" not in again and "[redacted:mail:" in again
+        again = re.sub(r'"\[redacted:mail:[0-9a-f]+\]"', '"me@example.com"', again)
+    assert again == text(nested(2_500))
+    with blackbox.session("record", out=tmp_path / "deeper.json") as bb, pytest.raises(SessionError, match=TOO_DEEP):
+        bb.tool("deep", lambda size: nested(size))(MAX_NESTING + 10)

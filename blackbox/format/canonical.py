@@ -427,8 +427,35 @@ def json_value(value: Any, *, where: Callable[[], str] = lambda: "the value") ->
 
     Floats become `JSFloat`, tuples become lists; sets, bytes, non-string keys, NaN, strings with unpaired
     surrogates (undecodable bytes smuggled through `surrogateescape`) and arbitrary objects are refused
-    rather than stored as something else.
+    rather than stored as something else.  A value nested deeper than Python's stack allows is copied again with
+    room for it (up to the `MAX_NESTING` levels every reader accepts; deeper is refused in one line), so a deep
+    tool result is recorded, never a RecursionError in the agent.
     """
+    try:
+        return _json_value(value, where)
+    except RecursionError:
+        pass
+    if _depth(value) > MAX_NESTING:
+        raise CanonicalError(f"{where()} is {TOO_DEEP}; flatten it or pass it as text")
+    with nesting_headroom():
+        return _json_value(value, where)
+
+
+def _depth(value: Any) -> int:
+    """How deeply lists and objects nest in `value` (without recursion; stops counting past MAX_NESTING)."""
+    deepest = 0
+    todo: list[tuple[Any, int]] = [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, list | tuple | dict):
+            deepest = max(deepest, depth)
+            if deepest > MAX_NESTING:
+                return deepest
+            todo.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def _json_value(value: Any, where: Callable[[], str]) -> Any:
     if isinstance(value, str):
         if not value.isascii() and _LONE_SURROGATE.search(value):
             raise CanonicalError(f"{where()} holds a string with undecodable bytes (an unpaired surrogate); "
@@ -443,12 +470,12 @@ def json_value(value: Any, *, where: Callable[[], str] = lambda: "the value") ->
             raise CanonicalError(f"{where()} holds {value!r}, which JSON cannot hold; use a finite number")
         return value if type(value) is JSFloat else JSFloat(value)
     if isinstance(value, list | tuple):
-        return [json_value(v, where=where) for v in value]
+        return [_json_value(v, where) for v in value]
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for k, v in value.items():
             if not isinstance(k, str):
                 raise CanonicalError(f"{where()} has a {type(k).__name__} key; JSON keys are strings")
-            out[k] = json_value(v, where=where)
+            out[k] = _json_value(v, where)
         return out
     raise CanonicalError(f"{where()} holds a {type(value).__name__}, which JSON cannot hold faithfully")

@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 
 from blackbox.errors import CassetteError, SessionError
-from blackbox.format.canonical import canonical_text, decode_json, js_number
+from blackbox.format.canonical import canonical_text, decode_json, js_number, nesting_headroom
 from blackbox.format.cassette import SCHEMA_VERSION, Cassette, Step, StepChain, chain_break
 from blackbox.format.firstdiff import json_equal
 from blackbox.format.inert import inert
@@ -56,6 +56,16 @@ def _enc_hook(obj: Any) -> Any:
 
 
 _LINE = msgspec.json.Encoder(enc_hook=_enc_hook)
+
+
+def _line(entry: Any) -> bytes:
+    """A journal line; a value nested deeper than Python's stack allows (the session accepted it: at most the
+    readers' depth) is encoded again with room for it."""
+    try:
+        return _LINE.encode(entry)
+    except RecursionError:
+        with nesting_headroom():
+            return _LINE.encode(entry)
 
 
 class ToolSlot(msgspec.Struct):
@@ -151,7 +161,7 @@ class Recorder:
         """Journal the steps in one write (the journal drops them, and stops, if one holds a key)."""
         if self._journal is not None and steps:
             self.keys_known()
-            self._journal.append([_LINE.encode(step) for step in steps])
+            self._journal.append([_line(step) for step in steps])
 
     def model_step(self, model_input: ModelInput, started_at: int, model_output: ModelOutput, arrived_at: int,
                    tokens: Tokens | None = None) -> None:
@@ -207,7 +217,7 @@ class Recorder:
         if self._journal is not None:  # so `tui --follow` shows it running; recovery skips the line
             self.keys_known()
             call = self._redacted("tool_call", dict(self._call_payload(slot)))
-            self._journal.append([_LINE.encode(ToolStart(self._turn, slot.order, call, at))])
+            self._journal.append([_line(ToolStart(self._turn, slot.order, call, at))])
         return slot
 
     def tool_finished(self, slot: ToolSlot, outcome: dict[str, Any], at: int) -> None:
@@ -221,7 +231,7 @@ class Recorder:
             self.keys_known()
             entry = ToolEntry(self._turn, slot.order, self._redacted("tool_call", dict(self._call_payload(slot))),
                               slot.started_at, self._redacted("tool_result", self._result_payload(slot)), at)
-            self._journal.append([_LINE.encode(entry)])
+            self._journal.append([_line(entry)])
 
     def flush_tools(self, *, force: bool) -> None:
         """Write finished tool steps in the model's call order.

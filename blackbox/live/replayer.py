@@ -185,7 +185,7 @@ class Replayer:
         self._ids.note_name(call_id, name)
         result = self._steps[chosen.result_index].payload if chosen.result_index is not None else None
         return ToolClaim(call_id, name, chosen.call_index, chosen.result_index,
-                         copy.deepcopy(result) if isinstance(result, dict) else None)
+                         _copied(result) if isinstance(result, dict) else None)
 
     def _next_expected(self) -> str:
         step = self._steps[self._turn_end] if self._turn_end < len(self._steps) else None
@@ -230,3 +230,14 @@ def _key_hint(cassette: Cassette, redact: Any) -> str | None:
 
 def _describe_call(call: ToolCallView) -> str:
     return f"{call.toolName} {format_value(call.toolInput)}"
+
+
+def _copied(value: Any) -> Any:
+    """A copy the agent may change; a result as deep as the readers accept is copied with room for it."""
+    try:
+        return copy.deepcopy(value)
+    except RecursionError:
+        from blackbox.format.canonical import nesting_headroom
+
+        with nesting_headroom():
+            return copy.deepcopy(value)
