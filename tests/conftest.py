@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -9,6 +10,12 @@ from pathlib import Path
 import pytest
 
 pytest_plugins = ["tests.conftest_fakeapi", "tests.failing_disk", "tests.report_text"]
+
+# mcp's `stdio_client(server, errlog=sys.stderr)` binds its default when first imported: imported first inside a
+# test that captures with capsys, every later stdio server of that worker (the frameworks' too) would get a
+# stream with no file descriptor (`io.UnsupportedOperation: fileno`). Imported here, it binds a real one.
+with contextlib.suppress(ImportError):  # the MCP tests skip without it
+    import mcp.client.stdio  # noqa: F401
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

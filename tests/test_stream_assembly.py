@@ -147,6 +147,21 @@ def test_a_value_of_any_type_anywhere_never_raises(wire: Wire, output: dict[str,
         assert result.error is not None and "could not be assembled" in result.error
 
 
+def test_a_block_of_a_confused_type_with_many_deltas_in_one_chunk_never_raises() -> None:
+    """Found by the test above: a `content_block` whose `type` is a list, then its deltas arriving together
+    (the bulk reader's path) raised TypeError (unhashable) out of the assembler."""
+    wire = next(w for w in WIRES if w.name == "anthropic")
+    chunks = wire.chunks({"type": "final_answer", "text": "18C in Paris."}, piece_size=4)
+    at = next(n for n, chunk in enumerate(chunks) if b"content_block_start" in chunk)
+    head, _, raw = chunks[at].partition(b"data: ")
+    event = json.loads(raw)
+    event["content_block"]["type"] = []
+    chunks[at] = head + b"data: " + json.dumps(event).encode() + b"\n\n"
+    assembler = wire.codec.assembler()
+    assembler.feed(b"".join(chunks))
+    assert assembler.finish().status in StreamStatus
+
+
 def test_a_long_line_cut_into_many_chunks_is_one_event() -> None:
     text = "x" * 50_000
     raw = encode_event({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},

@@ -170,7 +170,8 @@ class AnthropicStreamAssembler(BaseAssembler):
             if self._result is not None or not chunk.startswith(_DELTA_START, pos) or not self._blocks:
                 return pos
             index = len(self._blocks) - 1
-            bulk = _BULK.get(self._blocks[index].get("type"))  # type: ignore[arg-type]
+            kind_of = self._blocks[index].get("type")
+            bulk = _BULK.get(kind_of) if isinstance(kind_of, str) else None  # a type-confused block: one by one
             if bulk is None or index > 255:
                 return pos
             kind, key = bulk
