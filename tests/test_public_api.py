@@ -66,3 +66,29 @@ def test_the_version_is_written_once() -> None:
     spelled = [str(p.relative_to(root)) for folder in ("blackbox", "tui") for p in (root / folder).rglob("*.py")
                if f'"{blackbox.__version__}"' in p.read_text(encoding="utf-8")]
     assert spelled == ["blackbox/__init__.py"], spelled
+
+
+def test_the_wheel_holds_every_module_and_data_file(tmp_path: Path) -> None:
+    """`pip install .` gives every module of blackbox/ and tui/ (a package missing from pyproject's list once
+    made the installed `blackbox check` fail with ModuleNotFoundError), and the data files they read."""
+    import shutil
+    import subprocess
+    import sys
+    import zipfile
+
+    root = Path(__file__).resolve().parent.parent
+    source = tmp_path / "source"  # a copy without build/ (a stale build folder would fill in what is missing)
+    skip = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    for name in ("blackbox", "tui"):
+        shutil.copytree(root / name, source / name, ignore=skip)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(root / name, source / name)
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path),
+                            str(source)], capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stderr
+    (wheel,) = tmp_path.glob("blackbox_agent-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    wanted = {str(p.relative_to(root)).replace("tui/", "blackbox_tui/", 1)
+              for folder in ("blackbox", "tui") for p in (root / folder).rglob("*")
+              if p.suffix in (".py", ".json", ".tcss") and "__pycache__" not in p.parts}
+    assert sorted(wanted - names) == []

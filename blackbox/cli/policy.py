@@ -21,7 +21,7 @@ __all__ = ["PolicyOption", "redactor_for"]
 
 PolicyOption = Annotated[Path | None, typer.Option(
     "--policy", metavar="FILE", help="The redaction policy (a TOML file, or a pyproject.toml; "
-    "docs/format.md#redaction); default BLACKBOX_POLICY, else [tool.blackbox.redact] in the project's "
+    "docs/format.md#redaction); default BLACKBOX_POLICY, else \\[tool.blackbox.redact] in the project's "
     "pyproject.toml.", show_default=False)]
 
 

@@ -103,7 +103,7 @@ def redact_command(
       blackbox redact run.json --out run.shared.json --policy redact.toml
     """
     from blackbox.fork.plan import same_file
-    from blackbox.format.cassette import load
+    from blackbox.format.cassette import chain_break, load
     from blackbox.format.marks import count_marks
     from blackbox.format.verify import verify
     from blackbox.format.writing import atomic_write, dumps
@@ -120,6 +120,10 @@ def redact_command(
         original = load(cassette)
     except CassetteError as exc:
         fail(f"{exc}; nothing was written", EXIT_USAGE)
+    broken = chain_break(original)
+    if broken is not None:  # re-chaining would make a changed file verify again, under a link to a false hash
+        fail(f"{inert(str(cassette))}: its hash chain does not hold at step {broken.index} ({broken.reason}): it "
+             "changed after it was recorded; redact the original recording (or re-record it); nothing was written")
     rewritten = redact_cassette(original, redactor, link=True)
     report = verify(rewritten)
     if not report.ok:

@@ -47,6 +47,10 @@ ADVICE: dict[str, str] = {
 }
 
 
+UNREADABLE = ("the file cannot be read as a cassette (damaged, cut short, or another kind of file): restore it "
+              "from a copy or re-record the run")
+
+
 class CheckResult(msgspec.Struct, frozen=True):
     """One row of the report: the check, pass/fail/skip, the step it concerns, and a detail."""
 
@@ -82,7 +86,11 @@ class VerifyReport(msgspec.Struct):
     @property
     def advice(self) -> str:
         failure = self.failure
-        return ADVICE[failure.name] if failure is not None else ""
+        if failure is None:
+            return ""
+        if failure.name == "schema_version" and "version" not in (failure.detail or ""):
+            return UNREADABLE  # the file did not load at all: no version to migrate from
+        return ADVICE[failure.name]
 
     def to_dict(self) -> dict[str, Any]:
         failure = self.failure
