@@ -84,21 +84,25 @@ class Served:
         assert self.kind == "stdio" or not port_open(self.port)
 
 
-@pytest.fixture(params=["stdio", "http"])
-def served(request: pytest.FixtureRequest) -> Iterator[Served]:
-    """The server of one test, over stdio and over streamable HTTP on 127.0.0.1; stopped afterwards."""
-    where = Served(request.param)
+@contextmanager
+def serving(kind: str) -> Iterator[Served]:
+    """The server of one test over `kind`, stopped afterwards."""
+    where = Served(kind)
     try:
         yield where
     finally:
         where.stop()
+
+
+@pytest.fixture(params=["stdio", "http"])
+def served(request: pytest.FixtureRequest) -> Iterator[Served]:
+    """The server of one test, over stdio and over streamable HTTP on 127.0.0.1; stopped afterwards."""
+    with serving(request.param) as where:
+        yield where
 
 
 @pytest.fixture(params=["stdio", "http", "sse"])
 def served_any(request: pytest.FixtureRequest) -> Iterator[Served]:
     """`served`, and also over the older HTTP+SSE transport (which a raw `ClientSession` can still use)."""
-    where = Served(request.param)
-    try:
+    with serving(request.param) as where:
         yield where
-    finally:
-        where.stop()

@@ -135,3 +135,27 @@ def test_a_wrong_policy_is_one_line_with_exit_2(tmp_path: Path, policy: Path, ca
     broken.write_text("[[rules]]\nname = 'x'\naction = 'explode'\n")
     code, _, err = run_cli(capsys, *command, "--policy", broken)
     assert code == 2 and err.startswith("error: ") and err.count("\n") == 1 and "broken.toml" in err, err
+
+
+def test_printers_apply_the_policy_in_force_to_a_cassette_recorded_without_it(
+        tmp_path: Path, policy: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """inspect (rows, one step, --json) and diff print what the policy masks as its marks, never the value, when
+    the cassette was recorded before the policy existed; with no policy in force they print it as it is."""
+    out = tmp_path / "plain.json"
+    with blackbox.session("record", out=out) as bb:  # no policy in force: the e-mail is recorded as it is
+        bb.tool("lookup", lambda who: {"email": EMAIL, "note": f"write to {EMAIL}"})("grace")
+        bb.finish(f"mailed {EMAIL}")
+    assert EMAIL in out.read_text()
+    other = tmp_path / "other.json"
+    with blackbox.session("record", out=other) as bb:
+        bb.tool("lookup", lambda who: {"email": EMAIL, "note": "changed"})("grace")
+        bb.finish(f"mailed {EMAIL}")
+    shows = [("inspect", out), ("inspect", out, "--step", 1), ("inspect", out, "--step", 1, "--json"),
+             ("inspect", out, "--json"), ("diff", out, other)]
+    for args in shows:
+        _, said, _ = run_cli(capsys, *args)
+        assert EMAIL in said, args  # no policy: as recorded
+    monkeypatch.setenv("BLACKBOX_POLICY", str(policy))
+    for args in shows:
+        _, said, err = run_cli(capsys, *args)
+        assert EMAIL not in said + err and "[redacted:email:" in said, args

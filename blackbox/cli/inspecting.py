@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 
 from blackbox.cli.jsonout import print_json
+from blackbox.cli.printed import printed_payload, printed_text
 from blackbox.cli.reports import missing_file, redaction_lines, shown
 from blackbox.cli.term import EXIT_USAGE, colour, error_line, paint
 from blackbox.errors import CassetteError
@@ -67,7 +68,7 @@ def write_rows(c: LazyCassette) -> None:
 
 def json_rows(c: LazyCassette) -> list[dict[str, Any]]:
     """The rows for `--json` (summaries with secrets masked)."""
-    return [{"index": d.index, "type": d.type, "hash": d.hash, "summary": mask_secrets(summarize_step(d))}
+    return [{"index": d.index, "type": d.type, "hash": d.hash, "summary": mask_secrets(printed_text(summarize_step(d)))}
             for d in (s.decoded() for s in c.steps)]
 
 
@@ -84,7 +85,8 @@ def totals_lines(totals: Totals) -> list[str]:
 def _step_json(step: LazyStep) -> dict[str, Any]:
     decoded = step.decoded()
     doc = {"id": decoded.id, "index": decoded.index, "type": decoded.type, "timestamp": decoded.timestamp,
-           "summary": mask_secrets(summarize_step(decoded)), "payload": decoded.payload,
+           "summary": mask_secrets(printed_text(summarize_step(decoded))),
+           "payload": printed_payload(decoded.type, decoded.payload),
            "prevHash": decoded.prevHash, "hash": decoded.hash}
     if decoded.tokens is not None:
         doc["tokens"] = msgspec.to_builtins(decoded.tokens)
@@ -102,7 +104,7 @@ def _one_step(lazy: LazyStep, json_out: bool) -> None:
                      f"time:     {created(s.timestamp)} ({pretty_json(s.timestamp)})\n")
     if s.tokens is not None:
         sys.stdout.write(f"tokens:   {tokens_text(s.tokens)} (not hashed)\n")
-    text = inert_lines(mask_secrets(pretty_json(s.payload)))
+    text = inert_lines(mask_secrets(pretty_json(printed_payload(s.type, s.payload))))
     if on:  # highlighted on a terminal; rich is imported only then
         from rich.syntax import Syntax
 
@@ -140,7 +142,9 @@ def run_inspect(path: Path, step: int | None, json_out: bool) -> int:
     redacted, link = dict(sorted(marks.items())) or None, rewritten_from(c.redaction)
     if json_out:
         doc = {"id": c.id, "version": c.version, "parentId": c.parentId, "forkedFromStepId": c.forkedFromStepId,
-               "createdAt": c.createdAt, "steps": len(c.steps), "outcome": o, "totals": totals.to_dict(),
+               "createdAt": c.createdAt, "steps": len(c.steps),
+               "outcome": {k: printed_text(v) if isinstance(v, str) else v for k, v in msgspec.to_builtins(o).items()},
+               "totals": totals.to_dict(),
                "rows": json_rows(c)}
         if redacted or link:
             doc["redaction"] = {"redacted": redacted, "rewrittenFrom": link}

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import msgspec
 
 from blackbox.cli.jsonout import print_json
+from blackbox.cli.printed import printed_text
 from blackbox.cli.term import EXIT_FAILURE, EXIT_USAGE, colour, error_line, paint
 from blackbox.errors import CassetteError
 from blackbox.format.canonical import nesting_headroom
@@ -62,8 +63,8 @@ Row = tuple[str, str, int | None, str]  # check, status, step, detail
 
 
 def shown(text: str) -> str:
-    """Cassette or path text as printed: secrets masked, then inert."""
-    return inert(mask_secrets(text))
+    """Cassette or path text as printed: the redaction policy in force applied, secrets masked, then inert."""
+    return inert(mask_secrets(printed_text(text)))
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], on: bool,
