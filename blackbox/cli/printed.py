@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 __all__ = ["printed_payload", "printed_text"]
+
+_NAMES_POLICY = re.compile(rb"blackbox\.redact(?![A-Za-z0-9_])")
 
 
 def _may_have_policy(named: str | None, cwd: str) -> bool:
@@ -24,8 +27,8 @@ def _may_have_policy(named: str | None, cwd: str) -> bool:
     for candidate in (folder, *folder.parents):  # as the policy's own search: the first pyproject.toml, or .git
         pyproject = candidate / "pyproject.toml"
         if pyproject.is_file():
-            try:
-                return b"blackbox.redact" in pyproject.read_bytes()
+            try:  # `[tool.blackbox.redact]` or its `.rules`, not the `blackbox.redaction` package's name
+                return _NAMES_POLICY.search(pyproject.read_bytes()) is not None
             except OSError:
                 return False
         if (candidate / ".git").exists():
