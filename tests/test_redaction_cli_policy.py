@@ -11,16 +11,22 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import msgspec
 import pytest
 
 import blackbox
-from blackbox.format.cassette import StepChain, load
+from blackbox.format.cassette import load
 from blackbox.format.verify import verify
 from tests.cli_helpers import run_cli
 from tests.conftest import FIXTURES
 from tests.fakeapi import FakeAPI
-from tests.test_redaction_sessions import CUSTOMER, EMAIL, POLICY, customer_brain, lookup_customer, run_agent
+from tests.test_redaction_sessions import (
+    CUSTOMER,
+    EMAIL,
+    POLICY,
+    customer_brain,
+    leftover_journal,
+    run_agent,
+)
 
 pytest_plugins = ["tests.conftest_fakeapi"]
 
@@ -108,14 +114,7 @@ def test_import_and_recover_take_the_policy_from_the_flag(tmp_path: Path, policy
     assert EMAIL not in flagged.read_text() and CUSTOMER not in flagged.read_text() and verify(flagged).ok
     assert EMAIL not in stdout
 
-    chain = StepChain("old")
-    chain.append("tool_call", 1, {"toolCallId": "call-0", "toolName": "lookup_customer",
-                                  "toolInput": {"customer_id": CUSTOMER}})
-    chain.append("tool_result", 2, {"toolCallId": "call-0", "toolName": "lookup_customer",
-                                    "result": lookup_customer(CUSTOMER)})
-    left = tmp_path / "old.json.blackbox-journal"
-    left.write_bytes(b"\n".join([b'{"blackboxJournal": 1, "id": "old", "createdAt": 1}',
-                                 *(msgspec.json.encode(s) for s in chain.steps)]) + b"\n")
+    left = leftover_journal(tmp_path)
     target = tmp_path / "recovered.json"
     code, _, err = run_cli(capsys, "recover", left, "--out", target, "--policy", policy)
     assert code == 0, err

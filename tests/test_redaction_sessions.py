@@ -62,6 +62,19 @@ def policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 def lookup_customer(customer_id: str) -> dict[str, Any]:
     return {"id": customer_id, "email": EMAIL, "notes": "VIP since 1999", "card": CARD}
 
+def leftover_journal(tmp_path: Path) -> Path:
+    """A journal a killed recording left before the policy existed: a customer's tool call and its result."""
+    chain = StepChain("old")
+    chain.append("tool_call", 1, {"toolCallId": "call-0", "toolName": "lookup_customer",
+                                  "toolInput": {"customer_id": CUSTOMER}})
+    chain.append("tool_result", 2, {"toolCallId": "call-0", "toolName": "lookup_customer",
+                                    "result": lookup_customer(CUSTOMER)})
+    left = tmp_path / "old.json.blackbox-journal"
+    left.write_bytes(b"\n".join([b'{"blackboxJournal": 1, "id": "old", "createdAt": 1}',
+                                 *(msgspec.json.encode(s) for s in chain.steps)]) + b"\n")
+    return left
+
+
 
 TOOL_DEFS = [{"name": "lookup_customer", "description": "Find a customer.",
               "input_schema": {"type": "object", "properties": {"customer_id": {"type": "string"}}}}]
@@ -196,14 +209,7 @@ def test_import_and_recover_apply_the_policy(tmp_path: Path, policy: Path, capsy
     assert EMAIL not in stdout and CUSTOMER not in stdout
 
     # a journal a killed recording left before the policy existed
-    chain = StepChain("old")
-    chain.append("tool_call", 1, {"toolCallId": "call-0", "toolName": "lookup_customer",
-                                  "toolInput": {"customer_id": CUSTOMER}})
-    chain.append("tool_result", 2, {"toolCallId": "call-0", "toolName": "lookup_customer",
-                                    "result": lookup_customer(CUSTOMER)})
-    left = tmp_path / "old.json.blackbox-journal"
-    left.write_bytes(b"\n".join([b'{"blackboxJournal": 1, "id": "old", "createdAt": 1}',
-                                 *(msgspec.json.encode(s) for s in chain.steps)]) + b"\n")
+    left = leftover_journal(tmp_path)
     target = tmp_path / "recovered.json"
     code, _, err = run_cli(capsys, "recover", left, "--out", target)
     assert code == 0, err
