@@ -52,7 +52,7 @@ _code_from(Path(sys.argv[sys.argv.index("--code") + 1]).resolve() if "--code" in
 
 import json  # noqa: E402
 import os  # noqa: E402
-from typing import Any, ClassVar  # noqa: E402
+from typing import ClassVar  # noqa: E402
 
 from textual import events  # noqa: E402
 from textual.app import App, ComposeResult  # noqa: E402
@@ -384,7 +384,8 @@ if __name__ == "__main__":
     if options.resident_child:
         resident_child(options.resident_child)
     elif options.files:
-        figures = asyncio.run(measure_all(*options.files, options.steps, options.moves, options.repeat))
+        a, b, small = options.files
+        figures = asyncio.run(measure_all(a, b, small, options.steps, options.moves, options.repeat))
         print(json.dumps(figures))
     else:
         asyncio.run(main(options.steps, options.moves, options.repeat, options.result_text, options.before))
