@@ -22,6 +22,7 @@ from blackbox.format.indexing import CHUNK, CassetteHeader, FileStep, Indexer, U
 from blackbox.format.inert import inert
 from blackbox.format.lazy import LazyCassette, LazyStep, load_lazy
 from blackbox.format.outcome import Outcome, summarize_step, terminal_outcome
+from blackbox.format.typed import ToolCallView, ToolResultView
 from blackbox.format.writing import pretty_json
 
 from .mcp_view import mcp_origin, with_origin
@@ -249,12 +250,13 @@ class Run:
         """The MCP server of a tool step; a result's is its call's, the step before it."""
         if step.type not in ("tool_call", "tool_result"):
             return None
-        origin = mcp_origin(step.payload)
-        if origin is None and step.type == "tool_result" and index > 0:
+        origin = mcp_origin(step)
+        found = step.view() if origin is None and step.type == "tool_result" and index > 0 else None
+        if isinstance(found, ToolResultView):
             call = self.steps[index - 1]
-            same = isinstance(call.payload, dict) and isinstance(step.payload, dict) and \
-                call.payload.get("toolCallId") == step.payload.get("toolCallId")
-            origin = mcp_origin(call.payload) if same else None
+            called = call.view()
+            same = isinstance(called, ToolCallView) and called.toolCallId == found.toolCallId
+            origin = mcp_origin(call) if same else None
         return origin
 
     @property
@@ -272,7 +274,7 @@ class Run:
     def _tool_facts(self) -> ToolFacts:
         if self._tools is None:
             records = self.steps.lazy
-            self._tools = tool_facts_of(records, lambda i: decode_record(records[i]))
+            self._tools = tool_facts_of(records, lambda i: records[i].payload)
         return self._tools
 
     def is_error_result(self, index: int) -> bool:

@@ -21,6 +21,7 @@ from textual.widgets import Button, Input, Label, RadioSet, Static
 from blackbox.errors import CassetteError
 from blackbox.fork.plan import same_file
 from blackbox.format.inert import inert
+from blackbox.format.typed import ToolResultView
 
 from ..fork_files import default_out, fork_argv
 from ..fork_runners import AgentRunner, ForkJob, ForkResult, ForkRunner, next_model_input, runner_for
@@ -94,11 +95,11 @@ class ForkScreen(BlackboxScreen[None]):
         return remembered
 
     def compose(self) -> ComposeResult:
-        payload = self.step.payload if isinstance(self.step.payload, dict) else {}
+        found = self.step.view()  # a result whose payload does not fit its shape names no tool: "?"
+        name, call_id = (found.toolName, found.toolCallId or "?") if isinstance(found, ToolResultView) else ("?", "?")
         title = Content.assemble(
             ("Fork ", "bold"), (self.run.label, "bold $text-accent"), (f" at step {self.index}", "bold"),
-            (f" · result of {inert(str(payload.get('toolName', '?')))} "
-             f"({inert(str(payload.get('toolCallId', '?')))})", "$text-muted"),
+            (f" · result of {inert(name)} ({inert(call_id)})", "$text-muted"),
             (f"\nsteps 0…{self.index - 1} kept · edit the value · ctrl+r runs it", "$text-muted"),
         )
         yield Static(title, id="fork-title")

@@ -12,6 +12,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Input, Label, RadioButton, RadioSet
 
 from blackbox.fork.whatif import key_problem
+from blackbox.format.cassette import Step
+from blackbox.format.typed import UNSET, ToolResultView
 
 from ..fork_runners import next_model_input, provider_of, recorded_model
 from ..run import Run, pretty_json
@@ -24,11 +26,14 @@ CONTINUATIONS = ("script", "inline", "live")
 RUNNERS = ("whatif", "agent", "demo")
 
 
-def initial_value(payload: object) -> str:
-    """The recorded result as editable JSON (an error result starts from its message, as a JSON string)."""
-    if isinstance(payload, dict):
-        return str(pretty_json(payload["result"] if "result" in payload else payload.get("error")))
-    return str(pretty_json(payload))
+def initial_value(step: Step) -> str:
+    """The recorded result as editable JSON (an error result starts from its message, as a JSON string; a
+    payload that does not fit a result's shape, from all of it)."""
+    found = step.view()
+    if not isinstance(found, ToolResultView):
+        return str(pretty_json(step.payload))
+    value = found.result if found.result is not UNSET else found.error
+    return str(pretty_json(None if value is UNSET else value))
 
 
 class ForkForm(VerticalScroll):
@@ -73,7 +78,7 @@ class ForkForm(VerticalScroll):
         remembered = self.remembered
         with Vertical(id="value-box"):
             yield Label("New tool result (JSON) · ctrl+a selects all · tab moves on")
-            yield JsonEditor(initial_value(self.run.steps[self.index].payload), id="value")
+            yield JsonEditor(initial_value(self.run.steps[self.index]), id="value")
         with Vertical(id="settings", classes=f"-{remembered.continuation} -{remembered.runner}"):
             yield Label("After the fork point, who continues")
             with RadioSet(id="runner"):
