@@ -25,7 +25,7 @@ from ..messages import ChainChecked, FollowTick, ProgressTick, RowMoved, RunGrew
 from ..notice import say
 from ..run import Run
 from ..widgets.fit_footer import FitFooter
-from ..widgets.run_header import RunHeader
+from ..widgets.run_header import HeaderState, RunHeader
 from ..widgets.search_box import SearchBox
 from ..widgets.status_line import StatusLine
 from ..widgets.step_detail import StepDetail
@@ -46,7 +46,8 @@ PROGRESS_EVERY = 0.2  # seconds between updates of the reading / chain-check pro
 class BrowseScreen(BlackboxScreen[None]):
     """One run. `companion` is the cassette `d` compares with (the fork beside it), if any.
 
-    What the status line shows is the screen's reactive state (bound to the `StatusLine`): setting it redraws."""
+    What the status line and the run header show is the screen's reactive state (bound to the `StatusLine` and
+    the `RunHeader`): setting it redraws; `rows_changed` sets it from the run."""
 
     HELP = ("Browse one run: the steps on the left, the selected step on the right. Tool steps are drawn under "
             "the model output that asked for them.")
@@ -61,6 +62,7 @@ class BrowseScreen(BlackboxScreen[None]):
     query_text: var[str] = var("")
     matches: var[list[int]] = var(list)
     searching: var[bool] = var(False)
+    header: var[HeaderState] = var(HeaderState())  # what the run header shows that changes (bound to it)
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "search", "Search", key_display="/", priority=True,  # before the keys typed next
@@ -126,7 +128,7 @@ class BrowseScreen(BlackboxScreen[None]):
 
     def compose(self) -> ComposeResult:
         run = self.run
-        yield RunHeader(run, id="header")
+        yield RunHeader(run, id="header").data_bind(state=BrowseScreen.header)
         yield Static(id="chain-banner")
         with Horizontal(id="panes"):
             yield StepTable(run, id="steps")
@@ -155,9 +157,10 @@ class BrowseScreen(BlackboxScreen[None]):
         self.call_after_refresh(self.blackbox.read_in_background, self.run)  # after the first paint
 
     def rows_changed(self) -> None:
-        """The run or the rows shown changed: the state the status line shows follows."""
+        """The run or the rows shown changed: the state the status line and the header show follows."""
         self.total, self.rows = len(self.run), self.table.indices
         self.reading = self.run.loading.fraction if self.run.loading is not None else None
+        self.header = HeaderState.of(self.run)
 
     # -- a large file read in the background ---------------------------------------------------------------
 
@@ -183,14 +186,12 @@ class BrowseScreen(BlackboxScreen[None]):
             table.rows_added()
         else:
             table.rows_changed(table.cursor)
-        self.query_one(RunHeader).refresh_chain()
         if run.problem:
             self._chain_checked()
         self.rows_changed()
 
     def on_progress_tick(self) -> None:
-        """The header's reading and chain-check progress (the ticker stops once both are done)."""
-        self.query_one(RunHeader).refresh_chain()
+        """The reading and chain-check progress (the ticker stops once both are done)."""
         self.rows_changed()
 
     def on_follow_tick(self) -> None:
@@ -229,7 +230,7 @@ class BrowseScreen(BlackboxScreen[None]):
         self._chain_checked()
 
     def _chain_checked(self) -> None:
-        self.query_one(RunHeader).refresh_chain()
+        self.header = HeaderState.of(self.run)
         self.table.refresh()  # the broken step's row is marked
         broken = self.run.chain
         if self.run.problem:
