@@ -131,6 +131,10 @@ def _run(path: Path, exporter: Exporter, target: Target, content: bool,
     with progress(f"reading {path.name}") as update:
         files, batches, linked = span_batches(path, with_content=content, parent=parent, loaded=update,
                                               redactor=redactor)
-    with progress(f"exporting {len(files)} cassette(s)") as update:
-        exporter.export(batches, target, lambda n: update(n, len(batches)))
+    from blackbox.exporters.otlp import endpoint_url, shown
+
+    url = endpoint_url(target.endpoint)
+    where = (f" to {shown(url)}" if url else " over OTLP") if exporter.network else ""
+    with progress(f"exporting {len(files)} cassette(s){where}") as bar:
+        exporter.export(batches, target, lambda n: bar(n, len(batches)), bar.say)
     return files, batches, linked
