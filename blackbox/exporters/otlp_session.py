@@ -34,7 +34,7 @@ class WatchingSession(requests.Session):
         self.unreachable: Exception | None = None  # the connection error that ended the export
         self.attempts = 0
 
-    def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> requests.Response:
+    def request(self, method: str, url: str | bytes, *args: Any, **kwargs: Any) -> requests.Response:
         self.attempts += 1
         try:
             response = super().request(method, url, *args, **kwargs)
