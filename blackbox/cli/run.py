@@ -303,8 +303,8 @@ def fork(
                  "FILE --live -- python agent.py); without the agent: blackbox what-if", EXIT_USAGE)
         from blackbox.cli.demo_fork import run_demo_fork
 
-        run_demo_fork(trace or cassette, out, fork_index, mutation_step, payload_json, mode or "tool-result", prompt,
-                      policy=policy)
+        run_demo_fork(trace, out, fork_index, mutation_step, payload_json, mode or "tool-result", prompt,
+                      policy=policy, cassette=cassette)
         return
     _refuse(demo, "the agent's fork")
     _fork_agent(cassette, command, at, set_value, out, live=live, script=script, match=match, pace=pace,
