@@ -227,9 +227,9 @@ def test_cli_unwritable_out_exits_1(parent: Path, tmp_path: Path) -> None:
     assert err.count("\n") == 1 and "None" not in err
 
 
-def test_cli_missing_parent_exits_1(tmp_path: Path) -> None:
+def test_cli_missing_parent_exits_2(tmp_path: Path) -> None:
     exit_code, _, err = _cli("--trace", str(tmp_path / "none.json"), "--out", str(tmp_path / "f.json"))
-    assert exit_code == 1
+    assert exit_code == 2
     assert err.startswith("error: ") and "no such file" in err and err.count("\n") == 1
 
 

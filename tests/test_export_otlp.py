@@ -1,7 +1,8 @@
 """`blackbox export`: what the OTLP/HTTP exporter sends, decoded with opentelemetry-proto on a loopback
 receiver, checked span by span (name, kind, attributes, parent, link, times) against the cassette; the OTLP
 JSON file form against the same request; ids from the hashes; content only with --content, keys masked; folders;
-and every failure as one line, exit 1, nothing sent."""
+and every failure as one line (exit 2 for a bad file or flag, 1 when the backend or the write fails), nothing
+sent."""
 
 from __future__ import annotations
 
@@ -273,7 +274,7 @@ def test_a_folder_exports_every_cassette_one_request_each_and_a_bad_file_stops_i
         assert receiver.requests[0][0] == "/v1/traces"  # a base URL gets the traces path
         (folder / "ci" / "broken.json").write_text('{"version": 2, "id": "x", "createdAt": 0, "steps": [')
         code, out, err = run_cli(capsys, "export", folder, "--endpoint", receiver.url)
-    assert code == 1 and len(receiver.requests) == 2
+    assert code == 2 and len(receiver.requests) == 2  # a file that is not a cassette: bad input
     assert len(err.strip().splitlines()) == 1 and "broken.json" in err and "truncated" in err
 
 
@@ -404,7 +405,7 @@ def test_a_tampered_cassette_is_not_exported(tmp_path: Path, capsys: pytest.Capt
     (tmp_path / "run.json").write_text(json.dumps(document))
     with Receiver() as receiver:
         code, _, err = run_cli(capsys, "export", tmp_path / "run.json", "--endpoint", receiver.url)
-    assert code == 1 and err.count("\n") == 1 and "hash chain breaks at step 3" in err
+    assert code == 2 and err.count("\n") == 1 and "hash chain breaks at step 3" in err
     assert "stormy" not in err and receiver.requests == []
 
 

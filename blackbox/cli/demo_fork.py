@@ -19,7 +19,7 @@ from blackbox.demo.fork import (
     demo_fork,
     parse_payload_json,
 )
-from blackbox.errors import BlackboxError, UsageError
+from blackbox.errors import BlackboxError, CassetteError, UsageError
 from blackbox.format.inert import inert
 from blackbox.format.outcome import outcome
 
@@ -56,18 +56,18 @@ def run_demo_fork(trace: Path | None, out: Path | None, fork_index: int | None, 
     if trace is not None and cassette is not None:
         fail("give the cassette to fork once: as the argument or as --trace", EXIT_USAGE)
     _check_mode_options(mode, mutation_step, payload_json, prompt)
+    redactor = redactor_for(policy)  # the child is made under the policy in force, as every cassette is
     parent_path = trace or cassette or DEFAULT_TRACE
     if trace is None and cassette is None and not parent_path.exists():
         fail(f"no cassette to fork: the demo's {parent_path} is not here; run `blackbox demo` first, or name "
              "one with --trace FILE", EXIT_USAGE)
     given = {name for name, value in (("trace", trace), ("out", out), ("fork_index", fork_index),
                                       ("mutation_step", mutation_step)) if value is not None}
-    redactor = redactor_for(policy)  # the child is made under the policy in force, as every cassette is
     try:
         payload = DEFAULT_PAYLOAD if payload_json is None else parse_payload_json(payload_json)
         child = demo_fork(parent_path, out, fork_index=fork_index, mutation_step=mutation_step,
                           payload=payload, mode=mode, prompt=prompt, redactor=redactor, given=given)
-    except UsageError as exc:
+    except (UsageError, CassetteError) as exc:  # a parent that cannot be read or forked: cannot be asked
         fail(str(exc), EXIT_USAGE)
     except BlackboxError as exc:
         fail(str(exc))

@@ -91,14 +91,19 @@ def export_command(
     if out is not None and out.is_dir():
         fail(f"--out {inert(str(out))} is a folder; name the file to write", EXIT_USAGE)
     target = Target(out, endpoint, _headers(header or []))
-    from blackbox.errors import BlackboxError, WriteError
+    from blackbox.errors import BlackboxError, CassetteError, WriteError
     from blackbox.exporters.otlp import endpoint_url, require
 
     try:
-        require()
         endpoint_url(endpoint)
+    except BlackboxError as exc:
+        fail(str(exc), EXIT_USAGE)
+    try:
+        require()
         files, batches, linked = _run(path, exporter, target, content, parent)
-    except (BlackboxError, WriteError) as exc:
+    except CassetteError as exc:  # a file that is not a cassette that verifies: nothing to export (exit 2)
+        fail(str(exc), EXIT_USAGE)
+    except (BlackboxError, WriteError) as exc:  # the extra missing, the backend or the write failed
         fail(str(exc))
     spans = sum(len(b) for b in batches)
     where = str(out) if out is not None else (endpoint or "the OTLP endpoint")
