@@ -9,6 +9,7 @@ import pytest
 
 from blackbox_tui.app import BlackboxApp, load_runs
 from blackbox_tui.screens.diff import DiffScreen
+from blackbox_tui.screens.help import help_content
 from blackbox_tui.screens.timeline import TimelineScreen
 from blackbox_tui.widgets.timeline_chart import TimelineChart
 from tests.tui.conftest import SIZE, settle
@@ -24,6 +25,8 @@ async def test_t_on_the_demos_first_screen_opens_run_as_timeline_and_enter_goes_
         await settle(pilot)
         diff = app.screen
         assert isinstance(diff, DiffScreen)
+        help_text = str(help_content(diff))  # not in the footer (80 columns hold no more): in help and the palette
+        assert "T" in help_text and "Timeline — Run A's calls over time" in help_text
         diff.table.move_to(1)
         await pilot.press("T")
         await settle(pilot)

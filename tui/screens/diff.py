@@ -66,8 +66,9 @@ class DiffScreen(BlackboxScreen[None]):
                 tooltip="Both steps' payloads side by side, aligned, changes marked", id="diff.view_values"),
         Binding("enter", "browse", "Browse", tooltip="Browse run A at this step (escape comes back)", id="diff.browse"),
         Binding("f", "fork", "Fork", tooltip="Fork run A at this tool result", id="diff.fork"),
-        Binding("T", "timeline", "Timeline", tooltip="Run A's calls over time (B's on a row only B has); enter "
-                "comes back here at the call's step", id="diff.timeline"),
+        Binding("T", "timeline", "Timeline", show=False,  # in help (?) and the palette: 80 columns hold no more
+                tooltip="Run A's calls over time (B's on a row only B has); enter comes back here at the call's "
+                        "step", id="diff.timeline"),
         Binding("slash", "search", "Find", key_display="/", show=False, priority=True,
                 tooltip="Go to the next row whose summary holds a text", id="diff.search"),
         Binding("escape", "back", "Back", show=False, id="diff.back"),
