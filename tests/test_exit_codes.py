@@ -38,6 +38,7 @@ COMMANDS: dict[str, list[str]] = {
     "tui": ["tui", "{f}"],
     "recover": ["recover", "{f}", "--out", "out.json"],
     "import": ["import", "--from", "chat-json", "--in", "{f}", "--out", "out.json"],
+    "import (folder)": ["import", "--from", "codex", "--in", "{f}"],
     "list": ["list", "{f}"],
     "record": ["record", "--out", "out.json", "--policy", "{f}", "--", "true"],
 }
@@ -54,6 +55,7 @@ EXPECTED: dict[tuple[str, str], int] = {
     # the commands whose question is the file itself: a file that is not a sound cassette is a "no"
     **{(name, kind): 1 for name in ("verify", "assert", "replay") for kind in ("unreadable", "tampered")},
     ("import", "unreadable"): 1,  # a transcript the importer refuses (README: "an import was refused")
+    ("import (folder)", "unreadable"): 2,  # a file where a folder of sessions is needed: a usage mistake
 }
 
 
