@@ -21,7 +21,16 @@ from blackbox.format.inert import inert
 
 from ..external import copy_payload, open_payload, write_payload
 from ..follow import Follower
-from ..messages import ChainChecked, FollowTick, ProgressTick, RowMoved, RunGrew, SearchClosed, SearchProgress
+from ..messages import (
+    ChainChecked,
+    FollowTick,
+    ProgressTick,
+    RowMoved,
+    RunGrew,
+    SearchClosed,
+    SearchProgress,
+    TotalsAdded,
+)
 from ..notice import say
 from ..run import Run
 from ..widgets.fit_footer import FitFooter
@@ -31,6 +40,7 @@ from ..widgets.status_line import StatusLine
 from ..widgets.step_detail import StepDetail
 from ..widgets.step_table import StepTable
 from ..widgets.ticker import Ticker
+from ..widgets.timeline_chart import run_timeline
 from .base import BlackboxScreen
 from .following import follow_tick, following_status
 from .prompts import PathPrompt, PickOne
@@ -125,6 +135,7 @@ class BrowseScreen(BlackboxScreen[None]):
         self._detail_timer: Timer | None = None
         self._seen = self._generation = 0
         self._search_origin: int | None = None  # the step a search started from, until it has jumped
+        self._added_up: tuple[int, int] | None = None  # the run's state whose totals were last added up
 
     def compose(self) -> ComposeResult:
         run = self.run
@@ -161,6 +172,17 @@ class BrowseScreen(BlackboxScreen[None]):
         self.total, self.rows = len(self.run), self.table.indices
         self.reading = self.run.loading.fraction if self.run.loading is not None else None
         self.header = HeaderState.of(self.run)
+        if not self.header.timed and self.run.loading is None and len(self.run):
+            self._add_up(len(self.run), self.run.generation)
+
+    @work(thread=True, exclusive=True, group="totals")
+    def _add_up(self, steps: int, generation: int) -> None:
+        """The header's totals (the run's timeline: every tool step read), off the UI thread; the header shows
+        "adding up…" until then."""
+        if (steps, generation) != self._added_up:
+            self._added_up = (steps, generation)
+            run_timeline(self.run, model_names=False)
+            self.post_message(TotalsAdded())
 
     # -- a large file read in the background ---------------------------------------------------------------
 
@@ -189,6 +211,9 @@ class BrowseScreen(BlackboxScreen[None]):
         if run.problem:
             self._chain_checked()
         self.rows_changed()
+
+    def on_totals_added(self) -> None:
+        self.header = HeaderState.of(self.run)
 
     def on_progress_tick(self) -> None:
         """The reading and chain-check progress (the ticker stops once both are done)."""

@@ -13,7 +13,7 @@ from textual.widgets import Static
 from blackbox.format.inert import inert
 
 from ..run import Run, format_time
-from .timeline_chart import totals_content
+from .timeline_chart import timeline_known, totals_content
 
 __all__ = ["HeaderState", "RunHeader", "outcome_content"]
 
@@ -33,6 +33,7 @@ class HeaderState(NamedTuple):
     checked: bool = False
     progress: int = 0  # percent of the steps the chain check has passed
     broken: int | None = None  # the first step whose link does not hold
+    timed: bool = False  # the totals line is added up (in a thread: `BrowseScreen._add_up`)
 
     @classmethod
     def of(cls, run: Run) -> HeaderState:
@@ -40,7 +41,8 @@ class HeaderState(NamedTuple):
         broken = run.chain if checked else None  # never checked here: the check runs in a thread
         progress = round(run.chain_progress * 100 / len(run)) if len(run) else 0
         return cls(len(run), run.generation, run.loading.fraction if run.loading is not None else None,
-                   bool(run.problem), checked, progress, broken.index if broken is not None else None)
+                   bool(run.problem), checked, progress, broken.index if broken is not None else None,
+                   timeline_known(run))
 
 
 def outcome_content(run: Run, state: HeaderState) -> Content:
@@ -107,5 +109,5 @@ class RunHeader(Static):
             chain_content(state),
         )
         third = Content.styled("outcome ", "$text-muted") + outcome_content(run, state)
-        totals = totals_content(run)
+        totals = totals_content(run, known_only=True)
         return Content("\n").join([first, second, third, *([totals] if totals is not None else [])])
