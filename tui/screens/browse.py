@@ -173,7 +173,7 @@ class BrowseScreen(BlackboxScreen[None]):
         self.reading = self.run.loading.fraction if self.run.loading is not None else None
         self.header = HeaderState.of(self.run)
         if not self.header.timed and self.run.loading is None and len(self.run):
-            self._add_up(len(self.run), self.run.generation)
+            self.call_after_refresh(self._add_up, len(self.run), self.run.generation)  # not before a frame
 
     @work(thread=True, exclusive=True, group="totals")
     def _add_up(self, steps: int, generation: int) -> None:

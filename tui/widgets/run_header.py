@@ -48,7 +48,7 @@ class HeaderState(NamedTuple):
 def outcome_content(run: Run, state: HeaderState) -> Content:
     if state.reading is not None:
         return Content.styled("known once the whole file is read", "$text-muted")
-    result = run.outcome
+    result = run.ending  # its last step only: every tool step is read later, when something needs them
     return Content.styled(inert(result.describe()), STATUS_STYLES[result.status])
 
 

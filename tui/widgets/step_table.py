@@ -15,7 +15,7 @@ from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 
-from ..run import Run
+from ..run import Run, is_error_result
 from .line_table import KEEP_STYLE, LineTable
 
 __all__ = ["StepTable"]
@@ -92,7 +92,7 @@ class StepTable(LineTable):
     def render_row(self, row: int, width: int) -> list[Segment]:
         index = self.indices[row]
         step = self.run.steps[index]
-        kind = "error" if self.run.is_error_result(index) else step.type
+        kind = "error" if is_error_result(step) else step.type  # this step's view: no pass over the others
         colour = self.style_of(f"step-table--{kind}")
         muted = self.style_of("line-table--muted")
         marked = index in self.marked
