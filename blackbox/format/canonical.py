@@ -14,6 +14,7 @@ import hashlib
 import json
 import math
 import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -144,6 +145,11 @@ def decode_json(data: bytes | str) -> Any:
     standard library instead.
     """
     try:
+        if sys.getrecursionlimit() <= MAX_NESTING:  # what decodes under this limit decodes in the room too
+            try:
+                return _DECODER.decode(data)
+            except RecursionError:
+                pass  # deep, or a deep caller: judged in the room
         with reading_room():
             return _DECODER.decode(data)
     except RecursionError:  # msgspec recurses once per level; JSON.parse has no such limit

@@ -133,15 +133,14 @@ def stream_classes(http: ModuleType) -> tuple[type, type, type]:
 
 
 def _request(request: Any, body: bytes) -> Request:
-    """The neutral request value, built once: the session and the provider read it, never the httpx object."""
-    url = request.url
-    path = url.path
-    return Request(
-        method=request.method, url=f"{url.scheme}://{url.netloc.decode('ascii')}{path}", host=url.host,
-        path=path, query=tuple(url.params.multi_items()) if url.query else (),
-        headers=tuple([(name.decode("latin-1").lower(), value.decode("latin-1"))
-                       for name, value in request.headers.raw]),
-        body=body)
+    """The neutral request value, built once: the session and the provider read it, never the httpx object.
+    What only a few readers need (the URL, the query decoded, the headers decoded) is left to `Request`."""
+    url, headers = request.url, request.headers
+    # httpx and httpx2 keep each header as (name, lower-case name, value) bytes: copied as they are
+    listed = getattr(headers, "_list", None)
+    raw = list(listed) if isinstance(listed, list) else [(k, k.lower(), v) for k, v in headers.raw]
+    return Request.sent(request.method, lambda: f"{url.scheme}://{url.netloc.decode('ascii')}", url.host, url.path,
+                        url.query, raw, body)
 
 
 def _read(response: Any, started: float) -> bytes:
