@@ -36,7 +36,10 @@ PROVIDERS: tuple[Provider, ...] = (gemini.PROVIDER, azure.AZURE_CHAT, azure.AZUR
 
 def route(request: Request) -> Provider | None:
     """The provider whose model call `request` is, or None (not a model call Blackbox knows)."""
-    return next((provider for provider in PROVIDERS if provider.matches(request)), None)
+    for provider in PROVIDERS:  # a loop, not a generator: asked on every request
+        if provider.matches(request):
+            return provider
+    return None
 
 
 def by_name(name: str) -> Provider | None:

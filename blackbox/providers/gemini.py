@@ -20,7 +20,15 @@ from blackbox.format.payloads import ModelInput
 from blackbox.providers import gemini_response, gemini_stream
 from blackbox.providers import token_counts as counts
 from blackbox.providers.base import CodecProvider
-from blackbox.providers.gemini_calls import SKIP_SIGNATURE, call_id, call_key, check_part, error_body, is_thought
+from blackbox.providers.gemini_calls import (
+    SKIP_SIGNATURE,
+    call_id,
+    call_key,
+    check_part,
+    error_body,
+    is_thought,
+    plain_text,
+)
 from blackbox.providers.neutral import CallIds, neutral_tool, unsupported
 from blackbox.providers.outgoing import kept, parts, sent_as, tools_of
 from blackbox.wire import Request
@@ -47,6 +55,7 @@ _REST = "generationConfig"
 _TOP_PARAMS = ("toolConfig", "safetySettings")  # request fields outside generationConfig kept under their names
 _CALL_PATH = re.compile(r"/models/([^/:]+):(generateContent|streamGenerateContent)$")
 _GOOGLE_HOSTS = ("googleapis.com",)
+_PATHS: dict[str, tuple[str, bool] | None] = {}  # route → (model, streamed) of its method call, or None
 _REFUSED_FIELDS = {
     "cachedContent": ("cachedContent (a server-side context cache)", "send the whole conversation in contents"),
 }
@@ -58,6 +67,18 @@ _REFUSED_TOOLS = {
 }
 
 
+def _called(route: str) -> tuple[str, bool] | None:
+    """The model and the stream flag a method-call path names, or None; remembered per path (an agent calls
+    a few, on every request), for `matches` and `body_of` alike."""
+    if route in _PATHS:
+        return _PATHS[route]
+    found = _CALL_PATH.search(route)
+    called = (found.group(1), found.group(2) == "streamGenerateContent") if found is not None else None
+    if len(_PATHS) < 1024:
+        _PATHS[route] = called
+    return called
+
+
 def normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
     """The neutral `model_input` of a generateContent request; refuses what cannot be replayed faithfully
     (leaving `ids` as it was)."""
@@ -66,9 +87,9 @@ def normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
 
 
 def _normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
-    for field in _REFUSED_FIELDS.keys() & body.keys():
-        if body[field]:
-            raise unsupported(*_REFUSED_FIELDS[field])
+    for field, refusal in _REFUSED_FIELDS.items():
+        if body.get(field):
+            raise unsupported(*refusal)
     contents = body.get("contents")
     if isinstance(contents, dict):
         contents = [contents]
@@ -125,6 +146,9 @@ def _system(system: Any) -> str:
         raise unsupported("a systemInstruction that is not text content", "pass the system instruction as text")
     texts = []
     for part in found:
+        if plain_text(part):
+            texts.append(part["text"])
+            continue
         kind = check_part(part, "the system instruction")
         if kind != "text":
             raise unsupported(f"a {kind!r} part in the system instruction", "use text parts only")
@@ -195,6 +219,9 @@ def _assistant(found: list[Any], ids: CallIds, seen: dict[str, int]) -> tuple[di
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
     for part in found:
+        if plain_text(part):
+            texts.append(part["text"])
+            continue
         kind = check_part(part, "a model turn")
         if is_thought(part):
             continue
@@ -224,6 +251,9 @@ def _user(found: list[Any], ids: CallIds, previous: list[dict[str, Any]]) -> dic
     results: list[dict[str, Any]] = []
     unclaimed = list(previous)
     for part in found:
+        if plain_text(part):
+            texts.append(part["text"])
+            continue
         kind = check_part(part, "a user turn")
         if is_thought(part):
             continue
@@ -344,22 +374,22 @@ class Gemini(CodecProvider):
         if request.method != "POST":
             return False
         if ":" in request.path:  # a method call (`…:generateContent`): no other API's path has a colon
-            return _CALL_PATH.search(request.route) is not None
+            return _called(request.route) is not None
         # The stateful Interactions API: taken only to be refused with advice (`body_of`).
         return request.route.endswith("/interactions") and (
             request.host.endswith(_GOOGLE_HOSTS) or request.header("x-goog-api-key") is not None)
 
     def body_of(self, request: Request) -> dict[str, Any]:
-        found = _CALL_PATH.search(request.route)
+        found = _called(request.route)
         if found is None:
             raise unsupported("Gemini's Interactions API (server-side conversation state)",
                               "use client.models.generate_content or chats, which send the whole conversation")
         body = super().body_of(request)
-        streamed = found.group(2) == "streamGenerateContent"
+        model, streamed = found
         if streamed and request.param("alt") != "sse":
             raise unsupported("a streamGenerateContent request without alt=sse (a JSON-array stream)",
                               "stream with the google-genai SDK, which asks for alt=sse")
-        body["model"] = found.group(1)
+        body["model"] = model
         body["stream"] = streamed
         return body
 
