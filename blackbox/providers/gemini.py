@@ -27,7 +27,6 @@ from blackbox.providers.gemini_calls import (
     check_part,
     error_body,
     is_thought,
-    plain_text,
 )
 from blackbox.providers.neutral import CallIds, neutral_tool, unsupported
 from blackbox.providers.outgoing import kept, parts, sent_as, tools_of
@@ -146,8 +145,8 @@ def _system(system: Any) -> str:
         raise unsupported("a systemInstruction that is not text content", "pass the system instruction as text")
     texts = []
     for part in found:
-        if plain_text(part):
-            texts.append(part["text"])
+        if type(part) is dict and len(part) == 1 and type(text := part.get("text")) is str:  # a plain text part
+            texts.append(text)
             continue
         kind = check_part(part, "the system instruction")
         if kind != "text":
@@ -167,25 +166,21 @@ def _tools(tools: Any) -> list[dict[str, Any]]:
             raise unsupported(f"a tool of type {type(tool).__name__}", "declare functions only")
         for key, value in tool.items():
             if key == "functionDeclarations":
-                for declaration in value or []:
-                    out.append(_declaration(declaration))
+                for declaration in value or []:  # each one read here: an agent declares many, on every request
+                    if not isinstance(declaration, dict) or not isinstance(declaration.get("name"), str):
+                        raise unsupported("a function declaration without a name", "give every function a name")
+                    # the API takes both spellings, and google-genai sends the JSON-schema field in snake case
+                    schema = declaration.get("parametersJsonSchema")
+                    if schema is None:
+                        schema = declaration.get("parameters_json_schema")
+                    if schema is None:
+                        schema = declaration.get("parameters")
+                    out.append(neutral_tool(declaration["name"], declaration.get("description"), schema))
             elif value is not None:
                 what = _REFUSED_TOOLS.get(key, f"the tool {key!r}")
                 raise unsupported(what, "Blackbox records function declarations only; expose it as a function "
                                         "the agent runs")
     return out
-
-
-def _declaration(declaration: Any) -> dict[str, Any]:
-    if not isinstance(declaration, dict) or not isinstance(declaration.get("name"), str):
-        raise unsupported("a function declaration without a name", "give every function a name")
-    # the API takes both spellings, and google-genai sends the JSON-schema field in snake case
-    schema = declaration.get("parametersJsonSchema")
-    if schema is None:
-        schema = declaration.get("parameters_json_schema")
-    if schema is None:
-        schema = declaration.get("parameters")
-    return neutral_tool(declaration["name"], declaration.get("description"), schema)
 
 
 def _messages(contents: list[Any], ids: CallIds) -> list[dict[str, Any]]:
@@ -219,8 +214,8 @@ def _assistant(found: list[Any], ids: CallIds, seen: dict[str, int]) -> tuple[di
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
     for part in found:
-        if plain_text(part):
-            texts.append(part["text"])
+        if type(part) is dict and len(part) == 1 and type(text := part.get("text")) is str:  # a plain text part
+            texts.append(text)
             continue
         kind = check_part(part, "a model turn")
         if is_thought(part):
@@ -251,8 +246,8 @@ def _user(found: list[Any], ids: CallIds, previous: list[dict[str, Any]]) -> dic
     results: list[dict[str, Any]] = []
     unclaimed = list(previous)
     for part in found:
-        if plain_text(part):
-            texts.append(part["text"])
+        if type(part) is dict and len(part) == 1 and type(text := part.get("text")) is str:  # a plain text part
+            texts.append(text)
             continue
         kind = check_part(part, "a user turn")
         if is_thought(part):
@@ -384,7 +379,7 @@ class Gemini(CodecProvider):
         if found is None:
             raise unsupported("Gemini's Interactions API (server-side conversation state)",
                               "use client.models.generate_content or chats, which send the whole conversation")
-        body = super().body_of(request)
+        body = CodecProvider.body_of(self, request)
         model, streamed = found
         if streamed and request.param("alt") != "sse":
             raise unsupported("a streamGenerateContent request without alt=sse (a JSON-array stream)",

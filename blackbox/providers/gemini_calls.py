@@ -13,8 +13,7 @@ from typing import Any
 
 from blackbox.providers.neutral import CallIds, compact_json, unsupported
 
-__all__ = ["PART_KINDS", "SKIP_SIGNATURE", "call_id", "call_key", "check_part", "error_body", "fresh_key", "is_thought",
-           "plain_text"]
+__all__ = ["PART_KINDS", "SKIP_SIGNATURE", "call_id", "call_key", "check_part", "error_body", "fresh_key", "is_thought"]
 
 #: The data fields of a part Blackbox records (a part holds one of them), beside `thought` / `thoughtSignature`.
 PART_KINDS = ("text", "functionCall", "functionResponse")
@@ -30,12 +29,6 @@ _REFUSED_PARTS = {
 _IGNORED_KEYS = ("thought", "thoughtSignature", "partMetadata")
 #: Google's documented placeholder for a function call whose signature is lost (a history built elsewhere).
 SKIP_SIGNATURE = "skip_thought_signature_validator"
-
-
-def plain_text(part: Any) -> bool:
-    """Whether `part` is the common part, `{"text": "..."}` and nothing else (no thought, no signature): its
-    text is taken at once, without `check_part`."""
-    return isinstance(part, dict) and len(part) == 1 and isinstance(part.get("text"), str)
 
 
 def check_part(part: Any, where: str) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from blackbox.format.payloads import ModelOutput, ToolCall
-from blackbox.providers.gemini_calls import call_id, check_part, fresh_key, is_thought, plain_text
+from blackbox.providers.gemini_calls import call_id, check_part, fresh_key, is_thought
 from blackbox.providers.neutral import CallIds, calls_of, unsupported
 
 __all__ = ["normalize_response", "synthesize_response"]
@@ -65,8 +65,8 @@ def _normalize_response(body: dict[str, Any], ids: CallIds) -> ModelOutput:
     thoughts: list[dict[str, Any]] = []
     signatures: dict[str, str] = {}
     for part in found if isinstance(found, list) else []:
-        if plain_text(part):  # no thought, no signature
-            texts.append(part["text"])
+        if type(part) is dict and len(part) == 1 and type(text := part.get("text")) is str:  # no thought, signature
+            texts.append(text)
             continue
         kind = check_part(part, "a response")
         signature = part.get("thoughtSignature")
