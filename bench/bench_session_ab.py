@@ -75,10 +75,10 @@ def measure(root: Path, batches: int, size: int) -> None:
             for name in ("record", "replay"):
                 figures[provider][name] = statistics.median(v - b for v, b in zip(times[name], base, strict=True))
                 figures[provider][f"{name} p10"] = p10[name] - p10["baseline"]
-            print(f"  {provider}: baseline {p10['baseline'] * 1e3:.3f} ms/call; record "
-                  f"+{figures[provider]['record'] * 1e3:.3f} ms (p10 − p10 +{figures[provider]['record p10'] * 1e3:.3f}), "
-                  f"replay +{figures[provider]['replay'] * 1e3:.3f} ms "
-                  f"(+{figures[provider]['replay p10'] * 1e3:.3f})", file=sys.stderr, flush=True)
+            mine = {name: value * 1e3 for name, value in figures[provider].items()}
+            print(f"  {provider}: baseline {mine['baseline']:.3f} ms/call; record +{mine['record']:.3f} ms "
+                  f"(p10 − p10 +{mine['record p10']:.3f}), replay +{mine['replay']:.3f} ms "
+                  f"(+{mine['replay p10']:.3f})", file=sys.stderr, flush=True)
     print(json.dumps(figures))
 
 

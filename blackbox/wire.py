@@ -13,10 +13,12 @@ on first use.  A plain class with slots (not a msgspec Struct) for that reason.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from operator import itemgetter
 
 __all__ = ["Request"]
 
 Pairs = tuple[tuple[str, str], ...]
+_LOWER_NAME = itemgetter(1)  # a raw header's lower-case name
 
 
 class Request:
@@ -87,7 +89,9 @@ class Request:
         if self._headers is not None:
             return next((value for key, value in self._headers if key == name), None)
         target = name.encode("latin-1")
-        return next((value.decode("latin-1") for _, key, value in self.raw_headers if key == target), None)
+        if target not in map(_LOWER_NAME, self.raw_headers):  # told in C: most lookups find nothing
+            return None
+        return next(value.decode("latin-1") for _, key, value in self.raw_headers if key == target)
 
     @property
     def has_query(self) -> bool:

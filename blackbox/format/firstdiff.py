@@ -78,7 +78,7 @@ def _surely_equal(a: Any, b: Any) -> bool:
     from blackbox.format.canonical import CanonicalError, canonical_bytes
 
     try:
-        if not a == b:
+        if a != b:
             return False
         try:
             if _PLAIN.encode(a) == _PLAIN.encode(b):

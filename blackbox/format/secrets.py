@@ -183,10 +183,10 @@ class Secrets:
             self._last_raw = headers
             changed = headers if last is None or len(last) != len(headers) else [
                 pair for pair, before in zip(headers, last, strict=True) if pair != before]
-            for _, name, value in changed:
-                if name in _KEY_HEADER_BYTES or (
-                        len(value) >= MIN_KEY_LENGTH and _KEY_SHAPED.fullmatch(value.decode("latin-1").strip())):
-                    self._learn(value.decode("latin-1"))
+            for _, lower, raw in changed:
+                if lower in _KEY_HEADER_BYTES or (
+                        len(raw) >= MIN_KEY_LENGTH and _KEY_SHAPED.fullmatch(raw.decode("latin-1").strip())):
+                    self._learn(raw.decode("latin-1"))
         if request.has_query:
             for name, value in request.query:
                 if name in KEY_QUERY:

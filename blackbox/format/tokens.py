@@ -63,7 +63,8 @@ def tokens_of(input_: Any, output: Any, *, cache_read: Any = None, cache_write: 
     i, o = count(input_), count(output)
     if i is None or o is None:
         return None
-    return Tokens(i, o, count(cache_read), count(cache_write), count(reasoning))
+    return Tokens(i, o, None if cache_read is None else count(cache_read),
+                  None if cache_write is None else count(cache_write), None if reasoning is None else count(reasoning))
 
 
 _REMEDY = "token counts are not hashed: re-record the run, or delete the step's `tokens` field"

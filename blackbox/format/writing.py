@@ -27,7 +27,7 @@ from blackbox.format.inert import inert
 if TYPE_CHECKING:
     from blackbox.format.cassette import Cassette
 
-__all__ = ["LONE_SURROGATE", "atomic_write", "json_body", "dumps", "escape_surrogates", "pretty_json"]
+__all__ = ["LONE_SURROGATE", "atomic_write", "dumps", "escape_surrogates", "json_body", "pretty_json"]
 
 
 def _enc_hook(obj: Any) -> Any:
