@@ -77,11 +77,10 @@ def _answers_read(http: ModuleType) -> bool:
     return True
 
 
-def _is_stream(response: Any, call: ModelCall) -> bool:
+def _is_stream(response: Any, content_type: str, call: ModelCall) -> bool:
     """A 2xx event stream, teed as it passes instead of read whole: the request asked for one (the SDK then
     reads the body as events whatever its header says: none, or `application/json`), or the header says so."""
-    header = response.headers.get("content-type", "").lower()
-    return 200 <= response.status_code < 300 and (call.stream or SSE in header)
+    return 200 <= response.status_code < 300 and (call.stream or SSE in content_type.lower())
 
 
 class _Tee:
@@ -203,9 +202,9 @@ def _set_elapsed(response: Any, started: float) -> None:
 
 
 def _recorded(http: ModuleType, handler: CallHandler, call: ModelCall, request: Any, response: Any,
-              body: bytes) -> Any:
+              content_type: str, body: bytes) -> Any:
     """Hand the response to the session; the agent gets it as it came, unless the session answers instead."""
-    instead = handler.close_call(call, response.status_code, response.headers.get("content-type", ""), body)
+    instead = handler.close_call(call, response.status_code, content_type, body)
     return response if instead is None else _reply(http, request, instead)
 
 
@@ -235,7 +234,8 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
             started = time.perf_counter()
             try:
                 response = self.inner.handle_request(request)
-                if _is_stream(response, call):
+                content_type = response.headers.get("content-type", "")
+                if _is_stream(response, content_type, call):
                     sink = self.session.stream_call(call, response.headers.get("content-encoding"))
                     response.stream = stream_classes(http)[0](response.stream, sink)
                     return response
@@ -243,7 +243,7 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
             except BaseException:
                 self.session.abort_call(call)
                 raise
-            return _recorded(http, self.session, call, request, response, body)
+            return _recorded(http, self.session, call, request, response, content_type, body)
 
         def close(self) -> None:
             self.inner.close()
@@ -268,7 +268,8 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
             started = time.perf_counter()
             try:
                 response = await self.inner.handle_async_request(request)
-                if _is_stream(response, call):
+                content_type = response.headers.get("content-type", "")
+                if _is_stream(response, content_type, call):
                     sink = self.session.stream_call(call, response.headers.get("content-encoding"))
                     response.stream = stream_classes(http)[1](response.stream, sink)
                     return response
@@ -276,7 +277,7 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
             except BaseException:
                 self.session.abort_call(call)
                 raise
-            return _recorded(http, self.session, call, request, response, body)
+            return _recorded(http, self.session, call, request, response, content_type, body)
 
         async def aclose(self) -> None:
             await self.inner.aclose()

@@ -26,7 +26,7 @@ def _plus(first: Any, *rest: Any) -> int | None:
     if total is None:
         return None
     for value in rest:
-        part = count(value)
+        part = None if value is None else count(value)
         if part is not None:
             total += part
     return total
