@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -154,19 +155,22 @@ Times = dict[tuple[str, str], list[float]]
 
 def measure(calls: dict[tuple[str, str], Callable[[], Any]], clock: Clock, n: int, rounds: int,
             interleave: str) -> tuple[Times, Times]:
-    """Per round and variant: CPU seconds per call, end to end and inside Blackbox's transport.  The order of
-    the variants turns by one every round; `call` runs them call by call (every variant then finds the caches
-    as the others leave them: no SDK's own footprint is charged to Blackbox's code of one provider only),
-    `batch` a batch of `n` calls each."""
+    """Per round and variant: CPU seconds per call, end to end and inside Blackbox's transport.  `call` runs
+    the variants call by call, in a new random order every pass (every variant then finds the caches as a
+    random other one leaves them: no SDK's own footprint is charged to Blackbox's code of one provider only);
+    `batch` a batch of `n` calls each, the order turning by one every round."""
     keys = list(calls)
     whole: Times = {key: [] for key in keys}
     own: Times = {key: [] for key in keys}
     clock_ = time.thread_time
+    shuffle = random.Random(18).shuffle
     for r in range(rounds):
         order = keys[r % len(keys):] + keys[:r % len(keys)]
         spent = dict.fromkeys(order, 0.0)
         mine = dict.fromkeys(order, 0.0)
         for _ in range(n if interleave == "call" else 1):
+            if interleave == "call":
+                shuffle(order)  # a new order every pass: no variant always follows the same one
             for key in order:
                 call = calls[key]
                 clock.read()
