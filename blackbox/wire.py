@@ -94,6 +94,12 @@ class Request:
         return next(value.decode("latin-1") for _, key, value in self.raw_headers if key == target)
 
     @property
+    def shape_query(self) -> bytes | Pairs:
+        """The query as sent (its bytes; the decoded pairs for a request built whole): part of the request's
+        shape, which `providers.route` remembers its decision by."""
+        return self._raw_query if self._query is None or self._raw_query else (self._query or b"")
+
+    @property
     def has_query(self) -> bool:
         """Whether the URL has a query (told without decoding it)."""
         return bool(self._raw_query or self._query)

@@ -23,6 +23,7 @@ from blackbox.format.secrets import Secrets
 from blackbox.format.typed import _SHAPES, _TAGS, Odd, _where, view_of
 from blackbox.live.engines import _body_bytes
 from blackbox.live.transport import _answers_read, _read_answer, _request
+from blackbox.providers import PROVIDERS, route
 from blackbox.wire import Request
 
 KEY_ONE = "sk-ant-api03-first-key-of-the-run-0000000000"
@@ -207,3 +208,39 @@ def test_a_replayed_response_is_built_read_exactly_as_content_builds_it(http: An
         assert (fast.is_closed, fast.is_stream_consumed, fast.json() if body else None) == \
             (slow.is_closed, slow.is_stream_consumed, slow.json() if body else None)
         assert list(fast.iter_bytes()) == list(slow.iter_bytes())
+
+
+# ---------------------------------------------------------------------------------------------------------
+# routing by the request's shape
+
+
+def _asked_in_turn(request: Request) -> Any:
+    return next((provider for provider in PROVIDERS if provider.matches(request)), None)
+
+
+ROUTED = [
+    ("POST", "http://bench.invalid/v1/messages", []),
+    ("POST", "http://bench.invalid/v1/chat/completions", []),
+    ("POST", "http://bench.invalid/v1/chat/completions", [("api-key", KEY_TWO)]),  # the same shape, Azure's key
+    ("POST", "http://bench.invalid/v1/chat/completions/", []),
+    ("POST", "https://r.openai.azure.com/openai/v1/chat/completions", []),
+    ("POST", "http://h/openai/deployments/prod/chat/completions?api-version=2024-10-21", []),
+    ("POST", "http://h/openai/responses?api-version=preview", []),
+    ("POST", "http://h/v1/responses", []),
+    ("POST", "http://h/v1/responses", [("Api-Key", KEY_TWO)]),
+    ("POST", "http://h/v1beta/models/gemini-2.5-flash:generateContent", []),
+    ("POST", "http://h/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", []),
+    ("POST", "http://h/v1beta/interactions", []),
+    ("POST", "http://h/v1beta/interactions", [("x-goog-api-key", KEY_TWO)]),
+    ("POST", "https://generativelanguage.googleapis.com/v1beta/interactions", []),
+    ("GET", "http://bench.invalid/v1/messages", []),
+    ("POST", "http://bench.invalid/v1/models", []),
+]
+
+
+def test_routing_by_shape_names_the_provider_asking_each_in_turn_names() -> None:
+    requests = [_request(httpx2.Request(method, url, headers=headers, content=b"{}"), b"{}")
+                for method, url, headers in ROUTED]
+    requests += [Request.post(url, b"{}", headers) for method, url, headers in ROUTED if method == "POST"]
+    for request in [*requests, *reversed(requests), *requests]:  # each shape seen with and without its headers
+        assert route(request) is _asked_in_turn(request), request

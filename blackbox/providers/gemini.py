@@ -374,6 +374,11 @@ class Gemini(CodecProvider):
         return request.route.endswith("/interactions") and (
             request.host.endswith(_GOOGLE_HOSTS) or request.header("x-goog-api-key") is not None)
 
+    def matches_shape(self, request: Request) -> bool | None:
+        if request.method != "POST" or ":" in request.path or not request.route.endswith("/interactions"):
+            return self.matches(request)
+        return True if request.host.endswith(_GOOGLE_HOSTS) else None  # else the `x-goog-api-key` header decides
+
     def body_of(self, request: Request) -> dict[str, Any]:
         found = _called(request.route)
         if found is None:
