@@ -36,7 +36,8 @@ PROVIDERS: tuple[Provider, ...] = (gemini.PROVIDER, azure.AZURE_CHAT, azure.AZUR
 
 # (method, host, path, query) → the providers to ask on every request of that shape (their headers decide), then
 # the provider its shape alone names (or None).
-_PLANS: dict[tuple[str, str, str, bytes | tuple[tuple[str, str], ...]], tuple[tuple[Provider, ...], Provider | None]] = {}
+_Shape = tuple[str, str, str, bytes | tuple[tuple[str, str], ...]]
+_PLANS: dict[_Shape, tuple[tuple[Provider, ...], Provider | None]] = {}
 
 
 def route(request: Request) -> Provider | None:
