@@ -21,8 +21,6 @@ import msgspec
 
 from blackbox.errors import CassetteError
 from blackbox.format.canonical import (
-    FRAME_LEVELS,
-    MAX_NESTING,
     TOO_DEEP,
     TOO_DEEP_PAYLOAD,
     CanonicalError,
@@ -34,10 +32,11 @@ from blackbox.format.canonical import (
     sha256_hex,
     step_hash,
 )
-from blackbox.format.nesting import NotJSON, blanked, deep_payloads
+from blackbox.format.frames import surrogate_free_frame
+from blackbox.format.nesting import FILE_LEVELS, NotJSON, blanked, deep_payloads
 from blackbox.format.tokens import Tokens, tokens_problem
 from blackbox.format.typed import View, view_of
-from blackbox.format.writing import LONE_SURROGATE, atomic_write, dumps
+from blackbox.format.writing import atomic_write, dumps
 
 if TYPE_CHECKING:
     from blackbox.format.lazy import LazyCassette
@@ -287,15 +286,11 @@ def loads(data: bytes, *, name: str = "cassette", js_floats: bool = True, _level
                 return msgspec.convert(raw, Cassette)
         except UnicodeEncodeError:  # msgspec encodes a key or a Literal it checks; a lone surrogate cannot be
             with nesting_headroom():
-                return msgspec.convert(_surrogate_free_frame(raw), Cassette)
+                return msgspec.convert(surrogate_free_frame(raw), Cassette)
     except msgspec.ValidationError as exc:
         raise _structure_error(name, exc) from None
     except RecursionError:
         raise _json_error(name, data, msgspec.DecodeError(TOO_DEEP)) from None
-
-
-#: How deep a whole cassette file may nest: a payload's MAX_NESTING levels and the levels around it.
-FILE_LEVELS = MAX_NESTING + FRAME_LEVELS
 
 
 def _loads_deep(data: bytes, name: str, js_floats: bool) -> Cassette:
@@ -319,44 +314,6 @@ def _loads_deep(data: bytes, name: str, js_floats: bool) -> Cassette:
     for index in found.steps:
         cassette.steps[index].payload = TOO_DEEP_PAYLOAD
     return cassette
-
-
-# Fields whose string value is kept as it is, lone surrogates included; every other field is not a string.
-_TEXT_FIELDS = frozenset({"id", "prevHash", "hash", "parentId", "forkedFromStepId"})
-
-
-def _scrubbed(value: Any) -> Any:
-    """`value` with every lone surrogate (in strings and keys) replaced: for values that are refused anyway."""
-    if isinstance(value, str):
-        return LONE_SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {_scrubbed(k): _scrubbed(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_scrubbed(v) for v in value]
-    return value
-
-
-def _frame_safe(obj: Any) -> Any:
-    if not isinstance(obj, dict):
-        return _scrubbed(obj)  # not an object where a step belongs: refused all the same
-    safe: dict[str, Any] = {}
-    for key, value in obj.items():
-        if LONE_SURROGATE.search(key):
-            continue  # no field has such a name: an unknown field, ignored like any other
-        if key == "payload" or (key in _TEXT_FIELDS and isinstance(value, str)):
-            safe[key] = value  # any JSON; or a string, which may hold lone surrogates
-        else:
-            safe[key] = _scrubbed(value)  # a string where no string (or no such type name) belongs: refused
-    return safe
-
-
-def _surrogate_free_frame(raw: dict[str, Any]) -> dict[str, Any]:
-    """The cassette's top level and steps with the lone surrogates msgspec cannot check taken out of the
-    frame (keys, step types, where numbers belong); payloads and ids are left as they are."""
-    frame: dict[str, Any] = _frame_safe(raw)
-    if isinstance(frame.get("steps"), list):
-        frame["steps"] = [_frame_safe(step) for step in frame["steps"]]
-    return frame
 
 
 @contextmanager

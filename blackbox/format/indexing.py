@@ -20,8 +20,9 @@ import msgspec
 
 from blackbox.errors import CassetteError
 from blackbox.format.canonical import MAX_NESTING, reading_room
-from blackbox.format.cassette import FILE_LEVELS, CassetteOf, Step, StepType, Timestamp, check_version, reading
+from blackbox.format.cassette import CassetteOf, Step, StepType, Timestamp, check_version, reading
 from blackbox.format.lazy import LazyCassette, LazyStep
+from blackbox.format.nesting import FILE_LEVELS
 from blackbox.format.tokens import Tokens
 
 __all__ = ["CHUNK", "Batch", "CassetteHeader", "FileStep", "Indexer", "StepFile", "Unusual"]

@@ -17,7 +17,6 @@ import msgspec
 
 from blackbox.format.canonical import MAX_NESTING, TOO_DEEP_PAYLOAD, decode_json, nesting_headroom, reading_room
 from blackbox.format.cassette import (
-    FILE_LEVELS,
     Cassette,
     CassetteOf,
     Step,
@@ -28,6 +27,7 @@ from blackbox.format.cassette import (
     paused_gc,
     read_cassette,
 )
+from blackbox.format.nesting import FILE_LEVELS
 from blackbox.format.tokens import Tokens
 from blackbox.format.typed import View, view_of, view_of_json
 
