@@ -48,28 +48,21 @@ def test_a_cassette_nested_too_deep_is_one_error_line(command: list[str], code: 
 
 
 @pytest.mark.parametrize("command", ["verify", "assert"])
-def test_verify_and_assert_report_a_cassette_nested_too_deep_as_schema_version_failing(
-        command: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("data", "failing", "words"), [
+    (DEEP_FILE, ["FAIL"], "nested more than 10,000 levels deep; a cassette never nests this deep"),
+    (DEEP, ["FAIL", "0"], "step 0 payload is nested more than 10,000 levels deep, too deep to hash"),
+], ids=["the-file-refused-at-load", "a-payload-its-hash-check"])
+def test_verify_and_assert_report_a_cassette_nested_too_deep_as_the_check_the_original_fails(
+        command: str, data: bytes, failing: list[str], words: str, tmp_path: Path) -> None:
+    """Deep outside the payloads: unreadable, the schema_version row fails (re-record).  A payload deeper
+    than Blackbox hashes: where the original fails too, at that step's hash check.  Both exit 1."""
     deep = tmp_path / "deep.json"
-    deep.write_bytes(DEEP_FILE)
-    result = invoke(app, [command, deep])
-    assert result.exit_code == 1 and result.stderr == "", (result.stdout, result.stderr)
-    row = next(line for line in result.stdout.splitlines() if line.startswith("schema_version"))
-    assert "FAIL" in row and "nested more than 10,000 levels deep" in row and "re-record" in row
-
-
-@pytest.mark.parametrize("command", ["verify", "assert"])
-def test_verify_and_assert_report_a_payload_nested_too_deep_as_its_steps_hash_check_failing(
-        command: str, tmp_path: Path) -> None:
-    """Where the original fails too: at the hash check of that step (exit 1, a failed check)."""
-    deep = tmp_path / "deep.json"
-    deep.write_bytes(DEEP)
+    deep.write_bytes(data)
     result = invoke(app, [command, deep])
     assert result.exit_code == 1 and result.stderr == "", (result.stdout, result.stderr)
     rows = {line.split()[0]: line for line in result.stdout.splitlines() if line.split()}
-    assert "pass" in rows["schema_version"], result.stdout
-    assert rows["hash_chain"].split()[1:3] == ["FAIL", "0"], result.stdout
-    assert "step 0 payload is nested more than 10,000 levels deep, too deep to hash" in rows["hash_chain"]
+    row = rows["schema_version" if data is DEEP_FILE else "hash_chain"]
+    assert row.split()[1 : 1 + len(failing)] == failing and words in row and "re-record" in result.stdout, row
 
 
 def test_replay_diff_and_inspect_of_a_payload_nested_too_deep(tmp_path: Path) -> None:
