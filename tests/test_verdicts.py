@@ -359,3 +359,19 @@ def test_a_tool_result_as_deep_as_the_readers_accept_is_recorded_and_replayed(
     assert again == text(nested(2_500))
     with blackbox.session("record", out=tmp_path / "deeper.json") as bb, pytest.raises(SessionError, match=TOO_DEEP):
         bb.tool("deep", lambda size: nested(size))(MAX_NESTING + 10)
+
+
+def test_a_journal_line_holding_a_payload_as_deep_as_the_readers_go_is_recovered() -> None:
+    """A crash journal's line is one step: its payload may nest MAX_NESTING levels there too."""
+    from blackbox.live.journal import journal_steps
+
+    doc = json.loads(TRACE.read_text())
+    doc["steps"][3]["payload"]["result"] = _nested(MAX_NESTING - 1, 1.5)  # the payload: MAX_NESTING levels
+    rechain(doc)
+    with nesting_headroom():
+        lines = [json.dumps(step).encode() for step in doc["steps"][:5]]
+    steps = journal_steps(lines, doc["id"])
+    from blackbox.format.cassette import hash_break
+
+    assert [step.index for step in steps] == [0, 1, 2, 3, 4]
+    assert hash_break(3, steps[3])[0] is None  # read whole: it hashes as recorded

@@ -33,7 +33,7 @@ from blackbox.format.canonical import (
     step_hash,
 )
 from blackbox.format.frames import surrogate_free_frame
-from blackbox.format.nesting import FILE_LEVELS, NotJSON, blanked, deep_payloads
+from blackbox.format.nesting import FILE_LEVELS, HOOK_SLACK, NotJSON, blanked, deep_payloads
 from blackbox.format.tokens import Tokens, tokens_problem
 from blackbox.format.typed import View, view_of
 from blackbox.format.writing import atomic_write, dumps
@@ -308,9 +308,9 @@ def _loads_deep(data: bytes, name: str, js_floats: bool) -> Cassette:
         raise _json_error(name, data, msgspec.DecodeError(reason)) from None
     if found is None:
         raise _json_error(name, data, msgspec.DecodeError(TOO_DEEP)) from None
-    if not found.spans:  # as deep as a payload may be: a number's `JSFloat` costs the decoder a level there
-        return loads(data, name=name, js_floats=js_floats, _levels=FILE_LEVELS + 2)
-    cassette = loads(blanked(data, found.spans), name=name, js_floats=js_floats, _levels=FILE_LEVELS + 2)
+    if not found.spans:  # as deep as a payload may be, where a `JSFloat` costs the decoder a level or two
+        return loads(data, name=name, js_floats=js_floats, _levels=FILE_LEVELS + HOOK_SLACK)
+    cassette = loads(blanked(data, found.spans), name=name, js_floats=js_floats, _levels=FILE_LEVELS + HOOK_SLACK)
     for index in found.steps:
         cassette.steps[index].payload = TOO_DEEP_PAYLOAD
     return cassette

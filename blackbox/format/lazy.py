@@ -27,7 +27,7 @@ from blackbox.format.cassette import (
     paused_gc,
     read_cassette,
 )
-from blackbox.format.nesting import FILE_LEVELS
+from blackbox.format.nesting import FILE_LEVELS, HOOK_SLACK
 from blackbox.format.tokens import Tokens
 from blackbox.format.typed import View, view_of, view_of_json
 
@@ -42,7 +42,7 @@ def decode_payload(raw: msgspec.Raw) -> Any:
     """A lazily loaded step's payload as `load` gives it (`JSFloat` numbers)."""
     if raw is TOO_DEEP_RAW:
         return TOO_DEEP_PAYLOAD
-    return decode_json(bytes(raw), levels=MAX_NESTING + 2)  # judged on load; a `JSFloat` costs a level
+    return decode_json(bytes(raw), levels=MAX_NESTING + HOOK_SLACK)  # its depth was judged on load
 
 
 class LazyStep(msgspec.Struct, omit_defaults=True):

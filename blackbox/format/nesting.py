@@ -14,8 +14,9 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import NamedTuple, ParamSpec, TypeVar
 
-__all__ = ["FILE_LEVELS", "FRAME_LEVELS", "MAX_NESTING", "NESTING_HEADROOM", "TOO_DEEP", "TOO_DEEP_PAYLOAD",
-           "DeepPayloads", "NotJSON", "blanked", "deep_payloads", "nesting_headroom", "reading_room", "with_headroom"]
+__all__ = ["FILE_LEVELS", "FRAME_LEVELS", "HOOK_SLACK", "MAX_NESTING", "NESTING_HEADROOM", "TOO_DEEP",
+           "TOO_DEEP_PAYLOAD", "DeepPayloads", "NotJSON", "blanked", "deep_payloads", "nesting_headroom",
+           "reading_room", "with_headroom"]
 
 # The original reads any depth (`JSON.parse` does not recurse) and hashes as deep as V8's stack lets its
 # canonicalizer recurse: 2,600 to 4,200 levels, so a deeper payload fails its step's hash check there.  Here a
@@ -28,6 +29,9 @@ MAX_NESTING = 10_000
 FRAME_LEVELS = 3
 #: How deep a whole cassette file may nest: a payload's MAX_NESTING levels and the levels around it.
 FILE_LEVELS = MAX_NESTING + FRAME_LEVELS
+#: Room added where a value's depth is already judged (by `deep_payloads`, or by a decoder without a hook)
+#: and it is decoded again with `JSFloat`: calling the float hook costs the decoder a level or two there.
+HOOK_SLACK = 4
 #: What `reading_room` adds to the depth it measures so that a decoder gets exactly the levels asked for
 #: (the frames between the measure and the decoder's own count; `tests/test_verdicts.py` holds it exact).
 ROOM_OFFSET = -4
