@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from blackbox.errors import WriteError
-from blackbox.format.canonical import CanonicalError, JSFloat, js_number, with_headroom
+from blackbox.errors import CassetteError, WriteError
+from blackbox.format.canonical import TOO_DEEP, TOO_DEEP_PAYLOAD, CanonicalError, JSFloat, js_number, with_headroom
 from blackbox.format.inert import inert
 
 if TYPE_CHECKING:
     from blackbox.format.cassette import Cassette
 
-__all__ = ["LONE_SURROGATE", "atomic_write", "dumps", "escape_surrogates", "pretty_json"]
+__all__ = ["LONE_SURROGATE", "atomic_write", "dumps", "escape_surrogates", "json_body", "pretty_json"]
 
 
 def _enc_hook(obj: Any) -> Any:
@@ -105,6 +105,13 @@ def _encode(encoder: msgspec.json.Encoder, value: Any, indent: int) -> bytes:
     return marker.sub(lambda m: _quoted(swapped[int(m.group(1))]), data)
 
 
+def json_body(value: Any) -> bytes:
+    """`value` as compact JSON bytes, keys in their order, numbers as JavaScript writes them: a body sent to an
+    SDK (which reads any key order).  Raises `UnicodeEncodeError` for a lone surrogate, `TypeError` for a value
+    JSON has no form for: a caller falls back to canonical JSON, which escapes the surrogate."""
+    return _WRITER.encode(value)
+
+
 def pretty_json(value: Any, *, indent: int = 2) -> str:
     """A payload as people read it, with JavaScript's numbers as the cassette file shows them; `indent=0` is
     one line.  Lone surrogates show as their JSON escapes."""
@@ -112,7 +119,14 @@ def pretty_json(value: Any, *, indent: int = 2) -> str:
 
 
 def dumps(cassette: Cassette) -> bytes:
-    """The TypeScript Blackbox's layout: two-space indent, raw UTF-8, no trailing newline (lone surrogates escaped)."""
+    """The TypeScript Blackbox's layout: two-space indent, raw UTF-8, no trailing newline (lone surrogates escaped).
+
+    A step loaded with a payload nested too deep to read (`TOO_DEEP_PAYLOAD`) is refused: its payload is
+    not here to write."""
+    for step in cassette.steps:
+        if step.payload is TOO_DEEP_PAYLOAD:
+            raise CassetteError(f"step {step.index} payload is {TOO_DEEP}, so it was not read and cannot be "
+                                "written; re-record the run")
     return _encode(_WRITER, cassette, 2)
 
 
