@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 
 from blackbox.errors import CassetteError
-from blackbox.format.canonical import MAX_NESTING, reading_room
+from blackbox.format.canonical import MAX_NESTING, in_room, reading_room
 from blackbox.format.cassette import CassetteOf, Step, StepType, Timestamp, check_version, reading
 from blackbox.format.lazy import LazyCassette, LazyStep
 from blackbox.format.nesting import FILE_LEVELS
@@ -91,9 +91,9 @@ class FileStep(msgspec.Struct, gc=False):
 
     def lazy(self) -> LazyStep:
         """The step read back from the file, its payload undecoded."""
+        data = self.source.read(self.offset, self.length)
         try:
-            with reading_room(STEP_LEVELS):
-                return _STEP.decode(self.source.read(self.offset, self.length))
+            return in_room(STEP_LEVELS, lambda: _STEP.decode(data))
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             raise CassetteError(f"{self.source.path}: step {self.index} changed on disk while open; "
                                 "open the file again") from None

@@ -14,9 +14,24 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import NamedTuple, ParamSpec, TypeVar
 
-__all__ = ["FILE_LEVELS", "FRAME_LEVELS", "HOOK_SLACK", "MAX_NESTING", "NESTING_HEADROOM", "TOO_DEEP",
-           "TOO_DEEP_PAYLOAD", "DeepPayloads", "NotJSON", "blanked", "deep_payloads", "nesting_headroom",
-           "reading_room", "with_headroom"]
+__all__ = [
+    "FILE_LEVELS",
+    "FRAME_LEVELS",
+    "HOOK_SLACK",
+    "MAX_NESTING",
+    "NESTING_HEADROOM",
+    "TOO_DEEP",
+    "TOO_DEEP_PAYLOAD",
+    "DeepPayloads",
+    "NotJSON",
+    "blanked",
+    "deep_payloads",
+    "in_room",
+    "nesting_headroom",
+    "reading_room",
+    "walk_with_room",
+    "with_headroom",
+]
 
 # The original reads any depth (`JSON.parse` does not recurse) and hashes as deep as V8's stack lets its
 # canonicalizer recurse: 2,600 to 4,200 levels, so a deeper payload fails its step's hash check there.  Here a
@@ -117,6 +132,33 @@ def reading_room(levels: int = MAX_NESTING) -> Iterator[None]:
     MAX_NESTING + FRAME_LEVELS for a whole file, MAX_NESTING + 1 for one step."""
     with _recursion_limit(_depth() + levels + ROOM_OFFSET):
         yield
+
+
+def in_room(levels: int, read: Callable[[], R]) -> R:
+    """`read()` (a decode) with room for exactly `levels` levels, measuring the room only when it matters.
+
+    The room's limit is the caller's depth + levels + ROOM_OFFSET, never below levels + ROOM_OFFSET: what
+    reads under a limit no higher than that reads in the room too, so it is tried first where it stands
+    (measuring the depth costs several µs a call, which a reader of 10,000 steps pays 10,000 times); only
+    a RecursionError there, or a limit already raised above it, is judged in the room."""
+    if sys.getrecursionlimit() <= levels + ROOM_OFFSET:
+        try:
+            return read()
+        except RecursionError:
+            pass  # deep, or a deep caller: judged in the room
+    with reading_room(levels):
+        return read()
+
+
+def walk_with_room(walk: Callable[[], R]) -> R:
+    """`walk()` (an encode, a recursive check) where it stands, and again under `nesting_headroom` if it
+    runs out of room: a value the readers accepted may nest MAX_NESTING levels, most nest a few."""
+    try:
+        return walk()
+    except RecursionError:
+        pass
+    with nesting_headroom():
+        return walk()
 
 
 # One token of JSON text: a string, a number, a literal, or a structural character (whitespace skipped).

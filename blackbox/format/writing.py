@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from blackbox.errors import CassetteError, WriteError
-from blackbox.format.canonical import TOO_DEEP, TOO_DEEP_PAYLOAD, CanonicalError, JSFloat, js_number, with_headroom
+from blackbox.format.canonical import TOO_DEEP, TOO_DEEP_PAYLOAD, CanonicalError, JSFloat, js_number, walk_with_room
 from blackbox.format.inert import inert
 
 if TYPE_CHECKING:
@@ -66,8 +66,12 @@ def _quoted(s: str) -> bytes:
     return escape_surrogates(json.dumps(s, ensure_ascii=False)).encode()
 
 
-@with_headroom  # a value as deep as the readers accept
 def _encode(encoder: msgspec.json.Encoder, value: Any, indent: int) -> bytes:
+    """`_encoded`, with room for a value as deep as the readers accept (asked for only when it needs it)."""
+    return walk_with_room(lambda: _encoded(encoder, value, indent))
+
+
+def _encoded(encoder: msgspec.json.Encoder, value: Any, indent: int) -> bytes:
     """`encoder.encode` (then formatted), also for values holding lone surrogates, which msgspec refuses:
     those strings are swapped for unique markers, encoded, and put back as escaped JSON strings."""
     try:
