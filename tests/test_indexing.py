@@ -157,7 +157,8 @@ def test_the_file_stays_open_while_a_step_holds_it_and_closes_after_without_a_wa
         indexer.file.close()  # twice: once closed, closed
         del indexer
         gc.collect()
-    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning) and str(path) in str(w.message)
+            ] == []
 
 
 def test_steps_read_back_survive_an_atomic_rewrite_and_say_so_when_the_file_is_cut(tmp_path: Path) -> None:
