@@ -9,9 +9,10 @@ from typing import Any
 
 
 class Receiver:
-    def __init__(self, status: int = 200, refuse_from: int | None = None) -> None:
+    def __init__(self, status: int = 200, refuse_from: int | None = None, first: tuple[int, ...] = ()) -> None:
         self.status = status
         self.refuse_from = refuse_from  # from this request on (1-based) the answer is 400
+        self.first = first  # the answers to the first requests, each with `Retry-After: 0` (then `status`)
         self.requests: list[tuple[str, dict[str, str], bytes]] = []
         receiver = self
 
@@ -20,7 +21,11 @@ class Receiver:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 receiver.requests.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
                 late = receiver.refuse_from is not None and len(receiver.requests) >= receiver.refuse_from
-                self.send_response(400 if late else receiver.status)
+                n = len(receiver.requests)
+                early = receiver.first[n - 1] if n <= len(receiver.first) else None
+                self.send_response(early or (400 if late else receiver.status))
+                if early is not None:
+                    self.send_header("Retry-After", "0")
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.send_header("Content-Length", "0")
                 self.end_headers()

@@ -68,8 +68,8 @@ LOAD_ERRORS = [
     (b'{"version": 2, "id": "x", "createdAt": NaN, "steps": []}', "NaN/Infinity"),
     (b"[" * 100_000 + b"]" * 100_000, "nested more than 10,000 levels deep"),
     (b'{"version": 2, "id": "x", "createdAt": 0, "steps": [{"id": "x:0", "index": 0, "type": "metadata", '
-     b'"timestamp": 0, "prevHash": null, "hash": "0", "payload": ' + b"[" * 10_100 + b"]" * 10_100 + b"}]}",
-     "nested more than 10,000 levels deep"),
+     b'"timestamp": 0, "prevHash": null, "hash": "0", "payload": 0, "extra": ' + b"[" * 10_100 + b"]" * 10_100
+     + b"}]}", "nested more than 10,000 levels deep"),  # deep outside a payload (a payload: its hash check)
     (b"\xef\xbb\xbf" + b'{"version": 2, "id": "x", "createdAt": 0, "steps": []}', "byte-order mark"),
     (b"\x89PNG\r\n\x1a\n\xff\xfe", "not UTF-8 text at line 1, column 1"),
 ]

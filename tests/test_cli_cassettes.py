@@ -192,6 +192,16 @@ def test_list(tmp_path: Path) -> None:
     assert code == 2 and err.startswith("error: ")
 
 
+def test_list_without_a_folder_in_a_new_project_points_at_the_demo(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no traces/ yet: the default folder is what `blackbox demo` writes
+    code, _, err = run("list")
+    assert code == 2 and err == ("error: traces: no such folder; pass the folder that holds your cassettes "
+                                 "(`blackbox demo` writes traces/)\n")
+    code, _, err = run("list", tmp_path / "elsewhere")
+    assert code == 2 and "blackbox demo" not in err
+
+
 def test_replay_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import typer
 

@@ -18,8 +18,13 @@ from tests.conftest import FIXTURES
 from tests.waiting import HANG_GUARD
 
 GOOD = FIXTURES / "traces" / "success-tool-use.v2.json"
+# A payload nested 100,000 levels deep: read (without recursing), its step's hash check fails, as in the
+# original (whose hash recursion stops at 2,600-4,200 levels).
 DEEP = b'{"version": 2, "id": "x", "createdAt": 0, "steps": [{"id": "x:0", "index": 0, "type": "metadata", ' \
        b'"timestamp": 0, "prevHash": null, "hash": "0", "payload": ' + b"[" * 100_000 + b"]" * 100_000 + b"}]}"
+# The file itself nested 100,000 levels deep outside any payload: refused at load.
+DEEP_FILE = b'{"version": 2, "id": "x", "createdAt": 0, "steps": [], "extra": ' + b"[" * 100_000 + \
+            b"]" * 100_000 + b"}"
 
 
 def one_error(args: list[str], code: int, *needles: str) -> str:
@@ -33,32 +38,53 @@ def one_error(args: list[str], code: int, *needles: str) -> str:
 
 
 @pytest.mark.parametrize(("command", "code"), [(["inspect"], 2), (["replay"], 1), (["diff", str(GOOD)], 2),
-                                              (["tui"], 1)])
+                                              (["tui"], 2)])
 def test_a_cassette_nested_too_deep_is_one_error_line(command: list[str], code: int, tmp_path: Path) -> None:
-    """inspect and diff cannot work on it (2); replay without a command judges it as verify does (1)."""
+    """inspect, diff and tui cannot work on a file nested too deep outside its payloads (2); replay without a
+    command judges it as verify does (1)."""
     deep = tmp_path / "deep.json"
-    deep.write_bytes(DEEP)
+    deep.write_bytes(DEEP_FILE)
     one_error([*command, str(deep)], code, "deep.json", "nested more than 10,000 levels deep", "re-record")
 
 
 @pytest.mark.parametrize("command", ["verify", "assert"])
-def test_verify_and_assert_report_a_cassette_nested_too_deep_as_schema_version_failing(
-        command: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("data", "failing", "words"), [
+    (DEEP_FILE, ["FAIL"], "nested more than 10,000 levels deep; a cassette never nests this deep"),
+    (DEEP, ["FAIL", "0"], "step 0 payload is nested more than 10,000 levels deep, too deep to hash"),
+], ids=["the-file-refused-at-load", "a-payload-its-hash-check"])
+def test_verify_and_assert_report_a_cassette_nested_too_deep_as_the_check_the_original_fails(
+        command: str, data: bytes, failing: list[str], words: str, tmp_path: Path) -> None:
+    """Deep outside the payloads: unreadable, the schema_version row fails (re-record).  A payload deeper
+    than Blackbox hashes: where the original fails too, at that step's hash check.  Both exit 1."""
     deep = tmp_path / "deep.json"
-    deep.write_bytes(DEEP)
+    deep.write_bytes(data)
     result = invoke(app, [command, deep])
     assert result.exit_code == 1 and result.stderr == "", (result.stdout, result.stderr)
-    row = next(line for line in result.stdout.splitlines() if line.startswith("schema_version"))
-    assert "FAIL" in row and "nested more than 10,000 levels deep" in row and "re-record" in row
+    rows = {line.split()[0]: line for line in result.stdout.splitlines() if line.split()}
+    row = rows["schema_version" if data is DEEP_FILE else "hash_chain"]
+    assert row.split()[1 : 1 + len(failing)] == failing and words in row and "re-record" in result.stdout, row
+
+
+def test_replay_diff_and_inspect_of_a_payload_nested_too_deep(tmp_path: Path) -> None:
+    """replay refuses it at its chain check (1), diff cannot compare it (2: its chain is broken at step 0),
+    inspect shows the step with its payload's place saying why it was not read."""
+    deep = tmp_path / "deep.json"
+    deep.write_bytes(DEEP)
+    one_error(["replay", str(deep)], 1, "hash_chain failed at step 0", "nested more than 10,000 levels deep")
+    one_error(["diff", str(GOOD), str(deep)], 2, "hash chain broken at step 0", "too deep to hash")
+    shown = invoke(app, ["inspect", str(deep), "--step", "0"])
+    assert shown.exit_code == 0 and "nested more than 10,000 levels deep, too deep to read" in shown.stdout
 
 
 def test_list_names_a_too_deep_file_invalid_and_goes_on(tmp_path: Path) -> None:
-    (tmp_path / "deep.json").write_bytes(DEEP)
+    (tmp_path / "deep.json").write_bytes(DEEP_FILE)
+    (tmp_path / "deep-payload.json").write_bytes(DEEP)
     (tmp_path / "good.json").write_bytes(GOOD.read_bytes())
     result = invoke(app, ["list", tmp_path])
     assert result.exit_code == 0, result.stderr
     assert "deep.json: invalid: JSON nested more than 10,000 levels deep" in result.stdout
-    assert "2 file(s): 1 valid, 1 invalid" in result.stdout
+    assert "deep-payload.json: invalid: hash chain broken: step 0 payload is nested more than" in result.stdout
+    assert "3 file(s): 1 valid, 2 invalid" in result.stdout
 
 
 def test_list_of_a_file_says_it_is_a_file() -> None:
@@ -82,7 +108,7 @@ def test_an_import_error_ending_in_a_question_reads_as_one_sentence(tmp_path: Pa
 def test_the_real_entry_point_prints_no_traceback(tmp_path: Path) -> None:
     """Through `python -m blackbox` (main's own handling, not CliRunner's)."""
     deep = tmp_path / "deep.json"
-    deep.write_bytes(DEEP)
+    deep.write_bytes(DEEP_FILE)
     done = subprocess.run([sys.executable, "-m", "blackbox", "inspect", str(deep)], capture_output=True,
                           text=True, timeout=HANG_GUARD)
     assert done.returncode == 2

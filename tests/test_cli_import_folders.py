@@ -114,7 +114,7 @@ def test_wrong_usage_is_one_line_and_exit_2(tmp_path: Path, monkeypatch: pytest.
 
 def test_a_missing_default_folder_says_where_it_looked(tmp_path: Path) -> None:
     res = cli("--from", "codex", env={"CODEX_HOME": str(tmp_path / "none")})
-    assert res.exit_code == 1
+    assert res.exit_code == 2  # a path that is not there (README, "Exit codes")
     assert res.stderr.strip() == (f"error: {tmp_path / 'none' / 'sessions'}: no such folder; it is where codex keeps "
                                   "its sessions: pass --in FOLDER if yours are elsewhere")
 

@@ -4,6 +4,7 @@ dispatcher), print what the typer application prints, and the root help lists ex
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -103,6 +104,9 @@ CASES = [
     ["list", FIXTURES / "fleet-triage" / "cassettes", "--json"],
     ["list", "MISSING", "--json"],
     ["list", "BROKEN"],
+    ["list", "NESTED"],
+    ["list", "ESCAPES"],
+    ["list", "ESCAPES", "--json"],
 ]
 
 
@@ -112,13 +116,23 @@ def test_the_light_path_prints_exactly_what_the_typer_path_prints(case: list[str
     broken.write_text('{"version": 1}')
     not_utf8 = tmp_path / "not-utf8.json"  # a payload string that is not UTF-8: the loader's precise error
     not_utf8.write_bytes((TRACES / "fork-child.v2.json").read_bytes().replace(b"search", b"se\xffrch", 1))
-    names = {"BROKEN": broken, "MISSING": tmp_path / "missing.json", "NOT-UTF8": not_utf8}
+    (tmp_path / "nested" / "runs").mkdir(parents=True)  # the cassettes one folder down: list says where
+    shutil.copy(TRACES / "fork-child.v2.json", tmp_path / "nested" / "runs" / "child.json")
+    (tmp_path / "escapes").mkdir()  # a file name that would drive the terminal: shown inert on both paths
+    shutil.copy(TRACES / "fork-child.v2.json", tmp_path / "escapes" / "x\x1b[31mred\x1b]0;t\x07.json")
+    names = {"BROKEN": broken, "MISSING": tmp_path / "missing.json", "NOT-UTF8": not_utf8,
+             "NESTED": tmp_path / "nested", "ESCAPES": tmp_path / "escapes"}
     args = [str(names.get(str(a), a)) for a in case]
     env = {"NO_COLOR": "1", "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "PATH": ""}
     light = subprocess.run([sys.executable, "-m", "blackbox", *args], capture_output=True, text=True,
                            timeout=HANG_GUARD, env=env)
     typed = CliRunner().invoke(app, args, env=env)
     assert (light.returncode, light.stdout, light.stderr) == (typed.exit_code, typed.stdout, typed.stderr)
+    if "NESTED" in case:
+        assert light.stdout.endswith(f"these subfolders hold some: {tmp_path / 'nested' / 'runs'} (blackbox list "
+                                     f"{tmp_path / 'nested' / 'runs'})\n"), light.stdout
+    if "ESCAPES" in case:
+        assert "\x1b" not in light.stdout and "\x07" not in light.stdout and "fixture-fork-parent-fork" in light.stdout
     if ("--json" in args or "--format=json" in args) and light.returncode == 0:
         json.loads(light.stdout)
     if "NOT-UTF8" in case:

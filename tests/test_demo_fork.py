@@ -170,7 +170,7 @@ def test_cli_demo_fork(parent: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("args", "code", "message"), [
     (["--fork-index", "99"], 2, "--fork-index 99 is outside the cassette"),
-    (["--mutation-step", "5"], 2, "--mutation-step 5 must come before --fork-index 4"),
+    (["--mutation-step", "5"], 2, "--mutation-step 5 must come before the default fork index 4"),
     (["--mutation-step", "1"], 2, "is a model_output, not a tool_result"),
     (["--payload-json", "{bad"], 2, "--payload-json is not valid JSON"),
     (["--mode", "prompt"], 2, "--prompt is required"),
@@ -182,6 +182,44 @@ def test_cli_errors_are_one_line(parent: Path, tmp_path: Path, args: list[str], 
     assert not (tmp_path / "f.json").exists()
 
 
+_DEMO_FLAGS = ("--trace", "--out", "--fork-index", "--mutation-step", "--payload-json", "--mode", "--prompt")
+
+
+@pytest.mark.parametrize("command", [["demo", "fork"], ["fork"]])
+@pytest.mark.parametrize(("args", "message"), [
+    (["-P", "--mutation-step", "5"], "--mutation-step 5 must come before the default fork index 4"),
+    (["-P", "--fork-index", "2"], "the default changed step 3 must come before --fork-index 2"),
+    (["-P", "--fork-index", "8"], "the default changed step 3 would leave the model_input at step 4 stale"),
+    (["-P", "--mutation-step", "2"], "--mutation-step 2 is a tool_call, not a tool_result; tool_result steps "
+                                     "before the default fork index 4: 3"),
+    (["--trace", "error.json"], "the default fork index 4 is the run's terminal metadata step"),
+    (["-P", "--out", "parent.json"], "--out must differ from --trace"),
+    (["--out", "traces/example-trace.json"], "--out must differ from the parent traces/example-trace.json"),
+    (["-P", "--mode", "prompt", "--prompt", "Hi", "--mutation-step", "3"], "--mutation-step changes a tool result"),
+    (["-P", "--mode", "prompt", "--prompt", "Hi", "--payload-json", "1"], "--payload-json changes a tool result"),
+    (["--prompt", "Hi"], "--prompt is for --mode prompt"),
+    ([], "no cassette to fork: the demo's traces/example-trace.json is not here; run `blackbox demo` first"),
+])
+def test_every_demo_fork_message_names_only_the_flags_typed(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch, command: list[str],
+                                                           args: list[str], message: str) -> None:
+    """Where the user left an option to its default, the message says "the default …", never its flag (which
+    would read as a value they typed); `blackbox fork`'s original form says the same.  (`-P`: --trace parent.json)"""
+    from tests.cli_helpers import run_cli
+
+    save(record_success(clock=frozen(0)), tmp_path / "parent.json")
+    save(record_error(clock=frozen(0)), tmp_path / "error.json")
+    monkeypatch.chdir(tmp_path)
+    if "--out" in args:  # the default parent is there only for the case that names it
+        save(record_success(clock=frozen(0)), tmp_path / "traces" / "example-trace.json")
+    typed = [a for arg in args for a in (["--trace", "parent.json"] if arg == "-P" else [arg])]
+    code, _out, err = run_cli(capsys, *command, *typed)
+    assert code == 2 and err.count("\n") == 1 and message in err, err
+    for flag in set(_DEMO_FLAGS) - set(typed):  # a flag not typed is at most a remedy ("--fork-index N")
+        assert not re.search(rf"{flag} (-?\d|must|is\b|changes)", err), (flag, err)
+    assert not list(tmp_path.rglob("*fork*.json"))
+
+
 def test_cli_unwritable_out_exits_1(parent: Path, tmp_path: Path) -> None:
     exit_code, _, err = _cli("--trace", str(parent), "--out", str(parent / "child.json"))
     assert exit_code == 1
@@ -189,9 +227,9 @@ def test_cli_unwritable_out_exits_1(parent: Path, tmp_path: Path) -> None:
     assert err.count("\n") == 1 and "None" not in err
 
 
-def test_cli_missing_parent_exits_1(tmp_path: Path) -> None:
+def test_cli_missing_parent_exits_2(tmp_path: Path) -> None:
     exit_code, _, err = _cli("--trace", str(tmp_path / "none.json"), "--out", str(tmp_path / "f.json"))
-    assert exit_code == 1
+    assert exit_code == 2
     assert err.startswith("error: ") and "no such file" in err and err.count("\n") == 1
 
 

@@ -1,7 +1,8 @@
 """`blackbox export`: what the OTLP/HTTP exporter sends, decoded with opentelemetry-proto on a loopback
 receiver, checked span by span (name, kind, attributes, parent, link, times) against the cassette; the OTLP
 JSON file form against the same request; ids from the hashes; content only with --content, keys masked; folders;
-and every failure as one line, exit 1, nothing sent."""
+and every failure as one line (exit 2 for a bad file or flag, 1 when the backend or the write fails), nothing
+sent."""
 
 from __future__ import annotations
 
@@ -273,23 +274,63 @@ def test_a_folder_exports_every_cassette_one_request_each_and_a_bad_file_stops_i
         assert receiver.requests[0][0] == "/v1/traces"  # a base URL gets the traces path
         (folder / "ci" / "broken.json").write_text('{"version": 2, "id": "x", "createdAt": 0, "steps": [')
         code, out, err = run_cli(capsys, "export", folder, "--endpoint", receiver.url)
-    assert code == 1 and len(receiver.requests) == 2
+    assert code == 2 and len(receiver.requests) == 2  # a file that is not a cassette: bad input
     assert len(err.strip().splitlines()) == 1 and "broken.json" in err and "truncated" in err
 
 
 def test_a_backend_that_refuses_or_is_down_is_one_line_and_exit_1(tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str],
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     rich_cassette(tmp_path / "run.json")
     with Receiver(status=400) as receiver:
         code, out, err = run_cli(capsys, "export", tmp_path / "run.json", "--endpoint", receiver.url)
     assert code == 1 and len(receiver.requests) == 1
     assert err.count("\n") == 1 and "refused the export (HTTP 400)" in err
     down = receiver.url  # the receiver is gone: nothing listens there now
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "1")  # how long the exporter retries a dead backend
     code, out, err = run_cli(capsys, "export", tmp_path / "run.json", "--endpoint", down, "--json")
-    assert code == 1 and "did not answer" in err and err.count("\n") == 1
+    assert code == 1 and err.count("\n") == 1, err
+    assert f"{down}/v1/traces cannot be reached (connection refused: nothing listens there)" in err
+    assert "start the OTLP backend" in err
     validate("error", json.loads(out))
+
+
+def test_a_backend_that_hangs_up_is_tried_once_not_retried_with_backoff(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """The SDK retries a connection error for about 7 s (1, 2, 4 s); the command line tries once and says so."""
+    import socketserver
+    import threading
+
+    rich_cassette(tmp_path / "run.json")
+    accepted: list[int] = []
+
+    class HangUp(socketserver.BaseRequestHandler):
+        def handle(self) -> None:  # no answer: the connection is dropped as it comes
+            accepted.append(1)
+
+    server = socketserver.TCPServer(("127.0.0.1", 0), HangUp)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        code, _out, err = run_cli(capsys, "export", tmp_path / "run.json", "--endpoint", url)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert code == 1 and err.count("\n") == 1 and f"{url}/v1/traces cannot be reached" in err
+    assert len(accepted) == 1
+
+
+def test_a_retried_answer_is_retried_and_said_on_a_terminal(tmp_path: Path) -> None:
+    from tests.cli_helpers import on_terminal
+
+    rich_cassette(tmp_path / "run.json")
+    with Receiver(first=(503, 503)) as receiver:
+        code, stdout, seen = on_terminal(["export", tmp_path / "run.json", "--endpoint", receiver.url],
+                                         {**os.environ, "COLUMNS": "200"})
+    assert code == 0, seen
+    assert len(receiver.requests) == 3
+    assert f"exporting 1 cassette(s) to {receiver.url}/v1/traces".encode() in seen
+    assert b"HTTP 503 (attempt 1), retrying" in seen and b"HTTP 503 (attempt 2), retrying" in seen
+    assert b"Exported 1 cassette(s)" in stdout
 
 
 def test_the_otel_variables_and_headers_are_honoured(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -364,7 +405,7 @@ def test_a_tampered_cassette_is_not_exported(tmp_path: Path, capsys: pytest.Capt
     (tmp_path / "run.json").write_text(json.dumps(document))
     with Receiver() as receiver:
         code, _, err = run_cli(capsys, "export", tmp_path / "run.json", "--endpoint", receiver.url)
-    assert code == 1 and err.count("\n") == 1 and "hash chain breaks at step 3" in err
+    assert code == 2 and err.count("\n") == 1 and "hash chain breaks at step 3" in err
     assert "stormy" not in err and receiver.requests == []
 
 

@@ -52,7 +52,7 @@ def test_a_damaged_header_is_one_line_and_nothing_is_written(tmp_path: Path, cap
     with pytest.raises(JournalError, match=message):
         recover(journal)
     code, _, err = run_cli(capsys, "recover", journal)
-    assert code == 1
+    assert code == 2  # no journal to recover from: the question cannot be asked (README, "Exit codes")
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
     assert journal.exists()
@@ -158,7 +158,7 @@ def test_an_empty_journal_says_it_is_empty(tmp_path: Path, capsys: pytest.Captur
     with pytest.raises(CassetteError, match="the journal is empty: its recording was stopped before its first"):
         recover(journal)
     code, _, err = run_cli(capsys, "recover", journal)
-    assert code == 1
+    assert code == 2
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "the journal is empty" in lines[0], err
     assert "not a Blackbox journal" not in err and journal.read_bytes() == content

@@ -272,7 +272,7 @@ def test_redact_rechains_with_a_link_verify_shows(tmp_path: Path, policy: Path,
     tampered = tmp_path / "tampered.json"
     tampered.write_text(source.read_text().replace(CUSTOMER, CUSTOMER + "0"))
     code, _, err = run_cli(capsys, "redact", tampered, "--out", tmp_path / "laundered.json", "--policy", policy)
-    assert code == 1 and "hash chain does not hold at step" in err and not (tmp_path / "laundered.json").exists()
+    assert code == 2 and "hash chain does not hold at step" in err and not (tmp_path / "laundered.json").exists()
 
 
 def test_the_pytest_plugin_records_under_the_projects_policy(pytester: pytest.Pytester, fake_api: FakeAPI,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import pytest
@@ -252,3 +253,131 @@ def test_the_one_by_one_reference_really_reads_one_event_at_a_time() -> None:
         _outcome(Counting(), [b"".join(_stream(*[_delta("abcd")] * 300))])
         counts[cls.__name__] = len(Counting.seen)
     assert counts["OneByOne"] == 300 + 6 and counts["AnthropicStreamAssembler"] < 20, counts
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the relay: the agent's read of a recorded body (batches taken by `islice`, pings counted by their bytes)
+
+PING_COMPACT = b'event: ping\ndata: {"type":"ping"}\n\n'
+
+
+_OPENING = [START, PING, _block(0, {"type": "text", "text": ""})]
+_CLOSING = [_stop(0), *END]
+
+
+def _relayed(chunks: list[bytes]) -> tuple[Any, ...]:
+    """What the agent got through the relay, and what the recording made of it."""
+    recording, done = _recording()
+    passed = list(recording.relay(iter(chunks)))
+    assert passed == chunks  # the agent's bytes, exactly, whatever the recorder made of them
+    assert len(done.results) == 1, done.results
+    result = done.results[0]
+    return result.status, result.body, result.error, recording._assembler.events
+
+
+def _reference(chunks: list[bytes]) -> tuple[Any, ...]:
+    return _outcome(OneByOne(), [b"".join(chunks)])
+
+
+@pytest.mark.parametrize("pings", [0, 1, BATCH - 3, BATCH - 2, BATCH - 1, BATCH, 5 * BATCH + 7])
+def test_batches_of_pings_are_counted_as_the_events_they_are(pings: int) -> None:
+    """Both spellings of a ping, in runs that fill whole batches (counted by their bytes, not parsed) and
+    end at every offset from a batch's end (the body's end found by the relay's probe)."""
+    middle = [_delta("a")] * 3 + [PING, PING_COMPACT] * (pings // 2) + [PING] * (pings % 2) + [_delta("b")]
+    chunks = _stream(*middle)
+    outcome = _relayed(chunks)
+    assert outcome == _reference(chunks)
+    assert outcome[0].value == "complete" and _text(outcome) == "aaab" and outcome[3] == len(chunks)
+
+
+@pytest.mark.parametrize("line_end", [b"\n", b"\r\n"])  # kept by the fast reading / by the general rules
+def test_a_ping_shaped_chunk_inside_an_event_is_read_as_part_of_that_event(line_end: bytes) -> None:
+    """A batch of chunks that are each exactly a ping's bytes, but whose first comes while an event is still
+    open (its blank line not yet sent): by the event-stream rules its lines join that event, so the batch is
+    parsed, not counted: the open delta takes the first ping's name and is skipped as a ping, as the SDK
+    skips it."""
+    open_event = _delta("open")[:-2].replace(b"\n", line_end) + line_end  # no closing blank line
+    before = [*_OPENING, *[_delta("x")] * (BATCH - 4), open_event]
+    chunks = [*before, *[PING] * (3 * BATCH), _delta("y"), *_CLOSING]
+    assert len(before) == BATCH  # the open event ends a batch; the next batches are pings alone
+    outcome = _relayed(chunks)
+    assert outcome == _reference(chunks)
+    assert outcome[0].value == "complete" and _text(outcome) == "x" * (BATCH - 4) + "y"
+
+
+def test_ping_shaped_chunks_after_a_carried_event_start_are_parsed_with_it() -> None:
+    """A batch ends with the start of an event (carried to the next bytes) and the next batch is pings
+    alone: they are not counted apart, the carried bytes and the first ping read as the one event they make
+    (a `data:` line that is not JSON: refused, as by the SDK), not completed later by the event's real end."""
+    start = b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_'
+    rest = b'delta","text":"z"}}\n\n'
+    before = [*_OPENING, *[_delta("x")] * (BATCH - 4), start]
+    chunks = [*before, *[PING] * BATCH, rest, _delta("y"), *_CLOSING]
+    outcome = _relayed(chunks)
+    assert outcome == _reference(chunks)
+    assert outcome[0].value == "refused" and "not JSON" in outcome[2]
+
+
+def test_after_a_refusal_the_relay_passes_the_rest_on_unread() -> None:
+    recording, done = _recording()
+    chunks = _stream(*[_delta("x")] * 10) + [_delta("AFTER-STOP")] + [_delta("y")] * (3 * BATCH)
+    relay = recording.relay(iter(chunks))
+    passed = [next(relay) for _ in range(BATCH)]
+    assert [r.status.value for r in done.results] == ["refused"]
+    passed += list(relay)
+    assert passed == chunks and len(done.results) == 1 and recording._held == []
+
+
+class _Clock:
+    """The tee's clock (`calls._clock`), moved by the test's network as each chunk arrives."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _arriving(clock: _Clock, chunks: list[bytes], gaps: list[float]) -> Iterator[bytes]:
+    for chunk, gap in zip(chunks, gaps, strict=True):
+        clock.now += gap
+        yield chunk
+
+
+def _answer_read_to_its_final_event(monkeypatch: pytest.MonkeyPatch, gap: float) -> tuple[float, float, int]:
+    """A stream whose chunks come `gap` seconds apart, its final event after a pause of 5 s; the agent
+    reads to that event and stops (the body's end never read), then goes on a minute later.  (when the
+    final event came, when its batch began, the recorded arrival in ms)."""
+    from blackbox.live import calls
+
+    clock = _Clock()
+    monkeypatch.setattr(calls, "_clock", clock)
+    chunks = _stream(*[_delta("x")] * (BATCH + 20))
+    gaps = [gap] * (len(chunks) - 1) + [5.0]
+    recording, done = _recording()
+    relay = recording.relay(_arriving(clock, chunks, gaps))
+    for _ in chunks:
+        next(relay)
+    final_came = clock.now
+    batch_began = final_came - 5.0 - gap * (len(chunks) - BATCH - 1)
+    clock.now += 60
+    assert recording.settle() and done.results[0].status.value == "complete"
+    arrived = recording._call.arrived_at
+    assert arrived is not None
+    relay.close()
+    return final_came, batch_began, arrived
+
+
+def test_a_slow_stream_is_dated_at_the_chunk_that_completed_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks at a network's pace (here 1 ms apart): every chunk is stamped, so the answer is dated when its
+    final event came, not when the agent went on."""
+    final_came, _, arrived = _answer_read_to_its_final_event(monkeypatch, 0.001)
+    assert arrived == int(final_came * 1000)
+
+
+def test_a_fast_stream_is_dated_within_the_batch_that_completed_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks faster than `SLOW_BATCH` allows (1 µs apart) are stamped a batch at a time: the answer is
+    dated no earlier than its batch began and no later than its final event came, never when the agent went
+    on."""
+    final_came, batch_began, arrived = _answer_read_to_its_final_event(monkeypatch, 1e-6)
+    assert int(batch_began * 1000) <= arrived <= int(final_came * 1000)

@@ -83,17 +83,16 @@ def _nested(depth: int, leaf: Any) -> Any:
     return value
 
 
-def _deepest_loadable(build: Any) -> int:
-    """The deepest nesting the loader accepts here (MAX_NESTING levels, less the cassette's own)."""
+def _deepest_hashed(build: Any) -> int:
+    """The deepest nesting whose step verifies here (MAX_NESTING levels of payload); deeper still loads, and
+    fails its step's hash check."""
     low, high = 10, 2 * MAX_NESTING
     while low < high:
         mid = (low + high + 1) // 2
-        try:
-            loads(build(mid))
-        except CassetteError:
-            high = mid - 1
-        else:
+        if verify(loads(build(mid))).ok:
             low = mid
+        else:
+            high = mid - 1
     return low
 
 
@@ -108,8 +107,10 @@ def test_every_depth_the_loader_accepts_is_judged(leaf: Any) -> None:
         with nesting_headroom():  # the test's own writer (json.dumps) recurses
             return json.dumps(rechain(doc)).encode()
 
-    depth = _deepest_loadable(build)
-    assert MAX_NESTING - 10 <= depth < MAX_NESTING  # the result sits 5 levels into the file
+    depth = _deepest_hashed(build)
+    assert depth == MAX_NESTING - 1 - (not isinstance(leaf, int | float))  # the payload's own level, the leaf's
+    deeper = verify(loads(build(depth + 1)))
+    assert deeper.failure is not None and deeper.failure.name == "hash_chain" and deeper.failure.step == 3
     data = build(depth)
     report = verify(loads(data))
     assert report.ok, report.to_dict()
@@ -201,16 +202,117 @@ def test_every_reader_accepts_the_depths_the_original_accepts(tmp_path: Path, de
         assert done.returncode == 0 and "Traceback" not in done.stderr, (args, done.stderr[-2000:])
 
 
-def test_deeper_than_every_reader_accepts_is_refused_in_the_same_words(tmp_path: Path) -> None:
-    path = _deep_file(tmp_path, MAX_NESTING + 50)
+def test_a_payload_nested_deeper_is_read_by_every_reader_and_fails_its_steps_hash_check(tmp_path: Path) -> None:
+    """One level past MAX_NESTING, the payload is not hashed: each reader loads the file and its chain check
+    stops at that step (the original fails there too: its hash recursion ends at 2,600-4,200 levels)."""
+    from blackbox.format.canonical import CanonicalError
+    from blackbox.format.indexing import Indexer, Unusual
+
+    path = _deep_file(tmp_path, MAX_NESTING)  # the result's levels and the payload's own: MAX_NESTING + 1
+    with pytest.raises(CanonicalError, match=TOO_DEEP):
+        step = load(path).steps[3]
+        step_hash(3, step.type, step.timestamp, step.payload, step.prevHash)
+    indexer = Indexer(path)
+    try:
+        indexer.start()
+        with pytest.raises(Unusual):  # left to the whole-file (lazy) loader, below
+            [step for batch in indexer.batches() for step in batch.steps]
+    finally:
+        indexer.file.close()
+    assert verify(path).ok is False and verify(load(path)).ok is False
+    for cassette in (load(path), load_lazy_path(path)):
+        broken = chain_break(cassette)
+        assert broken is not None and broken.index == 3
+        assert broken.reason == f"step 3 payload is {TOO_DEEP}, too deep to hash, so its hash cannot be checked"
+    for args in (["verify", path], ["verify", path, "--json"], ["assert", path], ["inspect", path],
+                 ["inspect", path, "--step", "3"], ["diff", path, path]):
+        done = cli(*args)
+        assert done.returncode in (0, 1, 2) and "Traceback" not in done.stderr, (args, done.stderr[-2000:])
+        if args[0] in ("verify", "assert", "diff"):
+            assert "too deep to hash" in done.stdout + done.stderr, (args, done.stdout, done.stderr)
+
+
+def load_lazy_path(path: Path) -> Any:
+    from blackbox.format.lazy import load_lazy
+
+    return load_lazy(path)
+
+
+def _deep_text(depth: int, *, where: str = "payload", inner: bytes = b"") -> bytes:
+    """The trace with `depth` nested lists at `where` (step 3's payload, a field of step 3 the format does not
+    define, or a top-level one), written as text: no writer recurses."""
+    doc = json.loads(TRACE.read_text())
+    if where == "payload":
+        doc["steps"][3]["payload"] = "@DEEP@"
+    elif where == "step":
+        doc["steps"][3]["extra"] = "@DEEP@"
+    else:
+        doc["extra"] = "@DEEP@"
+    return json.dumps(doc, indent=2).encode().replace(b'"@DEEP@"', b"[" * depth + inner + b"]" * depth)
+
+
+@pytest.mark.parametrize("depth", [MAX_NESTING + 1, 20_000, 150_000])
+def test_a_payload_nested_far_deeper_never_recurses_and_fails_the_same_check(tmp_path: Path, depth: int) -> None:
+    path = tmp_path / "deep.json"
+    path.write_bytes(_deep_text(depth))
+    loaded = load(path)
+    assert len(loaded.steps) == 15
+    assert loaded.steps[4].payload == json.loads(TRACE.read_text())["steps"][4]["payload"]
+    report = verify(path)
+    assert report.failure is not None and (report.failure.name, report.failure.step) == ("hash_chain", 3)
+    assert report.checks[0].status == "pass" and TOO_DEEP in (report.failure.detail or "")
+    done = cli("verify", path, "--json")
+    assert done.returncode == 1 and json.loads(done.stdout)["failure"]["name"] == "hash_chain", done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("where", ["step", "top"])
+def test_a_file_nested_too_deep_outside_its_payloads_is_refused_at_load(tmp_path: Path, where: str) -> None:
+    path = tmp_path / "deep.json"
+    path.write_bytes(_deep_text(MAX_NESTING + 10, where=where))
     seen = _every_reader(path)
     refused = {name: text for name, text in seen.items() if name not in ("verify", "thread")}
     assert all(isinstance(text, str) and TOO_DEEP in text for text in refused.values()), seen
-    assert seen["verify"] is False and seen["thread"] is False
-    for args in (["verify", path], ["inspect", path], ["diff", path, path]):
-        done = cli(*args)
-        assert done.returncode in (1, 2) and "Traceback" not in done.stderr, (args, done.stderr[-2000:])
-        assert TOO_DEEP in done.stdout + done.stderr, (args, done.stdout, done.stderr)
+    report = verify(path)
+    assert report.failure is not None and report.failure.name == "schema_version"
+    assert TOO_DEEP in str(report.failure.detail)
+
+
+@pytest.mark.parametrize(("inner", "words"), [
+    (b"NaN", "NaN/Infinity at line 72, column 20018 "),
+    (b"1 2", "invalid syntax at line 72, column 20019;"),
+    (b'"\xff"', "not UTF-8 text at line 72, column 20019,"),
+])
+def test_text_that_is_not_json_inside_a_deep_payload_is_refused_at_its_place(inner: bytes, words: str) -> None:
+    with pytest.raises(CassetteError, match=words):
+        loads(_deep_text(20_000, inner=inner))
+
+
+def test_a_deep_payload_cut_short_is_a_truncated_file() -> None:
+    data = _deep_text(20_000)
+    with pytest.raises(CassetteError, match="the file ends early"):
+        loads(data[: data.index(b"]")])
+
+
+def test_the_last_payload_member_of_a_step_counts_as_in_json_parse() -> None:
+    doc = json.loads(TRACE.read_text())
+    payload = json.dumps(doc["steps"][3]["payload"]).encode()
+    doc["steps"][3]["payload"] = "@P@"
+    text = json.dumps(doc, indent=2).encode()
+    deep = b"[" * 20_000 + b"]" * 20_000
+    overridden = text.replace(b'"@P@"', deep + b', "payload": ' + payload)
+    assert verify(loads(overridden)).ok  # the deep one is read over, as JSON.parse drops it
+    overriding = text.replace(b'"@P@"', payload + b', "payload": ' + deep)
+    report = verify(loads(overriding))
+    assert report.failure is not None and (report.failure.name, report.failure.step) == ("hash_chain", 3)
+
+
+def test_a_cassette_holding_a_payload_too_deep_to_read_is_never_written(tmp_path: Path) -> None:
+    from blackbox.format.cassette import save
+
+    loaded = loads(_deep_text(20_000))
+    with pytest.raises(CassetteError, match="step 3 payload is nested more than 10,000 levels deep"):
+        save(loaded, tmp_path / "copy.json")
+    assert not (tmp_path / "copy.json").exists()
 
 
 @pytest.mark.parametrize("policy", [False, True], ids=["plain", "with-a-policy"])
@@ -257,3 +359,19 @@ def test_a_tool_result_as_deep_as_the_readers_accept_is_recorded_and_replayed(
     assert again == text(nested(2_500))
     with blackbox.session("record", out=tmp_path / "deeper.json") as bb, pytest.raises(SessionError, match=TOO_DEEP):
         bb.tool("deep", lambda size: nested(size))(MAX_NESTING + 10)
+
+
+def test_a_journal_line_holding_a_payload_as_deep_as_the_readers_go_is_recovered() -> None:
+    """A crash journal's line is one step: its payload may nest MAX_NESTING levels there too."""
+    from blackbox.live.journal import journal_steps
+
+    doc = json.loads(TRACE.read_text())
+    doc["steps"][3]["payload"]["result"] = _nested(MAX_NESTING - 1, 1.5)  # the payload: MAX_NESTING levels
+    rechain(doc)
+    with nesting_headroom():
+        lines = [json.dumps(step).encode() for step in doc["steps"][:5]]
+    steps = journal_steps(lines, doc["id"])
+    from blackbox.format.cassette import hash_break
+
+    assert [step.index for step in steps] == [0, 1, 2, 3, 4]
+    assert hash_break(3, steps[3])[0] is None  # read whole: it hashes as recorded

@@ -169,15 +169,19 @@ def _journal(tmp_path: Path) -> Path:
     return journal
 
 
+WRITERS = ["import", "demo fork", "recover", "export"]
+
+
 def _writers(tmp_path: Path) -> dict[str, list[str]]:
     return {
         "import": ["import", "--from", "chat-json", "--in", str(CHAT), "--out", "{out}"],
         "demo fork": ["fork", "--trace", str(TRACE), "--out", "{out}"],
         "recover": ["recover", str(_journal(tmp_path)), "--out", "{out}"],
+        "export": ["export", str(TRACE), "--to", "otlp-json", "--out", "{out}"],
     }
 
 
-@pytest.mark.parametrize("writer", ["import", "demo fork", "recover"])
+@pytest.mark.parametrize("writer", WRITERS)
 def test_every_writer_refuses_a_fifo(tmp_path: Path, capsys: pytest.CaptureFixture[str], writer: str) -> None:
     fifo = tmp_path / "out.json"
     os.mkfifo(fifo)
@@ -189,7 +193,7 @@ def test_every_writer_refuses_a_fifo(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert _leftovers(tmp_path) == []
 
 
-@pytest.mark.parametrize("writer", ["import", "demo fork", "recover"])
+@pytest.mark.parametrize("writer", WRITERS)
 def test_every_writer_refuses_dev_null(tmp_path: Path, capsys: pytest.CaptureFixture[str], writer: str) -> None:
     args = [a.replace("{out}", "/dev/null") for a in _writers(tmp_path)[writer]]
     code, _, err = run_cli(capsys, *args)
@@ -198,7 +202,7 @@ def test_every_writer_refuses_dev_null(tmp_path: Path, capsys: pytest.CaptureFix
     assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
-@pytest.mark.parametrize("writer", ["import", "demo fork", "recover"])
+@pytest.mark.parametrize("writer", WRITERS)
 def test_every_writer_on_a_full_disk(full_disk: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                      writer: str) -> None:
     out = full_disk / "out.json"
@@ -214,7 +218,7 @@ def test_every_writer_on_a_full_disk(full_disk: Path, tmp_path: Path, capsys: py
         assert (tmp_path / "run.json.blackbox-journal").exists(), "the journal goes only once the cassette is written"
 
 
-@pytest.mark.parametrize("writer", ["import", "demo fork", "recover"])
+@pytest.mark.parametrize("writer", WRITERS)
 def test_every_writer_in_a_read_only_folder(read_only: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                             writer: str) -> None:
     out = read_only / "out.json"

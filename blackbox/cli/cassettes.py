@@ -19,7 +19,7 @@ from blackbox.cli import reports
 from blackbox.cli._app import app
 from blackbox.cli.inspecting import json_rows, run_inspect, write_rows
 from blackbox.cli.jsonout import print_json
-from blackbox.cli.listing import run_list
+from blackbox.cli.listing import DEFAULT_FOLDER, run_list
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, fail
 from blackbox.cli.reports import shown
 from blackbox.cli.term import JSON_OUTPUT, colour, paint
@@ -174,7 +174,7 @@ def inspect_command(
 
 @app.command("list", rich_help_panel="Cassettes")
 def list_command(
-    directory: Annotated[Path, typer.Argument(help="The folder to list.")] = Path("traces"),
+    directory: Annotated[Path, typer.Argument(help="The folder to list.")] = DEFAULT_FOLDER,
     json_out: JsonOption = False,
 ) -> None:
     """List the cassettes in a folder: id, steps, status, created, parent; invalid files with a reason.

@@ -91,14 +91,19 @@ def export_command(
     if out is not None and out.is_dir():
         fail(f"--out {inert(str(out))} is a folder; name the file to write", EXIT_USAGE)
     target = Target(out, endpoint, _headers(header or []))
-    from blackbox.errors import BlackboxError, WriteError
+    from blackbox.errors import BlackboxError, CassetteError, WriteError
     from blackbox.exporters.otlp import endpoint_url, require
 
     try:
-        require()
         endpoint_url(endpoint)
+    except BlackboxError as exc:
+        fail(str(exc), EXIT_USAGE)
+    try:
+        require()
         files, batches, linked = _run(path, exporter, target, content, parent)
-    except (BlackboxError, WriteError) as exc:
+    except CassetteError as exc:  # a file that is not a cassette that verifies: nothing to export (exit 2)
+        fail(str(exc), EXIT_USAGE)
+    except (BlackboxError, WriteError) as exc:  # the extra missing, the backend or the write failed
         fail(str(exc))
     spans = sum(len(b) for b in batches)
     where = str(out) if out is not None else (endpoint or "the OTLP endpoint")
@@ -131,6 +136,10 @@ def _run(path: Path, exporter: Exporter, target: Target, content: bool,
     with progress(f"reading {path.name}") as update:
         files, batches, linked = span_batches(path, with_content=content, parent=parent, loaded=update,
                                               redactor=redactor)
-    with progress(f"exporting {len(files)} cassette(s)") as update:
-        exporter.export(batches, target, lambda n: update(n, len(batches)))
+    from blackbox.exporters.otlp import endpoint_url, shown
+
+    url = endpoint_url(target.endpoint)
+    where = (f" to {shown(url)}" if url else " over OTLP") if exporter.network else ""
+    with progress(f"exporting {len(files)} cassette(s){where}") as bar:
+        exporter.export(batches, target, lambda n: bar(n, len(batches)), bar.say)
     return files, batches, linked

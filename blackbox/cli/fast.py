@@ -184,9 +184,9 @@ def _list(args: Sequence[str]) -> int | None:
     rest = [a for a in args if a != "--json"]
     if len(args) - len(rest) > 1 or len(rest) > 1 or any(a.startswith("-") for a in rest):
         return None
-    from blackbox.cli.listing import run_list  # deferred, as in `dispatch`
+    from blackbox.cli.listing import DEFAULT_FOLDER, run_list  # deferred, as in `dispatch`
 
-    return run_list(Path(rest[0] if rest else "traces"), len(rest) != len(args))
+    return run_list(Path(rest[0]) if rest else DEFAULT_FOLDER, len(rest) != len(args))
 
 
 def dispatch(args: Sequence[str]) -> int | None:

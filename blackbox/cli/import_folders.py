@@ -47,7 +47,7 @@ def import_folder(source: str, folder: Path, out_dir: Path | None, since: str | 
     importer = IMPORTERS[source]
     if not folder.is_dir():
         where = f"; it is where {source} keeps its sessions: pass --in FOLDER if yours are elsewhere" if default else ""
-        fail(f"{folder}: no such folder{where}")
+        fail(f"{folder}: no such folder{where}", EXIT_USAGE)
     try:
         since_at = parse_since(since) if since is not None else None
     except UsageError as exc:

@@ -25,7 +25,9 @@ from blackbox.format.lazy import load_lazy
 from blackbox.format.outcome import outcome
 from blackbox.format.secrets import mask_secrets
 
-__all__ = ["run_list"]
+__all__ = ["DEFAULT_FOLDER", "run_list"]
+
+DEFAULT_FOLDER = Path("traces")  # what `blackbox list` lists without a folder (where `blackbox demo` writes)
 
 
 def _invalid(path: Path, reason: str) -> dict[str, Any]:
@@ -57,14 +59,22 @@ def _entry(path: Path) -> dict[str, Any]:
             "createdAt": c.createdAt, "parentId": c.parentId}
 
 
+def _folders_below(directory: Path) -> list[Path]:
+    """The folders just below `directory` that hold a `*.json` file (one level: a hint, not a walk)."""
+    return sorted(sub for sub in directory.iterdir() if sub.is_dir() and next(sub.glob("*.json"), None) is not None)
+
+
 def run_list(directory: Path, json_out: bool) -> int:
     """`blackbox list`: exit 0; 2 when `directory` is not a folder."""
     try:
         if not directory.is_dir():
             what = "is a file, not a folder" if directory.exists() else "no such folder"
-            error_line(f"{shown(str(directory))}: {what}; pass the folder that holds your cassettes", EXIT_USAGE)
+            demo = " (`blackbox demo` writes traces/)" if directory == DEFAULT_FOLDER and not directory.exists() else ""
+            error_line(f"{shown(str(directory))}: {what}; pass the folder that holds your cassettes{demo}",
+                       EXIT_USAGE)
             return EXIT_USAGE
         files = sorted(directory.glob("*.json"))
+        below = _folders_below(directory) if not files else []
     except OSError as exc:  # a name too long, a loop of links: the system's own words
         error_line(f"{shown(str(directory))}: {exc.strerror or type(exc).__name__}; check the path", EXIT_USAGE)
         return EXIT_USAGE
@@ -93,5 +103,9 @@ def run_list(directory: Path, json_out: bool) -> int:
         if not e["valid"]:
             lines.append(f"{shown(e['file'])}: {paint('invalid', 'red', on)}: {shown(e['reason'])}")
     lines.append(f"{len(entries)} file(s): {valid} valid, {len(entries) - valid} invalid")
+    if below:  # list reads one folder; say where the cassettes are rather than leave "0 file(s)" unexplained
+        more = f" and {len(below) - 3} more" if len(below) > 3 else ""
+        lines.append(f"no *.json here; these subfolders hold some: {', '.join(shown(str(b)) for b in below[:3])}"
+                     f"{more} (blackbox list {shown(str(below[0]))})")
     sys.stdout.write("\n".join(lines) + "\n")
     return 0

@@ -123,7 +123,8 @@ def redact_command(
     broken = chain_break(original)
     if broken is not None:  # re-chaining would make a changed file verify again, under a link to a false hash
         fail(f"{inert(str(cassette))}: its hash chain does not hold at step {broken.index} ({broken.reason}): it "
-             "changed after it was recorded; redact the original recording (or re-record it); nothing was written")
+             "changed after it was recorded; redact the original recording (or re-record it); nothing was written",
+             EXIT_USAGE)
     rewritten = redact_cassette(original, redactor, link=True)
     report = verify(rewritten)
     if not report.ok:

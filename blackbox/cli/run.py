@@ -13,13 +13,14 @@ from blackbox.cli._app import app
 from blackbox.cli.cassettes import replay_summary
 from blackbox.cli.demo_fork import DEMO_OPTIONS, demo_option
 from blackbox.cli.fork_options import At, Live, Out, Parent, Script, SetValue
+from blackbox.cli.intact import load_intact
 from blackbox.cli.policy import PolicyOption, redactor_for
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, err_console, fail
 from blackbox.cli.term import JSON_OUTPUT
 from blackbox.errors import BlackboxUnsupportedError, CassetteError, UsageError
 from blackbox.fork.engine import thinking_refusal, uses_thinking
 from blackbox.fork.plan import check_fork_point, check_out_path, load_script, parse_set_value, same_file
-from blackbox.format.cassette import Cassette, load
+from blackbox.format.cassette import Cassette
 from blackbox.format.inert import inert
 from blackbox.format.outcome import outcome
 from blackbox.format.verify import verify
@@ -213,7 +214,7 @@ def replay(
       blackbox replay run.json     (validate and print the recorded steps)
 
     Exit 0 replayed (or, without a command, verified); 1 diverged or not verified; 2 when the cassette is
-    missing or not a cassette (the agent never starts); otherwise the agent's own exit code.
+    missing, not a cassette or tampered (the agent never starts); otherwise the agent's own exit code.
     """
     JSON_OUTPUT.begin(json_out)
     match_mode = _check_match(match)
@@ -224,7 +225,7 @@ def replay(
     if json_out:
         fail("--json describes a cassette without a command; drop --json to replay the agent", EXIT_USAGE)
     try:
-        load(cassette)
+        load_intact(cassette, "replay against")
     except CassetteError as exc:  # nothing to replay against: the question cannot be asked (exit 2)
         fail(str(exc), EXIT_USAGE)
     settings = Settings(mode="replay", cassette=str(cassette), match=match_mode, pace=pace_mode,
@@ -303,8 +304,8 @@ def fork(
                  "FILE --live -- python agent.py); without the agent: blackbox what-if", EXIT_USAGE)
         from blackbox.cli.demo_fork import run_demo_fork
 
-        run_demo_fork(trace or cassette, out, fork_index, mutation_step, payload_json, mode or "tool-result", prompt,
-                      policy=policy)
+        run_demo_fork(trace, out, fork_index, mutation_step, payload_json, mode or "tool-result", prompt,
+                      policy=policy, cassette=cassette)
         return
     _refuse(demo, "the agent's fork")
     _fork_agent(cassette, command, at, set_value, out, live=live, script=script, match=match, pace=pace,
@@ -357,7 +358,7 @@ def _fork_settings(cassette: Path, at: int, set_value: str, out: Path, script: P
                    match: MatchMode, pace: PaceMode) -> Settings:
     """Validate everything that can be checked before the agent starts."""
     try:
-        parent = load(cassette)
+        parent = load_intact(cassette, "fork")
         check_fork_point(parent, at)
         value = parse_set_value(set_value)
         check_out_path(out, cassette, script)
@@ -412,8 +413,8 @@ def recover(
     redactor = redactor_for(policy)  # a journal left without the policy is redacted before it is written
     try:
         cassette = recover_journal(journal, redactor)
-    except CassetteError as exc:
-        fail(f"{exc}; give the .blackbox-journal file a recording left beside its --out")
+    except CassetteError as exc:  # no journal to recover from: the question cannot be asked
+        fail(f"{exc}; give the .blackbox-journal file a recording left beside its --out", EXIT_USAGE)
     if not cassette.steps:
         fail(f"{inert(str(journal))} holds no complete step; nothing to recover")
     if out is not None and same_file(out, journal):

@@ -23,7 +23,8 @@ __all__ = ["EXIT_FAILURE", "EXIT_USAGE", "JSON_OUTPUT", "colour", "error_line", 
 #      diverged, an import was refused, a write failed
 #   2  the question could not be asked: wrong usage, a path that is not there (or a folder), a file that is
 #      not a cassette (or whose chain is broken) where the command needs one to work on (diff, inspect,
-#      replay with a command)
+#      replay with a command, fork, what-if, demo fork, export, redact, tui; inspect and tui show a broken
+#      chain as it is), a journal recover cannot read.  tests/test_exit_codes.py holds the table.
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 

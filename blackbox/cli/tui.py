@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from blackbox.cli._app import app
-from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, fail
+from blackbox.cli.render import EXIT_USAGE, fail
 from blackbox.format.inert import inert
 
 _PANEL = "Explore"
@@ -72,8 +72,9 @@ def tui(
         _follow(paths[0], theme)
         return
     for path in paths:
-        if path.is_dir():  # a failure to open, as `verify` says it, not a usage error
-            fail(f"{path}: is a directory, not a cassette file; `blackbox list {path}` shows the cassettes in it")
+        if path.is_dir():  # no cassette to show: the question cannot be asked (README, "Exit codes")
+            fail(f"{path}: is a directory, not a cassette file; `blackbox list {path}` shows the cassettes in it",
+                 EXIT_USAGE)
 
     from blackbox.errors import CassetteError
 
@@ -90,7 +91,7 @@ def tui(
         try:
             runs = load_runs(paths)
         except CassetteError as exc:
-            fail(str(exc), EXIT_FAILURE)  # the loader's message already says what to do
+            fail(str(exc), EXIT_USAGE)  # the loader's message already says what to do
         ui = BlackboxApp(runs, diff=len(paths) == 2, demo=demo, remember_theme=True)
         if theme is not None:
             if theme not in ui.available_themes:

@@ -10,13 +10,14 @@ import typer
 
 from blackbox.cli._app import app
 from blackbox.cli.fork_options import At, Live, Out, Parent, Script, SetValue
+from blackbox.cli.intact import load_intact
 from blackbox.cli.policy import PolicyOption, redactor_for
 from blackbox.cli.render import EXIT_USAGE, console, err_console, fail
 from blackbox.errors import BlackboxError, CassetteError, UsageError
 from blackbox.fork.plan import check_out_path, load_script, parse_set_value
 from blackbox.fork.whatif import NO_RESULT, LiveModel, ModelSource, ScriptedModel, choose_provider, what_if
 from blackbox.format.canonical import decode_json
-from blackbox.format.cassette import load, save
+from blackbox.format.cassette import save
 from blackbox.format.inert import inert
 from blackbox.format.outcome import outcome
 from blackbox.live.settings import default_trace_id
@@ -90,7 +91,7 @@ def run_model_only(cassette: Path | None, at: int | None, set_value: str | None,
     if live == (script is not None):
         fail("choose one continuation: --live (the provider's API) or --script replies.json", EXIT_USAGE)
     try:
-        parent = load(cassette)
+        parent = load_intact(cassette, "fork")
         value = parse_set_value(set_value)
         check_out_path(out, cassette, script)
         model: ModelSource = ScriptedModel(load_script(script)) if script is not None else \
@@ -98,8 +99,8 @@ def run_model_only(cassette: Path | None, at: int | None, set_value: str | None,
         given = load_tool_results(tool_results) if tool_results is not None else {}
     except UsageError as exc:
         fail(str(exc), EXIT_USAGE)
-    except CassetteError as exc:
-        fail(str(exc))
+    except CassetteError as exc:  # no parent to fork: the question cannot be asked (as `blackbox fork`)
+        fail(str(exc), EXIT_USAGE)
 
     def answer(call: dict[str, Any]) -> Any:
         queue = given.get(str(call.get("toolName")))

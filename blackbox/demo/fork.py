@@ -16,6 +16,7 @@ the id of step `fork_index`.  New tool calls get `call-N` past the ones the pref
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,32 @@ DEFAULT_PAYLOAD: dict[str, Any] = {
 MODES = ("tool-result", "prompt")
 _CALL_ID = re.compile(r"call-(\d+)")
 
+#: Each option as a message names it: by its flag when the user typed it, else as the default it is.
+_NAMES = {"fork_index": ("--fork-index", "the default fork index"),
+          "mutation_step": ("--mutation-step", "the default changed step"),
+          "trace": ("--trace", "the parent"), "out": ("--out", "the default output")}
+
+
+class _Said:
+    """How an error names an option: `given` holds the options the user typed (None: every one, as a caller
+    that passes each option by its flag), so a message never names a flag the user did not pass."""
+
+    def __init__(self, given: Collection[str] | None) -> None:
+        self.given = given
+
+    def typed(self, name: str) -> bool:
+        return self.given is None or name in self.given
+
+    def __call__(self, name: str, value: object) -> str:
+        """`--fork-index 9` as typed, `the default fork index 4` when not."""
+        flag, default = _NAMES[name]
+        return f"{flag} {value}" if self.typed(name) else f"{default} {value}"
+
+    def flag(self, name: str, value: object) -> str:
+        """`--out` as typed, `the default output traces/x.json` when not."""
+        flag, default = _NAMES[name]
+        return flag if self.typed(name) else f"{default} {value}"
+
 
 def parse_payload_json(text: str) -> Any:
     """The `--payload-json` value: any JSON (strings quoted)."""
@@ -79,10 +106,12 @@ def demo_fork(
     model: DemoModel | None = None,
     clock: Clock = wall_clock,
     redactor: Any = ACTIVE,
+    given: Collection[str] | None = None,
 ) -> Cassette:
     """Fork the cassette at `trace` and write the child to `out` (default `default_out`); the child.
 
-    `redactor`: the redaction policy the child is made under (default: the one in force).
+    `redactor`: the redaction policy the child is made under (default: the one in force).  `given`: the
+    options (`fork_index`, `mutation_step`, `trace`, `out`) the user typed, for the messages (`_Said`).
     `UsageError` for a bad option (exit 2), `CassetteError` when the parent cannot be read or its chain is
     broken (exit 1).  `model` defaults to the reactive continuation model.
     """
@@ -93,11 +122,13 @@ def demo_fork(
     if broken is not None:
         raise CassetteError(f"{trace}: hash chain broken at step {broken.index}: {broken.reason}; "
                             "fork a cassette that verifies")
+    said = _Said(given)
     at = DEFAULT_FORK_INDEX if fork_index is None else fork_index
-    _check_fork_index(parent, at)
+    _check_fork_index(parent, at, said)
     target = default_out(parent.id) if out is None else out
     if same_file(target, trace):
-        raise UsageError("--out must differ from --trace; the parent is never overwritten")
+        raise UsageError(f"{said.flag('out', target)} must differ from {said.flag('trace', trace)}; the parent "
+                         f"is never overwritten{'' if said.typed('out') else ': give --out FILE'}")
 
     child_id = f"{parent.id}-fork"
     redactor = chosen(redactor)  # the policy in force, unless the caller names one (None: none)
@@ -109,7 +140,7 @@ def demo_fork(
         history: list[Any] = [{"role": "user", "content": prompt}]
     else:
         step = DEFAULT_MUTATION_STEP if mutation_step is None else mutation_step
-        _check_mutation(parent, step, at)
+        _check_mutation(parent, step, at, said)
         value = _json(payload)
         chain = StepChain(child_id, prefix=parent.steps[:step], redact=redactor, redaction=info)
         for original in parent.steps[step:at]:
@@ -124,31 +155,32 @@ def demo_fork(
     return child
 
 
-def _check_fork_index(parent: Cassette, at: int) -> None:
+def _check_fork_index(parent: Cassette, at: int, said: _Said) -> None:
     last = len(parent.steps) - 1
     if not 0 <= at <= last:
-        raise UsageError(f"--fork-index {at} is outside the cassette (steps 0–{last}); "
-                         f"fork at a model_input, e.g. --fork-index {DEFAULT_FORK_INDEX}")
+        raise UsageError(f"{said('fork_index', at)} is outside the cassette (steps 0–{last}); "
+                         f"fork at a model_input's index (--fork-index N; the demo's is {DEFAULT_FORK_INDEX})")
     if parent.steps[at].type == "metadata":
-        raise UsageError(f"--fork-index {at} is the run's terminal metadata step; there is nothing to "
-                         "continue from it, pick an earlier step")
+        raise UsageError(f"{said('fork_index', at)} is the run's terminal metadata step; there is nothing to "
+                         "continue from it, pick an earlier step (--fork-index N)")
 
 
-def _check_mutation(parent: Cassette, step: int, at: int) -> None:
+def _check_mutation(parent: Cassette, step: int, at: int, said: _Said) -> None:
+    changed, fork_at = said("mutation_step", step), said("fork_index", at)
     if step < 0:
-        raise UsageError(f"--mutation-step {step} is negative; give the index of a tool_result step")
+        raise UsageError(f"{changed} is negative; give the index of a tool_result step")
     if step >= at:
-        raise UsageError(f"--mutation-step {step} must come before --fork-index {at} "
+        raise UsageError(f"{changed} must come before {fork_at} "
                          "(the changed result has to be in the copied prefix)")
     found = parent.steps[step].type
     if found != "tool_result":
         listed = ", ".join(str(s.index) for s in parent.steps[:at] if s.type == "tool_result") or "none"
-        raise UsageError(f"--mutation-step {step} is a {found}, not a tool_result; tool_result steps "
-                         f"before --fork-index {at}: {listed}")
+        raise UsageError(f"{changed} is a {found}, not a tool_result; tool_result steps "
+                         f"before {fork_at}: {listed} (--mutation-step N)")
     for later in parent.steps[step + 1 : at]:
         if later.type == "model_input":
-            raise UsageError(f"--mutation-step {step} would leave the model_input at step {later.index} "
-                             f"stale (it holds the old result); use --fork-index {later.index} or less")
+            raise UsageError(f"{changed} would leave the model_input at step {later.index} "
+                             f"stale (it holds the old result); fork at step {later.index} or earlier (--fork-index N)")
 
 
 def _json(payload: Any) -> Any:

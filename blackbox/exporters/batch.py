@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from blackbox.errors import BlackboxError
+from blackbox.errors import BlackboxError, CassetteError
 from blackbox.exporters.spans import SpanData, cassette_spans
 from blackbox.format.cassette import Cassette, chain_break, load, rechain
 
@@ -34,10 +34,10 @@ def _checked(path: Path, redactor: Redactor | None = None) -> Cassette:
     cassette = load(path)
     broken = chain_break(cassette)
     if broken is not None:
-        raise BlackboxError(f"{path}: the hash chain breaks at step {broken.index} ({broken.reason}); "
+        raise CassetteError(f"{path}: the hash chain breaks at step {broken.index} ({broken.reason}); "
                             "only a cassette that verifies is exported: run `blackbox verify` on it")
     if not cassette.steps:
-        raise BlackboxError(f"{path}: the cassette has no steps; there is nothing to export")
+        raise CassetteError(f"{path}: the cassette has no steps; there is nothing to export")
     return _redacted(cassette, redactor)
 
 
@@ -73,14 +73,14 @@ def span_batches(path: Path, *, with_content: bool = False, parent: Path | None 
                  loaded: Callable[[int, int], None] | None = None,
                  redact: Callable[[Any], Any] | None = None,
                  redactor: Redactor | None = None) -> tuple[list[Path], list[list[SpanData]], int]:
-    """(files, one span batch per file, forks linked to their parent); BlackboxError naming the first bad file.
+    """(files, one span batch per file, forks linked to their parent); CassetteError naming the first bad file.
 
     `redactor` rewrites every cassette (and `parent`) before its spans are built; `redact` is the content hook
     for pieces (`exporters.content.policy` by default).  `loaded(done, total)` is told as each file is read and
     turned into spans."""
     files = cassette_files(path)
     if not files:
-        raise BlackboxError(f"{path}: no *.json cassette in the folder; nothing to export")
+        raise CassetteError(f"{path}: no *.json cassette in the folder; nothing to export")
     cassettes: list[Cassette] = []
     for n, file in enumerate(files, start=1):
         cassettes.append(_checked(file, redactor))

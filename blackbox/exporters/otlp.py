@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -17,7 +18,7 @@ from blackbox.errors import BlackboxError
 from blackbox.exporters.spans import SCHEMA_URL, SCOPE, SpanData
 
 __all__ = ["MISSING", "ExportError", "endpoint_url", "readable_json", "readable_spans", "request_of",
-           "require", "send"]
+           "require", "send", "shown"]
 
 MISSING = ("OpenTelemetry export needs the otel extra: pip install 'blackbox-agent[otel]' "
            "(opentelemetry-sdk and opentelemetry-exporter-otlp-proto-http)")
@@ -144,7 +145,7 @@ def endpoint_url(endpoint: str | None) -> str | None:
     return endpoint if parts.path.strip("/") else endpoint.rstrip("/") + "/v1/traces"
 
 
-def _shown(url: str) -> str:
+def shown(url: str) -> str:
     """The endpoint as an error line may show it: no user or password, no query."""
     from urllib.parse import urlsplit
 
@@ -154,23 +155,36 @@ def _shown(url: str) -> str:
     return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
+_CREDENTIAL_PROVIDERS = ("OTEL_PYTHON_EXPORTER_OTLP_HTTP_CREDENTIAL_PROVIDER",
+                         "OTEL_PYTHON_EXPORTER_OTLP_HTTP_TRACES_CREDENTIAL_PROVIDER")
+
+
 def send(spans: Sequence[SpanData], endpoint: str | None, headers: Mapping[str, str],
-         service: str = "blackbox") -> None:
+         service: str = "blackbox", note: Callable[[str], None] | None = None) -> None:
     """POST the spans to an OTLP/HTTP endpoint (protobuf); ExportError in one line when it is refused or down.
 
     `endpoint` None: the OTEL_EXPORTER_OTLP_* variables, else the standard local one.  One request per call,
-    so a refusal stores nothing of it."""
+    so a refusal stores nothing of it.  A backend that cannot be reached fails at once; `note(text)` hears of
+    each retry the SDK makes of an answer it may retry (`otlp_session`)."""
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace.export import SpanExportResult
 
-    exporter = OTLPSpanExporter(endpoint=endpoint_url(endpoint), headers=dict(headers) or None)
-    where = _shown(exporter._endpoint)
+    from blackbox.exporters.otlp_session import WatchingSession, unreachable_reason
+
+    # A credential provider brings its own session; the SDK's retries then stay as they are.
+    session = None if any(os.environ.get(name) for name in _CREDENTIAL_PROVIDERS) else WatchingSession(note)
+    exporter = OTLPSpanExporter(endpoint=endpoint_url(endpoint), headers=dict(headers) or None, session=session)
+    where = shown(exporter._endpoint)
     try:
         with _quiet() as failure:
             result = exporter.export(readable_spans(spans, service))
     finally:
         exporter.shutdown()  # type: ignore[no-untyped-call]
     if result is not SpanExportResult.SUCCESS:
+        if session is not None and session.unreachable is not None:
+            raise ExportError(f"{where} cannot be reached ({unreachable_reason(session.unreachable)}); start the "
+                              "OTLP backend or collector there, or point --endpoint (or "
+                              "OTEL_EXPORTER_OTLP_ENDPOINT) at one that runs")
         if failure.status is not None:
             raise ExportError(f"{where} refused the export (HTTP {failure.status}); check the endpoint and its "
                               "headers (--header K=V, OTEL_EXPORTER_OTLP_HEADERS)")

@@ -32,8 +32,9 @@ class Exporter:
     network: ClassVar[bool] = False  # sends to an endpoint: `--endpoint` and `--header` apply
 
     def export(self, batches: Sequence[Sequence[SpanData]], target: Target,
-               done: Callable[[int], None] | None = None) -> None:
-        """Send or write the batches; `done(n)` after the n-th batch is out.  ExportError when it fails."""
+               done: Callable[[int], None] | None = None, note: Callable[[str], None] | None = None) -> None:
+        """Send or write the batches; `done(n)` after the n-th batch is out, `note(text)` when it waits (a
+        retry).  ExportError when it fails."""
         raise NotImplementedError
 
 
@@ -44,12 +45,12 @@ class Otlp(Exporter):
     network = True
 
     def export(self, batches: Sequence[Sequence[SpanData]], target: Target,
-               done: Callable[[int], None] | None = None) -> None:
+               done: Callable[[int], None] | None = None, note: Callable[[str], None] | None = None) -> None:
         from blackbox.exporters.otlp import ExportError, send
 
         for n, batch in enumerate(batches, start=1):  # one request per cassette: a refusal stores none of it
             try:
-                send(batch, target.endpoint, target.headers)
+                send(batch, target.endpoint, target.headers, note=note)
             except ExportError as exc:
                 if len(batches) == 1:
                     raise
@@ -65,7 +66,7 @@ class OtlpJson(Exporter):
     needs_out = True
 
     def export(self, batches: Sequence[Sequence[SpanData]], target: Target,
-               done: Callable[[int], None] | None = None) -> None:
+               done: Callable[[int], None] | None = None, note: Callable[[str], None] | None = None) -> None:
         from blackbox.exporters.otlp_json import request_document
         from blackbox.format.writing import atomic_write, pretty_json
 

@@ -103,7 +103,8 @@ def _provider_of(model: str) -> tuple[str, str | None]:
 
 def _finish(output: Any) -> str:
     if isinstance(output, dict) and output.get("type") in ("tool_calls", "tool_call"):
-        return "length" if output.get("stop") == "length" else "tool_call"
+        stop = output.get("stop")
+        return "length" if stop == "length" else "stop" if stop == "end" else "tool_call"
     stop = output.get("stop") if isinstance(output, dict) else None
     return _FINISH.get(stop, "stop")
 

@@ -271,6 +271,54 @@ def _ids_after(steps: list[Step]) -> CallIds:
 ToolAnswer = Callable[[dict[str, Any]], Any]
 
 
+class _Continuation:
+    """The fork being written: its chain, a clock that never runs backwards, and the recorded tool results."""
+
+    def __init__(self, parent: Cassette, at: int, chain: StepChain, clock: Callable[[], int], redact: Any) -> None:
+        self.parent, self.at, self.chain, self.clock, self.redact = parent, at, chain, clock, redact
+        self.last = parent.steps[at].timestamp
+        self.recorded, self.marks = _recorded_results(parent)
+
+    def add(self, kind: str, payload: Any, timestamp: float | None = None, tokens: Tokens | None = None) -> None:
+        self.last = max(self.last, self.clock() if timestamp is None else timestamp)
+        self.chain.append(kind, self.last, payload, tokens)  # type: ignore[arg-type]
+
+    def finish(self, reason: str) -> tuple[Cassette, str]:
+        parent = self.parent
+        fork = self.chain.cassette(parent.createdAt, parent_id=parent.id, forked_from_step_id=parent.steps[self.at].id)
+        return fork, reason
+
+    def answer(self, call: dict[str, Any], tool_results: ToolAnswer | None) -> dict[str, Any] | str:
+        """Record the call and its result (the parent's for the same call, else `tool_results`'); the result
+        step's body, or why the run stops here."""
+        name, tool_input = call.get("toolName"), call.get("toolInput")
+        seen = tool_input if self.redact is None else self.redact(
+            "tool_call", {"toolName": name, "toolInput": tool_input}).get("toolInput")
+        key = _key(name, seen)
+        answer = self.recorded.get(key)
+        made = copy.deepcopy(self.marks.get(key, {})) if answer is not None else {}
+        self.add("tool_call", {"toolCallId": call.get("toolCallId"), "toolName": name, "toolInput": tool_input, **made})
+        if answer is None:
+            given = tool_results(call) if tool_results is not None else NO_RESULT
+            if given is NO_RESULT:
+                shown = canonical_bytes(tool_input).decode()
+                return f"stopped at a call the parent never made: {name} {shown}; give its result to go on"
+            answer = given if isinstance(given, dict) and set(given) == {"error"} else {"result": given}
+        body = {"toolCallId": call.get("toolCallId"), "toolName": name, **answer}
+        self.add("tool_result", body)
+        return dict(body)
+
+
+def _first_request(forked_step: Step, steps: list[Step], at: int, end: int, value: Any) -> dict[str, Any]:
+    """The parent's request after the fork's turn with the new value in place, or one rebuilt from the turn."""
+    forked = forked_step.view()
+    call_id = forked.toolCallId if isinstance(forked, ToolResultView) else None
+    request = None
+    if end < len(steps) and steps[end].type == "model_input":
+        request = _with_new_value(steps[end].payload, call_id, value)
+    return request if request is not None else _rebuilt(steps, at, end, value)
+
+
 def what_if(
     parent: Cassette,
     at: int,
@@ -294,68 +342,34 @@ def what_if(
     redact = chosen(redactor)  # the policy in force, unless the caller names one (None: none)
     if redact is not None:  # the parent as the policy lets it out: its prefix, its recorded results
         parent = msgspec.structs.replace(parent, steps=rechain(parent.steps, redact))
-    chain: StepChain = fork_chain(parent, at, value, trace_id, redact=redact)
+    run = _Continuation(parent, at, fork_chain(parent, at, value, trace_id, redact=redact), clock, redact)
     steps = parent.steps
     say = progress or (lambda _: None)
-    recorded, marks = _recorded_results(parent)
     end = turn_end(steps, at + 1)
-    last: list[float] = [steps[at].timestamp]
-
-    def stamp() -> float:
-        last[0] = max(last[0], clock())
-        return last[0]
-
-    def add(kind: str, payload: Any, timestamp: float | None = None, tokens: Tokens | None = None) -> None:
-        chain.append(kind, stamp() if timestamp is None else max(timestamp, last[0]), payload,  # type: ignore[arg-type]
-                     tokens)
-
     for step in steps[at + 1:end]:  # the same turn's other calls and results, as recorded
-        add(step.type, copy.deepcopy(step.payload), step.timestamp)
-    forked = original.view()
-    call_id = forked.toolCallId if isinstance(forked, ToolResultView) else None
-    request = None
-    if end < len(steps) and steps[end].type == "model_input":
-        request = _with_new_value(steps[end].payload, call_id, value)
-    if request is None:
-        request = _rebuilt(steps, at, end, value)
-    ids = _ids_after(chain.steps)
-
-    def finish(reason: str) -> tuple[Cassette, str]:
-        fork = chain.cassette(parent.createdAt, parent_id=parent.id, forked_from_step_id=steps[at].id)
-        return fork, reason
-
+        run.add(step.type, copy.deepcopy(step.payload), step.timestamp)
+    request = _first_request(original, steps, at, end, value)
+    ids = _ids_after(run.chain.steps)
     for turn in range(MAX_MODEL_CALLS):
         if model_name and not request.get("model"):
             request["model"] = model_name
-        add("model_input", request)
+        run.add("model_input", request)
         say(f"model call {turn + 1}…")
         output = model.reply(request, ids)
-        add("model_output", output, tokens=model.last_tokens if isinstance(model, LiveModel) else None)
+        run.add("model_output", output, tokens=model.last_tokens if isinstance(model, LiveModel) else None)
         calls = calls_of(output)
         if output.get("type") == "final_answer" or not calls:
             text = output.get("text") if isinstance(output.get("text"), str) else ""
-            add("metadata", {"event": "run_completed", "status": "success", "result": text})
-            return finish("final answer")
+            run.add("metadata", {"event": "run_completed", "status": "success", "result": text})
+            return run.finish("final answer")
         results: list[dict[str, Any]] = []
         for call in calls:
-            name, tool_input = call.get("toolName"), call.get("toolInput")
-            seen = tool_input if redact is None else redact("tool_call", {"toolName": name, "toolInput": tool_input}
-                                                            ).get("toolInput")
-            key = _key(name, seen)
-            answer = recorded.get(key)
-            made = copy.deepcopy(marks.get(key, {})) if answer is not None else {}
-            add("tool_call", {"toolCallId": call.get("toolCallId"), "toolName": name, "toolInput": tool_input, **made})
-            if answer is None:
-                given = tool_results(call) if tool_results is not None else NO_RESULT
-                if given is NO_RESULT:
-                    shown = canonical_bytes(tool_input).decode()
-                    return finish(f"stopped at a call the parent never made: {name} {shown}; give its result to go on")
-                answer = given if isinstance(given, dict) and set(given) == {"error"} else {"result": given}
-            body = {"toolCallId": call.get("toolCallId"), "toolName": name, **answer}
-            add("tool_result", body)
-            results.append({k: v for k, v in body.items()})
+            body = run.answer(call, tool_results)
+            if isinstance(body, str):
+                return run.finish(body)
+            results.append(body)
         request = _grown(request, output, results)
-    return finish(f"stopped after {MAX_MODEL_CALLS} model calls")
+    return run.finish(f"stopped after {MAX_MODEL_CALLS} model calls")
 
 
 def _rebuilt(steps: list[Step], at: int, end: int, value: Any) -> dict[str, Any]:

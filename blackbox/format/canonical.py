@@ -20,18 +20,22 @@ from typing import Any
 import msgspec
 
 from blackbox.format.nesting import (
+    FRAME_LEVELS,
     MAX_NESTING,
     NESTING_HEADROOM,
     TOO_DEEP,
+    TOO_DEEP_PAYLOAD,
     nesting_headroom,
     reading_room,
     with_headroom,
 )
 
 __all__ = [
+    "FRAME_LEVELS",
     "MAX_NESTING",
     "NESTING_HEADROOM",
     "TOO_DEEP",
+    "TOO_DEEP_PAYLOAD",
     "CanonicalError",
     "JSFloat",
     "canonical_bytes",
@@ -137,21 +141,22 @@ _ENCODER = msgspec.json.Encoder(enc_hook=_FLOAT_TEXT.__getitem__, order="sorted"
 _DECODER = msgspec.json.Decoder(float_hook=JSFloat)
 
 
-def decode_json(data: bytes | str) -> Any:
+def decode_json(data: bytes | str, *, levels: int = MAX_NESTING) -> Any:
     """Decode JSON text the way `JSON.parse` would: last duplicate key wins, NaN literals refused.
 
     Non-integral numbers come back as `JSFloat`.  Lone surrogates, which msgspec refuses, go through the
-    standard library instead.
+    standard library instead.  Nested more than `levels` deep: `msgspec.DecodeError(TOO_DEEP)` (a whole
+    cassette file is read with `MAX_NESTING + FRAME_LEVELS`).
     """
     try:
-        with reading_room():
+        with reading_room(levels):
             return _DECODER.decode(data)
     except RecursionError:  # msgspec recurses once per level; JSON.parse has no such limit
         raise msgspec.DecodeError(TOO_DEEP) from None
     except msgspec.DecodeError:
         text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
         try:
-            with reading_room():
+            with reading_room(levels + 4):  # json.loads, its decoder, raw_decode and its scanner: 4 more
                 return json.loads(text, parse_float=JSFloat, parse_constant=_reject_constant)
         except RecursionError:
             raise msgspec.DecodeError(TOO_DEEP) from None
@@ -258,7 +263,10 @@ def hashed_bytes(index: int, type_: str, timestamp: int | float, payload: Any, p
 
     The number checks stop before `prevHash`: a hex hash there often has a digit before an "e" or 16 digits
     in a row, and what follows it (the timestamp, the type) holds no number JavaScript prints otherwise when
-    the timestamp and index are safe integers and the hash and type strings."""
+    the timestamp and index are safe integers and the hash and type strings.  A payload loaded as
+    `TOO_DEEP_PAYLOAD` (nested deeper than any reader goes) has no canonical form here: `CanonicalError`."""
+    if payload is TOO_DEEP_PAYLOAD:
+        raise CanonicalError(f"a payload {TOO_DEEP} cannot be hashed")
     view = _HashView(index, payload, prev_hash, timestamp, type_)
     plain = _is_safe_int(index) and _is_safe_int(timestamp) and isinstance(type_, str) \
         and (prev_hash is None or isinstance(prev_hash, str))

@@ -22,6 +22,7 @@ import msgspec
 from blackbox.errors import CassetteError
 from blackbox.format.canonical import (
     TOO_DEEP,
+    TOO_DEEP_PAYLOAD,
     CanonicalError,
     JSFloat,
     decode_json,
@@ -31,9 +32,11 @@ from blackbox.format.canonical import (
     sha256_hex,
     step_hash,
 )
+from blackbox.format.frames import surrogate_free_frame
+from blackbox.format.nesting import FILE_LEVELS, HOOK_SLACK, NotJSON, blanked, deep_payloads
 from blackbox.format.tokens import Tokens, tokens_problem
 from blackbox.format.typed import View, view_of
-from blackbox.format.writing import LONE_SURROGATE, atomic_write, dumps
+from blackbox.format.writing import atomic_write, dumps
 
 if TYPE_CHECKING:
     from blackbox.format.lazy import LazyCassette
@@ -254,12 +257,13 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def loads(data: bytes, *, name: str = "cassette", js_floats: bool = True) -> Cassette:
+def loads(data: bytes, *, name: str = "cassette", js_floats: bool = True, _levels: int = 0) -> Cassette:
     """Parse cassette bytes: JSON, an object, version 2, then the structure of every step.
 
     Numbers that are not integers come back as `JSFloat`, or as plain floats with `js_floats=False`."""
+    levels = _levels or FILE_LEVELS
     try:
-        with paused_gc(), reading_room():
+        with paused_gc(), reading_room(levels):
             cassette = (_CASSETTE_DECODER if js_floats else _PLAIN_FLOAT_DECODER).decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         pass  # find the precise reason below, in the order of docs/format.md, "Loading"
@@ -267,8 +271,12 @@ def loads(data: bytes, *, name: str = "cassette", js_floats: bool = True) -> Cas
         check_version({"version": cassette.version}, name)
         return cassette
     try:
-        raw = decode_json(data)
-    except (msgspec.DecodeError, UnicodeDecodeError, ValueError) as exc:
+        raw = decode_json(data, levels=levels)
+    except msgspec.DecodeError as exc:
+        if str(exc) == TOO_DEEP and not _levels:
+            return _loads_deep(data, name, js_floats)
+        raise _json_error(name, data, exc) from None
+    except (UnicodeDecodeError, ValueError) as exc:
         raise _json_error(name, data, exc) from None
     raw = _integral_numbers(raw)
     check_version(raw, name)
@@ -278,49 +286,34 @@ def loads(data: bytes, *, name: str = "cassette", js_floats: bool = True) -> Cas
                 return msgspec.convert(raw, Cassette)
         except UnicodeEncodeError:  # msgspec encodes a key or a Literal it checks; a lone surrogate cannot be
             with nesting_headroom():
-                return msgspec.convert(_surrogate_free_frame(raw), Cassette)
+                return msgspec.convert(surrogate_free_frame(raw), Cassette)
     except msgspec.ValidationError as exc:
         raise _structure_error(name, exc) from None
     except RecursionError:
         raise _json_error(name, data, msgspec.DecodeError(TOO_DEEP)) from None
 
 
-# Fields whose string value is kept as it is, lone surrogates included; every other field is not a string.
-_TEXT_FIELDS = frozenset({"id", "prevHash", "hash", "parentId", "forkedFromStepId"})
-
-
-def _scrubbed(value: Any) -> Any:
-    """`value` with every lone surrogate (in strings and keys) replaced: for values that are refused anyway."""
-    if isinstance(value, str):
-        return LONE_SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {_scrubbed(k): _scrubbed(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_scrubbed(v) for v in value]
-    return value
-
-
-def _frame_safe(obj: Any) -> Any:
-    if not isinstance(obj, dict):
-        return _scrubbed(obj)  # not an object where a step belongs: refused all the same
-    safe: dict[str, Any] = {}
-    for key, value in obj.items():
-        if LONE_SURROGATE.search(key):
-            continue  # no field has such a name: an unknown field, ignored like any other
-        if key == "payload" or (key in _TEXT_FIELDS and isinstance(value, str)):
-            safe[key] = value  # any JSON; or a string, which may hold lone surrogates
-        else:
-            safe[key] = _scrubbed(value)  # a string where no string (or no such type name) belongs: refused
-    return safe
-
-
-def _surrogate_free_frame(raw: dict[str, Any]) -> dict[str, Any]:
-    """The cassette's top level and steps with the lone surrogates msgspec cannot check taken out of the
-    frame (keys, step types, where numbers belong); payloads and ids are left as they are."""
-    frame: dict[str, Any] = _frame_safe(raw)
-    if isinstance(frame.get("steps"), list):
-        frame["steps"] = [_frame_safe(step) for step in frame["steps"]]
-    return frame
+def _loads_deep(data: bytes, name: str, js_floats: bool) -> Cassette:
+    """A file nested deeper than FILE_LEVELS: where that is inside step payloads only, those payloads are
+    blanked (same length, same lines, so every other error keeps its position) and the steps get
+    `TOO_DEEP_PAYLOAD`, which fails their hash check as the original fails it; deeper anywhere else, the
+    file is refused at load, and text that is not JSON gets its precise error (found without recursing)."""
+    try:
+        data.decode("utf-8")  # a payload blanked unread must not hide bytes that are not UTF-8
+        found = deep_payloads(data)
+    except UnicodeDecodeError as exc:
+        raise _json_error(name, data, exc) from None
+    except NotJSON as exc:
+        reason = "Input data was truncated" if exc.truncated else f"JSON is malformed (byte {exc.offset})"
+        raise _json_error(name, data, msgspec.DecodeError(reason)) from None
+    if found is None:
+        raise _json_error(name, data, msgspec.DecodeError(TOO_DEEP)) from None
+    if not found.spans:  # as deep as a payload may be, where a `JSFloat` costs the decoder a level or two
+        return loads(data, name=name, js_floats=js_floats, _levels=FILE_LEVELS + HOOK_SLACK)
+    cassette = loads(blanked(data, found.spans), name=name, js_floats=js_floats, _levels=FILE_LEVELS + HOOK_SLACK)
+    for index in found.steps:
+        cassette.steps[index].payload = TOO_DEEP_PAYLOAD
+    return cassette
 
 
 @contextmanager
@@ -408,6 +401,9 @@ def hash_break(i: int, step: Step) -> tuple[ChainBreak | None, bytes]:
     try:
         data = hashed_bytes(step.index, step.type, step.timestamp, step.payload, step.prevHash)
     except CanonicalError:
+        if step.payload is TOO_DEEP_PAYLOAD:
+            return ChainBreak(i, f"step {i} payload is {TOO_DEEP}, too deep to hash, so its hash cannot "
+                                 "be checked"), b""
         return ChainBreak(i, f"step {i} payload has no canonical JSON form (NaN or Infinity), so its "
                              "hash cannot match"), b""
     computed = sha256_hex(data)

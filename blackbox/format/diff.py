@@ -17,7 +17,7 @@ from blackbox.format.agentview import same_actions, same_step
 from blackbox.format.canonical import reading_room, with_headroom
 from blackbox.format.cassette import Cassette, ChainBreak, Step, hash_break, link_break, paused_gc
 from blackbox.format.firstdiff import Difference, join_path, json_equal, utf16_sorted
-from blackbox.format.lazy import LazyCassette, LazyStep, decode_payload
+from blackbox.format.lazy import TOO_DEEP_RAW, LazyCassette, LazyStep, decode_payload
 from blackbox.format.outcome import Outcome, outcome, step_label, summarize_step, terminal_outcome_of, tool_name
 from blackbox.format.typed import tool_name_json
 
@@ -257,9 +257,11 @@ _PLAIN = msgspec.json.Decoder()  # plain floats: the canonical writer prints the
 def _hashable(step: LazyStep) -> Step:
     """The step with its payload decoded for hashing only (plain floats, no per-number Python call)."""
     try:
+        if step.payload is TOO_DEEP_RAW:
+            raise msgspec.DecodeError
         with reading_room():
             payload = _PLAIN.decode(step.payload)
-    except msgspec.DecodeError:  # lone surrogates, which only the standard library decodes
+    except msgspec.DecodeError:  # lone surrogates, which only the standard library decodes; too deep to read
         payload = decode_payload(step.payload)
     return Step(step.id, step.index, step.type, step.timestamp, payload, step.prevHash, step.hash)
 

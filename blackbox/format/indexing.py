@@ -20,9 +20,10 @@ from typing import Any
 import msgspec
 
 from blackbox.errors import CassetteError
-from blackbox.format.canonical import reading_room
+from blackbox.format.canonical import MAX_NESTING, reading_room
 from blackbox.format.cassette import CassetteOf, Step, StepType, Timestamp, check_version, reading
 from blackbox.format.lazy import LazyCassette, LazyStep
+from blackbox.format.nesting import FILE_LEVELS
 from blackbox.format.tokens import Tokens
 
 __all__ = ["CHUNK", "Batch", "CassetteHeader", "FileStep", "Indexer", "StepFile", "Unusual"]
@@ -37,7 +38,10 @@ _TRUNCATED = "Input data was truncated"
 _AT_BYTE = re.compile(r"\(byte (\d+)\)$")
 _STEP = msgspec.json.Decoder(LazyStep)
 _HEAD = msgspec.json.Decoder(LazyCassette)
-_STEP_END = b"\n    }"  # where a step ends in the usual (two-space) layout: tried first, always checked
+_STEP_END = b"\n    }"
+#: A step read alone: its payload's MAX_NESTING levels and the step's own (a deeper payload is `Unusual`:
+#: the whole-file load gives it its step's failed hash check).
+STEP_LEVELS = MAX_NESTING + 1  # where a step ends in the usual (two-space) layout: tried first, always checked
 
 
 class Unusual(Exception):
@@ -91,7 +95,7 @@ class FileStep(msgspec.Struct, gc=False):
     def lazy(self) -> LazyStep:
         """The step read back from the file, its payload undecoded."""
         try:
-            with reading_room():
+            with reading_room(STEP_LEVELS):
                 return _STEP.decode(self.source.read(self.offset, self.length))
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             raise CassetteError(f"{self.source.path}: step {self.index} changed on disk while open; "
@@ -183,7 +187,7 @@ class Indexer:
             rel = start - self._base
             view = memoryview(self._buf)[rel:rel + window]
             try:
-                with reading_room():
+                with reading_room(FILE_LEVELS):
                     msgspec.json.decode(view, type=msgspec.Raw)
             except msgspec.DecodeError as exc:
                 text = str(exc)
@@ -206,7 +210,7 @@ class Indexer:
     def _decode_value(self, start: int, end: int, kind: Any) -> Any:
         rel = start - self._base
         try:
-            with reading_room():
+            with reading_room(FILE_LEVELS):
                 return msgspec.json.decode(memoryview(self._buf)[rel:end - self._base], type=kind)
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             raise Unusual from None
@@ -248,7 +252,7 @@ class Indexer:
         members = [b'"%s":%s' % (msgspec.json.encode(key)[1:-1], raw) for key, raw in self._fields.items()]
         document = b"{" + b",".join([*members, b'"steps":[]']) + b"}"
         try:
-            with reading_room():
+            with reading_room(FILE_LEVELS):
                 lazy = _HEAD.decode(document)
         except (msgspec.DecodeError, msgspec.ValidationError):
             raise Unusual from None
@@ -282,7 +286,7 @@ class Indexer:
         if guess >= 0:
             end = self._base + guess + len(_STEP_END)
             try:
-                with reading_room():
+                with reading_room(STEP_LEVELS):
                     lazy = _STEP.decode(memoryview(self._buf)[rel:guess + len(_STEP_END)])
             except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                 lazy = None
@@ -290,7 +294,7 @@ class Indexer:
             end = self._value_end(start)
             rel = start - self._base
             try:
-                with reading_room():
+                with reading_room(STEP_LEVELS):
                     lazy = _STEP.decode(memoryview(self._buf)[rel:end - self._base])
             except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
                 raise Unusual from None

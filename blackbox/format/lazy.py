@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from blackbox.format.canonical import decode_json, reading_room
+from blackbox.format.canonical import MAX_NESTING, TOO_DEEP_PAYLOAD, decode_json, nesting_headroom, reading_room
 from blackbox.format.cassette import (
     Cassette,
     CassetteOf,
@@ -27,15 +27,22 @@ from blackbox.format.cassette import (
     paused_gc,
     read_cassette,
 )
+from blackbox.format.nesting import FILE_LEVELS, HOOK_SLACK
 from blackbox.format.tokens import Tokens
 from blackbox.format.typed import View, view_of, view_of_json
 
-__all__ = ["LazyCassette", "LazyStep", "decode_payload", "load_lazy", "loads_lazy"]
+__all__ = ["TOO_DEEP_RAW", "LazyCassette", "LazyStep", "decode_payload", "load_lazy", "loads_lazy"]
+
+#: The payload of a lazily loaded step whose payload is nested too deep to read (`TOO_DEEP_PAYLOAD`):
+#: known by identity, read as that text by anything that decodes it.
+TOO_DEEP_RAW = msgspec.Raw(msgspec.json.encode(str(TOO_DEEP_PAYLOAD)))
 
 
 def decode_payload(raw: msgspec.Raw) -> Any:
     """A lazily loaded step's payload as `load` gives it (`JSFloat` numbers)."""
-    return decode_json(bytes(raw))
+    if raw is TOO_DEEP_RAW:
+        return TOO_DEEP_PAYLOAD
+    return decode_json(bytes(raw), levels=MAX_NESTING + HOOK_SLACK)  # its depth was judged on load
 
 
 class LazyStep(msgspec.Struct, omit_defaults=True):
@@ -107,13 +114,15 @@ def loads_lazy(data: bytes, *, name: str = "cassette", check_utf8: bool = True) 
     try:
         if check_utf8:
             _check_utf8(data)
-        with paused_gc(), reading_room():
+        with paused_gc(), reading_room(FILE_LEVELS):
             lazy = _LAZY_DECODER.decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError, UnicodeDecodeError):
         full = loads(data, name=name)  # the precise error; or a file only the fallback path can read
-        steps = [LazyStep(s.id, s.index, s.type, s.timestamp, _raw_json(s.payload), s.prevHash, s.hash,
-                           s.tokens)
-                 for s in full.steps]
+        with nesting_headroom():  # json.dumps recurses, and a payload may be as deep as `loads` reads
+            steps = [LazyStep(s.id, s.index, s.type, s.timestamp,
+                              TOO_DEEP_RAW if s.payload is TOO_DEEP_PAYLOAD else _raw_json(s.payload),
+                              s.prevHash, s.hash, s.tokens)
+                     for s in full.steps]
         return LazyCassette(full.version, full.id, full.createdAt, steps, full.parentId, full.forkedFromStepId,
                             full.redaction)
     check_version({"version": lazy.version}, name)

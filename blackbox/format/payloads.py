@@ -102,7 +102,7 @@ class ToolCalls(TypedDict):
     type: Literal["tool_calls"]
     calls: list[ToolCall]
     text: NotRequired[str]
-    stop: NotRequired[Literal["length"]]
+    stop: NotRequired[Literal["length", "end"]]  # "end": a chat turn that ended (`stop`) with tool calls
     thoughts: NotRequired[list[dict[str, Any]]]
     signatures: NotRequired[dict[str, str]]
 

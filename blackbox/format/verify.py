@@ -26,7 +26,7 @@ from blackbox.format import secrets
 from blackbox.format.canonical import canonical_bytes, nesting_headroom
 from blackbox.format.cassette import SCHEMA_VERSION, Cassette, Step, load, paused_gc, steps_break
 from blackbox.format.firstdiff import join_path
-from blackbox.format.lazy import LazyCassette, load_lazy
+from blackbox.format.lazy import TOO_DEEP_RAW, LazyCassette, load_lazy
 from blackbox.format.marks import count_in_bytes, rewritten_from
 from blackbox.format.outcome import outcome, payload_problem, summarize_step
 
@@ -376,6 +376,8 @@ def _verify_lazy(lazy: LazyCassette, path: str, env: Mapping[str, str] | None, e
 
     def decoded() -> Iterator[Step]:
         for s in lazy.steps:
+            if s.payload is TOO_DEEP_RAW:  # its hash check fails: the eager path reports it
+                raise _Unusual
             try:
                 payload = _PLAIN.decode(s.payload)
             except (msgspec.DecodeError, RecursionError):  # not UTF-8, a lone surrogate, too deep: exactly

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from blackbox.errors import WriteError
-from blackbox.format.canonical import CanonicalError, JSFloat, js_number, with_headroom
+from blackbox.errors import CassetteError, WriteError
+from blackbox.format.canonical import TOO_DEEP, TOO_DEEP_PAYLOAD, CanonicalError, JSFloat, js_number, with_headroom
 from blackbox.format.inert import inert
 
 if TYPE_CHECKING:
@@ -112,7 +112,14 @@ def pretty_json(value: Any, *, indent: int = 2) -> str:
 
 
 def dumps(cassette: Cassette) -> bytes:
-    """The TypeScript Blackbox's layout: two-space indent, raw UTF-8, no trailing newline (lone surrogates escaped)."""
+    """The TypeScript Blackbox's layout: two-space indent, raw UTF-8, no trailing newline (lone surrogates escaped).
+
+    A step loaded with a payload nested too deep to read (`TOO_DEEP_PAYLOAD`) is refused: its payload is
+    not here to write."""
+    for step in cassette.steps:
+        if step.payload is TOO_DEEP_PAYLOAD:
+            raise CassetteError(f"step {step.index} payload is {TOO_DEEP}, so it was not read and cannot be "
+                                "written; re-record the run")
     return _encode(_WRITER, cassette, 2)
 
 

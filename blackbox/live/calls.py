@@ -9,6 +9,7 @@ module is all the transport knows of the session, so the two never import each o
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
@@ -61,12 +62,13 @@ class Reply(msgspec.Struct):
 class StreamSink(Protocol):
     """Where the transport tees a recorded event stream: the raw bytes as they pass on to the agent."""
 
-    def feed(self, chunk: bytes) -> None:
-        """The next bytes of the body, exactly as they came from the network (still content-encoded)."""
+    def relay(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        """The body's chunks passed on to the agent as they come, exactly as they came from the network
+        (still content-encoded), and kept for the recording on the way; told when the body ends or breaks."""
         ...
 
-    def end(self) -> None:
-        """The body ended: the network sent all of it."""
+    def arelay(self, chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+        """`relay` for an async body."""
         ...
 
     def fail(self, reason: str) -> None:

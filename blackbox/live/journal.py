@@ -40,8 +40,9 @@ from typing import Any
 import msgspec
 
 from blackbox.errors import SessionError
-from blackbox.format.canonical import decode_json
+from blackbox.format.canonical import MAX_NESTING, decode_json
 from blackbox.format.cassette import Step, StepChain
+from blackbox.format.nesting import HOOK_SLACK
 from blackbox.format.secrets import KeySearch
 
 __all__ = ["JOURNAL_SUFFIX", "Journal", "ToolEntry", "ToolStart", "journal_locked", "journal_path", "journal_steps"]
@@ -232,7 +233,7 @@ def journal_steps(lines: Iterable[bytes], trace_id: str) -> list[Step]:
         if not line.strip():
             continue
         try:
-            value = decode_json(line)
+            value = decode_json(line, levels=MAX_NESTING + 1 + HOOK_SLACK)  # a step: its payload and itself
             if isinstance(value, dict) and value.get("blackboxToolStart") == 1:
                 continue  # a tool began: nothing to recover until it returns
             if isinstance(value, dict) and value.get("blackboxTool") == 1:

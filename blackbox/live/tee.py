@@ -1,4 +1,5 @@
-"""A recorded event stream, teed: the transport feeds it each chunk as the chunk passes on to the agent.
+"""A recorded event stream, teed: the agent reads the body through `StreamRecording.relay`, which holds each
+chunk for the recording as it passes on.
 
 The chunks are decoded (a server may compress an event stream) and fed to the provider's stream assembler.
 The call's outcome is reported to the session exactly once:
@@ -22,7 +23,8 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
+from itertools import islice
 
 from blackbox.live import calls
 from blackbox.live.calls import ModelCall
@@ -48,11 +50,24 @@ def not_recorded(reason: str) -> None:
 #: at most a few MiB wait here).  Everything held is read before the outcome is looked at.
 BATCH = 128
 
+#: A batch that took at least this long (seconds) came at a pace where reading the clock at every chunk
+#: costs nothing that matters (under 0.5% of the time between chunks): the next batch stamps each chunk.
+#: A faster batch is stamped as it begins and as it ends (`StreamRecording.relay`).
+SLOW_BATCH = BATCH * 20e-6
+
+
+def _why_it_ended(exc: BaseException) -> str:
+    """Why a recorded stream ended early: the agent stopped reading (the generator was closed), or reading
+    it raised."""
+    if isinstance(exc, GeneratorExit):
+        return "the agent stopped reading the stream before its end"
+    return f"the stream broke ({type(exc).__name__})"
+
 
 class StreamRecording:
     """One recorded stream (a `calls.StreamSink`): assembles the bytes, reports the outcome once to `done`.
 
-    `feed` only holds the chunk (the agent's read goes on at once); every `BATCH` chunks, and before the
+    `relay` (or `feed`) only holds the chunk (the agent's read goes on at once); every `BATCH` chunks, and before the
     outcome is asked for (`end`, `fail`, `settle`), the held chunks are decoded and assembled in one go, under
     a lock of their own: `settle` may come from another thread than the agent's read.  The outcome is
     reported outside that lock (reporting takes the session's)."""
@@ -75,7 +90,60 @@ class StreamRecording:
         except Exception as exc:  # an unknown encoding, or brotli not installed
             self._refuse(f"the stream cannot be decoded: {exc}")
 
+    def relay(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        """The body as the agent reads it: each chunk passed on as it comes, held for the recorder on the way.
+
+        The agent's read pays one list append a chunk: the chunks are taken `BATCH` at a time by `islice`
+        (no count kept), and the clock is read at each chunk only while they come slowly enough for it not
+        to matter (`SLOW_BATCH`); a fast batch is stamped as it begins and where it is read, so an answer
+        completed inside it is dated no later than its last chunk came and no earlier than its first.  Once
+        the outcome is reported the rest is passed on untouched."""
+        held = self._held
+        hold = held.append
+        clock = calls._clock
+        rest = iter(chunks)
+        each = True  # the pace is not known yet
+        try:
+            while not self._over:
+                began = self._fed_at = clock()
+                if each:
+                    for chunk in islice(rest, BATCH - 1):
+                        hold(chunk)
+                        self._fed_at = clock()
+                        yield chunk
+                else:
+                    for chunk in islice(rest, BATCH - 1):
+                        hold(chunk)
+                        yield chunk
+                last = next(rest, None)  # the batch's last chunk, or the end of the body
+                if last is None:
+                    break
+                hold(last)
+                self._fed_at = clock()
+                each = self._fed_at - began >= SLOW_BATCH
+                self._report_failure(self._read())
+                yield last
+            else:
+                yield from rest
+        except BaseException as exc:
+            self.fail(_why_it_ended(exc))
+            raise
+        self.end()
+
+    async def arelay(self, chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+        """`relay` for an async body (a chunk at a time: the event loop costs far more than the tee here)."""
+        feed = self.feed
+        try:
+            async for chunk in chunks:
+                feed(chunk)
+                yield chunk
+        except BaseException as exc:
+            self.fail(_why_it_ended(exc))
+            raise
+        self.end()
+
     def feed(self, chunk: bytes) -> None:
+        """Hold one chunk of the body (read with the others every `BATCH` chunks)."""
         self._fed_at = calls._clock()
         held = self._held
         held.append(chunk)
@@ -91,12 +159,17 @@ class StreamRecording:
             if self._over or self._decoder is None or not (count or last):
                 del held[:count]  # bytes after the outcome are passed on to the agent, not even decoded
                 return None
-            data = held[0] if count == 1 else b"".join(held[:count])  # b"" when none
+            chunks = held[:count]
             del held[:count]
             try:
-                if self._decoder.decodes:
-                    data = self._decoder.decode(data) + (self._decoder.flush() if last else b"")
-                self._size += len(data)
+                if not self._decoder.decodes and (skipped := self._assembler.skip_noise(chunks)):
+                    data = b""  # keep-alive pings only: counted, not parsed
+                    self._size += skipped
+                else:
+                    data = chunks[0] if count == 1 else b"".join(chunks)  # b"" when none
+                    if self._decoder.decodes:
+                        data = self._decoder.decode(data) + (self._decoder.flush() if last else b"")
+                    self._size += len(data)
                 if self._size > RECORD_LIMIT:
                     return StreamResult(StreamStatus.REFUSED, None,
                                         f"the stream passed {RECORD_LIMIT:,} bytes, Blackbox's recording limit")

@@ -63,31 +63,15 @@ class _Tee:
         self.sink.fail("the agent abandoned the stream before its end")
 
 
-def _why_it_ended(exc: BaseException) -> str:
-    """Why a recorded stream ended early, for its sink: the agent stopped reading (the generator was closed),
-    or reading it raised."""
-    if isinstance(exc, GeneratorExit):
-        return "the agent stopped reading the stream before its end"
-    return f"the stream broke ({type(exc).__name__})"
-
-
 @functools.cache
 def stream_classes(http: ModuleType) -> tuple[type, type, type]:
     """The (sync tee, async tee, paced replay) byte streams for the `httpx` or `httpx2` module."""
 
     class TeeStream(_Tee, http.SyncByteStream):  # type: ignore[name-defined,misc]
-        """Passes each chunk of a recorded stream on to the agent after handing it to the sink."""
+        """Passes each chunk of a recorded stream on to the agent, through the sink's relay."""
 
         def __iter__(self) -> Iterator[bytes]:
-            feed = self.sink.feed
-            try:
-                for chunk in self.inner:
-                    feed(chunk)
-                    yield chunk
-            except BaseException as exc:
-                self.sink.fail(_why_it_ended(exc))
-                raise
-            self.sink.end()
+            return self.sink.relay(self.inner)
 
         def close(self) -> None:
             self.sink.fail("the agent closed the stream before its end")
@@ -96,16 +80,8 @@ def stream_classes(http: ModuleType) -> tuple[type, type, type]:
     class AsyncTeeStream(_Tee, http.AsyncByteStream):  # type: ignore[name-defined,misc]
         """The async counterpart of `TeeStream`."""
 
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            feed = self.sink.feed
-            try:
-                async for chunk in self.inner:
-                    feed(chunk)
-                    yield chunk
-            except BaseException as exc:
-                self.sink.fail(_why_it_ended(exc))
-                raise
-            self.sink.end()
+        def __aiter__(self) -> AsyncIterator[bytes]:
+            return self.sink.arelay(self.inner)
 
         async def aclose(self) -> None:
             self.sink.fail("the agent closed the stream before its end")

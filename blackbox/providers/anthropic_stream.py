@@ -110,6 +110,8 @@ class AnthropicStreamAssembler(BaseAssembler):
     Blocks are kept in arrival order, as the SDK's accumulator keeps them (it appends each started block and
     finds a delta's block by position), so a block index that is not the next position is refused."""
 
+    NOISE = (b'event: ping\ndata: {"type":"ping"}\n\n', b'event: ping\ndata: {"type": "ping"}\n\n')
+
     def __init__(self) -> None:
         super().__init__()
         self._message: dict[str, Any] | None = None

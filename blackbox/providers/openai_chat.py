@@ -274,7 +274,7 @@ def _answer(message: dict[str, Any], finish: Any, ids: CallIds) -> ModelOutput:
         return {"type": "final_answer", "text": refusal, "stop": "refusal"}
 
     if tool_calls:
-        if finish not in ("tool_calls", "length"):
+        if finish not in ("tool_calls", "length", "stop"):
             raise unsupported(f"tool calls with the finish reason {finish!r}", _REPLAY_ADVICE)
         calls = [_call(call, ids) for call in tool_calls]
         output: dict[str, Any] = {"type": "tool_calls", "calls": calls}
@@ -282,6 +282,10 @@ def _answer(message: dict[str, Any], finish: Any, ids: CallIds) -> ModelOutput:
             output["text"] = content
         if finish == "length":
             output["stop"] = "length"
+        elif finish == "stop":
+            # OpenAI answers a `tool_choice` that names a function this way (and some compatible servers always
+            # do); an agent may branch on it, so replay must hand back `stop`, not `tool_calls`.
+            output["stop"] = "end"
         return cast(ModelOutput, output)
 
     if content is None:
@@ -329,7 +333,7 @@ def synthesize_response(
             }
             for call in calls
         ]
-        finish = "length" if stop == "length" else "tool_calls"
+        finish = "length" if stop == "length" else "stop" if stop == "end" else "tool_calls"
     elif stop == "refusal":
         message["refusal"] = text or ""
         finish = "stop"

@@ -78,6 +78,12 @@ class StreamAssembler(Protocol):
         still act on after the terminal one).  Once the result is not COMPLETE, later bytes are ignored."""
         ...
 
+    def skip_noise(self, chunks: list[bytes]) -> int:
+        """Read `chunks` at once when every one is exactly one keep-alive event the stream skips wherever it
+        comes (a ping, as the API writes it) and the assembler is between events: their size in bytes (they
+        count as events and change nothing else), else 0 and nothing was read (`feed` reads them then)."""
+        ...
+
     def finish(self) -> StreamResult:
         """The stream's end (the body was exhausted or closed): the result, ENDED_EARLY if no terminal event
         came. Safe to call more than once and after `feed` returned a result."""
@@ -148,6 +154,21 @@ class BaseAssembler:
         self._result: StreamResult | None = None
         self._stopped = False  # the SDK reads no further (a failure, or OpenAI's `[DONE]`)
         self.events = 0  #: events seen (pings and unknown types included)
+
+    #: Chunks that are exactly one whole event `_event` and `_after` both skip (a keep-alive ping in each
+    #: spelling the API writes), so `skip_noise` counts a batch of them without parsing it.
+    NOISE: tuple[bytes, ...] = ()
+
+    def skip_noise(self, chunks: list[bytes]) -> int:
+        noise = self.NOISE
+        if not noise or self._carry or not self._parser.idle:
+            return 0
+        counts = [chunks.count(event) for event in noise]  # equal bytes: a compare each, no parse
+        if sum(counts) != len(chunks):
+            return 0
+        if not self._stopped:
+            self.events += len(chunks)
+        return sum(count * len(event) for count, event in zip(counts, noise, strict=True))
 
     @property
     def result(self) -> StreamResult | None:

@@ -80,16 +80,16 @@ async def test_themes(theme: str) -> None:
         assert app.current_theme.dark == (theme == "textual-dark")
 
 
-def test_an_unreadable_file_is_one_line_and_exit_1_before_the_app_starts(tmp_path: Path) -> None:
+def test_an_unreadable_file_is_one_line_and_exit_2_before_the_app_starts(tmp_path: Path) -> None:
     truncated = tmp_path / "truncated.json"
     truncated.write_text(PARENT.read_text(encoding="utf-8")[:500], encoding="utf-8")
     result = blackbox("tui", str(truncated))
-    assert result.returncode == 1
+    assert result.returncode == 2  # nothing to show: the question cannot be asked (README, "Exit codes")
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ")
     assert "truncated" in lines[0] and "Traceback" not in result.stderr
     missing = blackbox("tui", str(tmp_path / "nope.json"))
-    assert missing.returncode == 1 and "no such file" in missing.stderr
+    assert missing.returncode == 2 and "no such file" in missing.stderr
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
@@ -152,6 +152,6 @@ def test_tui_on_a_directory_fails_like_verify(tmp_path: Path) -> None:
     from blackbox.cli import app as cli
 
     result = CliRunner().invoke(cli, ["tui", str(tmp_path)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.stderr.strip() == (f"error: {tmp_path}: is a directory, not a cassette file; "
                                      f"`blackbox list {tmp_path}` shows the cassettes in it")

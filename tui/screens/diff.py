@@ -29,6 +29,7 @@ from .base import BlackboxScreen
 from .both_values import BothValues
 from .browse import REST_DELAY, BrowseScreen
 from .prompts import PathPrompt
+from .timeline import TimelineScreen
 
 __all__ = ["BothValues", "DiffScreen"]  # BothValues from both_values, as before
 
@@ -65,6 +66,9 @@ class DiffScreen(BlackboxScreen[None]):
                 tooltip="Both steps' payloads side by side, aligned, changes marked", id="diff.view_values"),
         Binding("enter", "browse", "Browse", tooltip="Browse run A at this step (escape comes back)", id="diff.browse"),
         Binding("f", "fork", "Fork", tooltip="Fork run A at this tool result", id="diff.fork"),
+        Binding("T", "timeline", "Timeline", show=False,  # in help (?) and the palette: 80 columns hold no more
+                tooltip="Run A's calls over time (B's on a row only B has); enter comes back here at the call's "
+                        "step", id="diff.timeline"),
         Binding("slash", "search", "Find", key_display="/", show=False, priority=True,
                 tooltip="Go to the next row whose summary holds a text", id="diff.search"),
         Binding("escape", "back", "Back", show=False, id="diff.back"),
@@ -322,6 +326,16 @@ class DiffScreen(BlackboxScreen[None]):
             return
         if self.a.path is not None:
             self.blackbox.open_fork(self.a, row)
+
+    def action_timeline(self) -> None:
+        """The timeline of run A (of B where the row is only in B); a call chosen there is this screen's row."""
+        run = self.b if self.table.kind(self.table.cursor) == "only_b" else self.a
+
+        def go_to(step: int | None) -> None:
+            if step is not None:
+                self.table.move_to(step, center=True)
+
+        self.app.push_screen(TimelineScreen(run), go_to)
 
     def action_search(self) -> None:
         self.app.push_screen(PathPrompt("Find the next row whose summary holds (either side):", self.find_text),
