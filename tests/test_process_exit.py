@@ -232,7 +232,7 @@ def test_recover_refuses_what_is_not_a_journal(tmp_path: Path) -> None:
     bogus = tmp_path / "notes.txt"
     bogus.write_text("hello")
     result = blackbox_cli("recover", bogus)
-    assert result.returncode == 1
+    assert result.returncode == 2  # bad input (README, "Exit codes")
     assert result.stderr.startswith("error: ") and "not a Blackbox journal" in result.stderr
     same = blackbox_cli("recover", bogus, "--out", bogus)
     assert same.returncode in (1, 2) and "Traceback" not in same.stderr
