@@ -1,17 +1,19 @@
 """Benchmark of the cassette core: verify, diff and load of large cassettes against a floor.
 
-Run: `python bench/bench_core.py [--steps 1000 10000] [--repeat 3]`.
+Run: `python bench/bench_core.py [--steps 1000 10000] [--repeat 3] [--before DIR]`.
 
 It writes realistic cassettes (a growing, capped message history; tool inputs and results of a few KB; floats;
 non-ASCII text) to a temporary folder, then measures each operation in a fresh subprocess: wall time and the
 child's peak RSS (`resource.getrusage(RUSAGE_CHILDREN)`).  The floor, measured in the same run, is a process
 that msgspec-decodes the file and SHA-256s `msgspec.json.encode(step, order="sorted")` of each step: the least
-work any verifier must do.  The figures that matter are the ratios to that floor.
+work any verifier must do.  The figures that matter are the ratios to that floor.  `--before DIR` (a checkout
+of an earlier commit) runs DIR's verify, load and diff too, interleaved with these, labelled "before".
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import subprocess
@@ -98,24 +100,31 @@ def make_cassette(n_steps: int, seed: int = 7) -> Cassette:
 _PRELUDE = "import resource, sys, time\nsys.path.insert(0, {root!r})\n"
 _REPORT = ("\nprint(time.perf_counter() - t0, "
            "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)\n")
+# The modules moved into blackbox/format/ in issue 24: an older checkout has them at the top (`--before`).
+# The old place is tried first: this checkout's editable install would lend an older one its `blackbox.format`.
+_IMPORT = ("try:\n    from blackbox.{0} import {1}\n"
+           "except ImportError:\n    from blackbox.format.{0} import {1}\n")
 OPERATIONS: dict[str, str] = {
     "floor": "import hashlib, msgspec\nt0 = time.perf_counter()\n"
              "doc = msgspec.json.decode(open(sys.argv[1], 'rb').read())\n"
              "for step in doc['steps']:\n"
              "    hashlib.sha256(msgspec.json.encode(step, order='sorted')).hexdigest()",
-    "verify": "from blackbox.format.verify import verify\nt0 = time.perf_counter()\n"
+    "verify": _IMPORT.format("verify", "verify") + "t0 = time.perf_counter()\n"
               "assert verify(sys.argv[1], env={}).ok",
-    "load": "from blackbox.format.cassette import load\nt0 = time.perf_counter()\nc = load(sys.argv[1])",
-    "diff": "from blackbox.format.cassette import load\nfrom blackbox.format.diff import diff\n"
-            "t0 = time.perf_counter()\n"
+    "load": _IMPORT.format("cassette", "load") + "t0 = time.perf_counter()\nc = load(sys.argv[1])",
+    "diff": _IMPORT.format("cassette", "load") + _IMPORT.format("diff", "diff") + "t0 = time.perf_counter()\n"
             "r = diff(load(sys.argv[1]), load(sys.argv[2]))\nassert r.first_divergence is not None",
 }
+ROOT = str(Path(__file__).resolve().parent.parent)
+BEFORE = ROOT  # `--before DIR`: where the operations labelled "before" import blackbox from
 
 
 def measure(operation: str, *files: Path) -> tuple[float, int]:
-    """(seconds, peak RSS bytes) of one run of `operation` in a new process."""
-    root = str(Path(__file__).resolve().parent.parent)
-    code = _PRELUDE.format(root=root) + OPERATIONS[operation] + _REPORT
+    """(seconds, peak RSS bytes) of one run of `operation` in a new process; `verify before` runs the
+    `--before` checkout's verify (`BEFORE`)."""
+    name, _, when = operation.partition(" ")
+    root = BEFORE if when == "before" else ROOT
+    code = _PRELUDE.format(root=root) + OPERATIONS[name] + _REPORT
     out = subprocess.run([sys.executable, "-c", code, *map(str, files)], capture_output=True, text=True,
                          check=True)
     seconds, rss = out.stdout.split()
@@ -150,7 +159,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--before", type=Path, help="a checkout of an earlier commit: its verify, load and diff "
+                        "run too, interleaved, labelled 'before'")
     args = parser.parse_args()
+    global BEFORE
+    if args.before:
+        BEFORE = str(args.before.resolve())
+    print(f"load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.steps:
             t = time.perf_counter()
@@ -161,13 +176,17 @@ def main() -> None:
             del cassette
             size = path.stat().st_size / 1e6
             print(f"\n{n} steps, {size:.1f} MB (generated in {time.perf_counter() - t:.1f} s)")
-            results = medians([("floor", (path,)), ("verify", (path,)), ("load", (path,)),
-                               ("diff", (path, other))], args.repeat)
+            cases: list[tuple[str, tuple[Path, ...]]] = [("floor", (path,)), ("verify", (path,)), ("load", (path,)),
+                                                         ("diff", (path, other))]
+            if args.before:
+                cases += [(f"{op} before", files) for op, files in cases[1:]]
+            results = medians(cases, args.repeat)
             floor_t, floor_m = results.pop("floor")
-            print(f"  {'floor':7s} {floor_t:7.3f} s {floor_m / 2**20:7.0f} MB")
+            print(f"  {'floor':14s} {floor_t:7.3f} s {floor_m / 2**20:7.0f} MB")
             for op, (secs, rss) in results.items():
-                print(f"  {op:7s} {secs:7.3f} s {rss / 2**20:7.0f} MB   "
+                print(f"  {op:14s} {secs:7.3f} s {rss / 2**20:7.0f} MB   "
                       f"{secs / floor_t:5.2f}× floor time  {rss / floor_m:5.2f}× floor memory")
+            print(f"  (load average {os.getloadavg()[0]:.1f})")
 
 if __name__ == "__main__":
     main()

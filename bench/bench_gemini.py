@@ -1,19 +1,34 @@
 """Gemini's per-call record and replay overhead beside Anthropic's, in one run.
 
-    python bench/bench_gemini.py [--calls 300] [--repeat 5]
+    python bench/bench_gemini.py [--calls 40] [--repeat 40] [--interleave call|batch|both]
 
-The variants of `bench_session.py` (baseline: the SDK over a canned in-process transport; record; replay of
-the cassette record wrote) for google-genai's `models.generate_content` and anthropic's `messages.create`,
-interleaved round by round across both providers, so a burst of load from other jobs hits both alike.  Times
-are the calling thread's CPU time (the machine is shared: wall time measures the other jobs too); the figure
-is the median of the rounds.  Blackbox's overhead is the variant's time less the baseline's, in ms per call;
-the goal is Gemini's within 10% of Anthropic's.
+The variants of `bench_session.py` (baseline: the SDK over a canned in-process transport; record; replay of a
+cassette recorded beforehand) for google-genai's `models.generate_content` and anthropic's `messages.create`,
+all six in one process, each on one long-lived client and session.  A round runs `--calls` calls of every
+variant, in an order rotated every round, so a burst of load from other jobs hits all of them alike; `--repeat`
+rounds.  Interleaved call by call, the variants take turns one call at a time: every one of them finds the CPU's
+caches as the others leave them, so the larger footprint of one SDK (google-genai builds pydantic models of
+twice the anthropic SDK's cost) does not make Blackbox's code colder for that provider alone; in batches, each
+variant runs `--calls` calls in a row (Blackbox's code then runs as cold as its SDK leaves it).  `both` (the
+default) prints the two, one after the other.  Times are the calling thread's CPU time (the machine is shared:
+wall time measures the other jobs too).
+
+Two figures per variant, both in ms per call:
+
+- end to end: the variant's batch less the baseline batch of the same provider in the same round (the SDK's
+  own cost cancels out, pairwise), as the median of the rounds and as the 10th percentile of each less the
+  10th percentile of the baseline's (`bench_session_ab.py`'s figure);
+- inside Blackbox's transport: the thread CPU time inside its `handle_request` (all of Blackbox's work on an
+  unstreamed call: request, decision, response, recording) less the canned network inside it — no SDK in it.
+
+The goal: Gemini's overhead within 10% of Anthropic's (a ratio ≤ 1.10), record and replay.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -31,28 +46,35 @@ from bench.bench_session import Canned, caller, canned
 from blackbox.live.transport import transport_classes
 
 PROVIDERS = ("anthropic", "gemini")
+MODES = ("baseline", "record", "replay")
 
 
 class Clock:
-    """Thread CPU time spent inside Blackbox's transport (`handle_request`, which holds all of Blackbox's work
-    on an unstreamed call: request, decision, response, recording) less the canned network inside it."""
+    """Thread CPU time spent inside Blackbox's transport less the canned network inside it (installed while
+    the Blackbox variants run; the baseline's network is outside any Blackbox transport, so never counted)."""
 
     def __init__(self) -> None:
         self.inside = self.network = 0.0
+        self.restore: Callable[[], None] = lambda: None
 
-    def install(self) -> Callable[[], None]:
+    def install(self) -> None:
         sync_cls, _ = transport_classes(httpx2)
         original_bb, original_net = sync_cls.handle_request, Canned.handle_request
         clock = self
+        depth = [0]
 
         def bb_handle(transport: Any, request: Any) -> Any:
             start = time.thread_time()
+            depth[0] += 1
             try:
                 return original_bb(transport, request)
             finally:
+                depth[0] -= 1
                 clock.inside += time.thread_time() - start
 
         def net_handle(transport: Any, request: Any) -> Any:
+            if not depth[0]:
+                return original_net(transport, request)
             start = time.thread_time()
             try:
                 return original_net(transport, request)
@@ -64,67 +86,127 @@ class Clock:
         def restore() -> None:
             sync_cls.handle_request, Canned.handle_request = original_bb, original_net
 
-        return restore
+        self.restore = restore
+
+    def read(self) -> float:
+        """Blackbox's own seconds since the last read."""
+        own = self.inside - self.network
+        self.inside = self.network = 0.0
+        return own
 
 
-def per_call(provider: str, mode: str, n: int, cassette: Path) -> tuple[float, float]:
-    """CPU seconds per call of one run (the session's start and finish excluded), and of them, Blackbox's own
-    (inside its transport, less the network in it; 0 for the baseline)."""
-    if mode == "baseline":
-        http, bb = httpx2.Client(transport=canned(provider)), None
-        call = caller(provider, http)
-    else:
-        bb = blackbox.session(mode, **({"out": cassette} if mode == "record" else {"cassette": cassette}))
-        call = caller(provider, bb.http_client(transport=canned(provider)), bb.async_http_client())
-    call()  # warm up (a record run's first call is in the cassette too)
-    clock = Clock()
-    restore = clock.install() if bb is not None else (lambda: None)
-    start = time.thread_time()
-    try:
-        for _ in range(n):
-            call()
-        elapsed = time.thread_time() - start
-    finally:
-        restore()
-    if bb is not None:
-        bb.finish(result="done")
-    return elapsed / n, (clock.inside - clock.network) / n
+def sdk_call(provider: str, bb: blackbox.Session | None) -> Callable[[], Any]:
+    if bb is None:
+        return caller(provider, httpx2.Client(transport=canned(provider)))
+    return caller(provider, bb.http_client(transport=canned(provider)), bb.async_http_client())
+
+
+def prepare(provider: str, calls: int, cassette: Path) -> None:
+    """Record the cassette the replay variant answers from (not timed)."""
+    bb = blackbox.session("record", out=cassette)
+    call = sdk_call(provider, bb)
+    for _ in range(calls):
+        call()
+    bb.finish(result="done")
+
+
+def p10(values: list[float]) -> float:
+    return sorted(values)[len(values) // 10]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=300)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--calls", type=int, default=40, help="calls of each variant per round")
+    parser.add_argument("--repeat", type=int, default=40, help="rounds")
+    parser.add_argument("--interleave", choices=["call", "batch", "both"], default="both",
+                        help="call: the six variants take turns call by call; batch: a batch of --calls each")
     args = parser.parse_args()
-    runs: dict[tuple[str, str], list[float]] = {}
-    own: dict[tuple[str, str], list[float]] = {}
-    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    n, rounds = args.calls, args.repeat
+    modes = ["call", "batch"] if args.interleave == "both" else [args.interleave]
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        for _ in range(args.repeat):
-            for provider in PROVIDERS:
-                cassette = Path(tmp) / f"{provider}.json"
-                for mode in ("baseline", "record", "replay"):  # record before replay: replay reads its file
-                    whole, mine = per_call(provider, mode, args.calls, cassette)
-                    runs.setdefault((provider, mode), []).append(whole)
-                    own.setdefault((provider, mode), []).append(mine)
-    median = {key: statistics.median(values) for key, values in runs.items()}
-    overhead: dict[tuple[str, str], float] = {}
-    print(f"{args.calls} calls per run, median of {args.repeat} rounds, thread CPU time")
-    for provider in PROVIDERS:
-        base = median[(provider, "baseline")]
-        print(f"  {provider:9s} baseline {base * 1e3:6.3f} ms/call")
-        for mode in ("record", "replay"):
-            extra = median[(provider, mode)] - base
-            overhead[(provider, mode)] = extra
-            print(f"  {provider:9s} {mode:8s} {median[(provider, mode)] * 1e3:6.3f} ms/call  +{extra * 1e3:.3f} ms "
-                  f"({median[(provider, mode)] / base:4.2f}× its baseline); inside Blackbox's transport "
-                  f"{statistics.median(own[(provider, mode)]) * 1e3:.3f} ms")
-    for mode in ("record", "replay"):
-        ratio = overhead[("gemini", mode)] / overhead[("anthropic", mode)]
-        inside = statistics.median(own[("gemini", mode)]) / statistics.median(own[("anthropic", mode)])
-        print(f"  {mode} overhead, gemini / anthropic: {ratio:.2f} end to end (variant − baseline), "
-              f"{inside:.2f} inside Blackbox's transport")
+        sessions: list[blackbox.Session] = []
+        calls: dict[tuple[str, str], Callable[[], Any]] = {}
+        for provider in PROVIDERS:
+            cassette = Path(tmp) / f"{provider}.json"
+            prepare(provider, n * rounds * len(modes) + 20, cassette)
+            record = blackbox.session("record", out=Path(tmp) / f"{provider}-rec.json")
+            replay = blackbox.session("replay", cassette=cassette)
+            sessions += [record, replay]
+            for mode, bb in (("baseline", None), ("record", record), ("replay", replay)):
+                calls[(provider, mode)] = call = sdk_call(provider, bb)
+                for _ in range(10 if mode != "replay" else 20):  # warm up (replay: the 20 spare recorded calls)
+                    call()
+        clock = Clock()
+        clock.install()
+        try:
+            for interleave in modes:
+                whole, own = measure(calls, clock, n, rounds, interleave)
+                report(whole, own, n, rounds, interleave)
+        finally:
+            clock.restore()
+        for bb in sessions:
+            bb.finish(result="done")
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+Times = dict[tuple[str, str], list[float]]
+
+
+def measure(calls: dict[tuple[str, str], Callable[[], Any]], clock: Clock, n: int, rounds: int,
+            interleave: str) -> tuple[Times, Times]:
+    """Per round and variant: CPU seconds per call, end to end and inside Blackbox's transport.  `call` runs
+    the variants call by call, in a new random order every pass (every variant then finds the caches as a
+    random other one leaves them: no SDK's own footprint is charged to Blackbox's code of one provider only);
+    `batch` a batch of `n` calls each, the order turning by one every round."""
+    keys = list(calls)
+    whole: Times = {key: [] for key in keys}
+    own: Times = {key: [] for key in keys}
+    clock_ = time.thread_time
+    shuffle = random.Random(18).shuffle
+    for r in range(rounds):
+        order = keys[r % len(keys):] + keys[:r % len(keys)]
+        spent = dict.fromkeys(order, 0.0)
+        mine = dict.fromkeys(order, 0.0)
+        for _ in range(n if interleave == "call" else 1):
+            if interleave == "call":
+                shuffle(order)  # a new order every pass: no variant always follows the same one
+            for key in order:
+                call = calls[key]
+                clock.read()
+                start = clock_()
+                for _ in range(1 if interleave == "call" else n):
+                    call()
+                spent[key] += clock_() - start
+                mine[key] += clock.read()
+        for key in order:
+            whole[key].append(spent[key] / n)
+            own[key].append(mine[key] / n)
+    return whole, own
+
+
+def report(whole: Times, own: Times, n: int, rounds: int, interleave: str) -> None:
+    how = "call by call" if interleave == "call" else f"in batches of {n} calls"
+    print(f"interleaved {how}: {rounds} rounds of {n} calls of each variant, thread CPU time, ms per call")
+    paired: dict[tuple[str, str], float] = {}
+    low: dict[tuple[str, str], float] = {}
+    inside: dict[tuple[str, str], float] = {}
+    for provider in PROVIDERS:
+        base = whole[(provider, "baseline")]
+        print(f"  {provider:9s} baseline {statistics.median(base) * 1e3:6.3f} (p10 {p10(base) * 1e3:6.3f})")
+        for mode in ("record", "replay"):
+            key = (provider, mode)
+            paired[key] = statistics.median(v - b for v, b in zip(whole[key], base, strict=True))
+            low[key] = p10(whole[key]) - p10(base)
+            inside[key] = statistics.median(own[key])
+            print(f"  {provider:9s} {mode:8s} {statistics.median(whole[key]) * 1e3:6.3f}  overhead: paired median "
+                  f"+{paired[key] * 1e3:.3f}, p10 − p10 +{low[key] * 1e3:.3f}; inside Blackbox's transport "
+                  f"{inside[key] * 1e3:.3f} (p10 {p10(own[key]) * 1e3:.3f})")
+    for mode in ("record", "replay"):
+        g, a = ("gemini", mode), ("anthropic", mode)
+        print(f"  {mode} overhead, gemini / anthropic: end to end {paired[g] / paired[a]:.2f} (paired median), "
+              f"{low[g] / low[a]:.2f} (p10 − p10); inside Blackbox's transport {inside[g] / inside[a]:.2f}",
+              flush=True)
 
 
 if __name__ == "__main__":

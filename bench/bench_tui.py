@@ -1,6 +1,8 @@
 """Benchmark of the terminal UI on a generated 10,000-step cassette, against an empty Textual app.
 
-Run: `python bench/bench_tui.py [--steps 10000] [--moves 1000]`; `--steps 100000` for a huge file.
+Run: `python bench/bench_tui.py [--steps 10000] [--moves 1000] [--before DIR]`; `--steps 100000` for a huge
+file.  `--before DIR` (a checkout of an earlier commit) runs each round twice, each in a fresh process: this
+checkout's UI, then DIR's, on the same files; both sets of figures printed.
 
 Measured in-process with Pilot (App.run_test, 120×36, headless):
 - first paint: from loading the file to the first frame of the browse screen handed to the terminal (the
@@ -22,6 +24,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,20 +33,41 @@ import time
 import tracemalloc
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
 
-from typing import ClassVar
 
-from textual import events
-from textual.app import App, ComposeResult
-from textual.widgets import Static
+def _code_from(root: Path) -> None:
+    """Import blackbox and the UI from `root` (`--before`: an older checkout) rather than this checkout: its
+    folder first on the path, and its `tui/` as `blackbox_tui` through a link (the editable install maps that
+    name to this checkout's tui/ only when nothing on the path has it)."""
+    if root != ROOT:
+        link = Path(tempfile.mkdtemp(prefix="bench-tui-")) / "blackbox_tui"
+        link.symlink_to(root / "tui")
+        atexit.register(shutil.rmtree, link.parent, True)
+        sys.path.insert(0, str(link.parent))
+    sys.path.insert(0, str(root))
 
-from blackbox_tui.app import BlackboxApp, load_runs
-from blackbox_tui.run import PROGRESSIVE_FROM
-from blackbox_tui.screens.browse import BrowseScreen
-from tests.tui.synthetic import result_near, write_synthetic
+
+_code_from(Path(sys.argv[sys.argv.index("--code") + 1]).resolve() if "--code" in sys.argv else ROOT)
+
+import json  # noqa: E402
+import os  # noqa: E402
+from typing import ClassVar  # noqa: E402
+
+from textual import events  # noqa: E402
+from textual.app import App, ComposeResult  # noqa: E402
+from textual.widgets import Static  # noqa: E402
+
+from blackbox_tui.app import BlackboxApp, load_runs  # noqa: E402
+from blackbox_tui.run import PROGRESSIVE_FROM  # noqa: E402
+from blackbox_tui.screens.browse import BrowseScreen  # noqa: E402
 
 SIZE = (120, 36)
+
+
+def searching(screen: BrowseScreen) -> bool:
+    """Whether the screen's search is still running (before issue 24 the attribute was private)."""
+    return bool(getattr(screen, "searching", getattr(screen, "_searching", False)))
 
 
 class Empty(App[None]):
@@ -138,7 +163,7 @@ async def reading_case(path: Path, case: str, count: int, out: dict[str, float])
             screen.search("fetch_page")
             await until(lambda: bool(screen.matches) and screen.table.step_index in screen.matches)
             out["search_first"] = time.perf_counter() - begun
-            await until(lambda: not screen.searching, 0.01)
+            await until(lambda: not searching(screen), 0.01)
             out["search_all"] = time.perf_counter() - begun
             out["search_matches"] = len(screen.matches)
         await app.workers.wait_for_complete()
@@ -162,7 +187,7 @@ async def search_time(path: Path, needle: str) -> tuple[float, int]:
         assert isinstance(screen, BrowseScreen)
         start = time.perf_counter()
         screen.search(needle)
-        await until(lambda: not screen.searching, 0.001)
+        await until(lambda: not searching(screen), 0.001)
         return time.perf_counter() - start, len(screen.matches)
 
 
@@ -184,7 +209,8 @@ def resident_child(path: Path) -> None:
 
 
 def resident(path: Path) -> int:
-    out = subprocess.run([sys.executable, __file__, "--resident-child", str(path)], check=True,
+    code = ["--code", sys.argv[sys.argv.index("--code") + 1]] if "--code" in sys.argv else []
+    out = subprocess.run([sys.executable, __file__, "--resident-child", str(path), *code], check=True,
                          capture_output=True, text=True).stdout
     return int(out.split()[-1])
 
@@ -235,9 +261,8 @@ async def open_diff(a: Path, b: Path) -> float:
         start = time.perf_counter()
         app.open_diff(app.runs[0], app.runs[1])
         await pilot.pause()
-        await app.workers.wait_for_complete()
+        await until(lambda: getattr(app.screen, "comparison", None) is not None)  # not the chain check after it
         await pilot.pause()
-        assert app.screen.comparison is not None
         return time.perf_counter() - start
 
 
@@ -257,55 +282,89 @@ def best(values: list[float]) -> float:
     return min(values)
 
 
-async def main(steps: int, count: int, repeat: int, result_text: int) -> None:
+async def measure_all(a: Path, b: Path, small: Path, steps: int, count: int, repeat: int) -> dict[str, float]:
+    """Every figure, the best of `repeat` runs each."""
+    got: dict[str, float] = {"size": a.stat().st_size}
+    got["base"] = best([await first_paint_empty() for _ in range(repeat)])
+    paints = [await first_paint_browse(a) for _ in range(repeat)]
+    got["paint"], got["idle"] = best([p[0] for p in paints]), best([p[1] for p in paints])
+    if got["size"] >= PROGRESSIVE_FROM:
+        got |= await reading(a, min(count, 200))
+    got["base_moves"] = best([await moves(Empty(), count) for _ in range(repeat)]) / count
+    got["browse_moves"] = best([await moves(BlackboxApp(load_runs([a])), count) for _ in range(repeat)]) / count
+    got["detail"] = best([await detail_render(a, 100) for _ in range(repeat)])
+    searched = [await search_time(a, "fetch_page") for _ in range(repeat)]
+    got["search"], got["search_matches"] = best([t for t, _ in searched]), searched[0][1]
+    got["diff"] = best([await open_diff(a, b) for _ in range(repeat)])
+    got["peak"] = await peak_memory(a)
+    got["rss"], got["rss_base"] = resident(a), resident(small)
+    return got
+
+
+def show(steps: int, count: int, repeat: int, got: dict[str, float], before: dict[str, float] | None) -> None:
+    """The figures; with `before`, each line followed by the older checkout's (measured in the same run)."""
+    for label, figures in (("", got), ("before ", before)):
+        if figures is None:
+            continue
+        size, base, paint, idle = figures["size"], figures["base"], figures["paint"], figures["idle"]
+        if label:
+            print(f"\n{label.strip()} (the checkout given to --before, in the same run)")
+        print(f"first paint     browse {paint * 1000:7.1f} ms   empty app {base * 1000:7.1f} ms   "
+              f"ratio {paint / base:5.2f}   (goal < 1000 ms; first idle moment {idle * 1000:.1f} ms)")
+        if "loaded" in figures:
+            print(f"reading         all {int(figures['steps']):,} steps after {figures['loaded'] * 1000:7.1f} ms, "
+                  f"chain checked after {figures['chain'] * 1000:7.1f} ms (both in the background)")
+            keys = int(figures["moves_count"])
+            print(f"while reading   {figures['moves'] * 1000:7.3f} ms per ↓ key ({keys} keys from the first frame"
+                  f"{', all while reading' if figures['moves_while_reading'] else ', read before the last'}); "
+                  f"G → last step {figures['G'] * 1000:7.1f} ms after the first frame")
+            print(f"search          started at the first frame: first match {figures['search_first'] * 1000:7.1f} "
+                  f"ms, all {int(figures['search_matches']):,} {figures['search_all'] * 1000:7.1f} ms")
+        per, per_base = figures["browse_moves"] * 1000, figures["base_moves"] * 1000
+        print(f"cursor move     browse {per:7.3f} ms   empty app {per_base:7.3f} ms   ratio {per / per_base:5.2f}   "
+              f"({count:,} ↓ keys as key repeat sends them; goal < 2 ms)")
+        print(f"detail pane     {figures['detail'] * 1000:7.3f} ms per step rendered when the cursor rests "
+              f"(JSON of a few KB, highlighted and laid out; Pilot's own pause subtracted)")
+        print(f"search          {figures['search'] * 1000:7.1f} ms over {steps:,} steps "
+              f"({int(figures['search_matches']):,} matches of \"fetch_page\", from submitting to the last marked)")
+        print(f"open diff       {figures['diff'] * 1000:7.1f} ms for two {steps:,}-step cassettes   "
+              f"ratio to the empty app's first paint {figures['diff'] / base:5.2f}")
+        print(f"memory          peak {figures['peak'] / 1e6:7.1f} MB while loading and painting   "
+              f"{figures['peak'] / size:4.2f}× the file (goal < 3×)")
+        print(f"resident        peak {figures['rss'] / 1e6:7.1f} MB ({figures['rss'] / size:4.2f}× the file; the app "
+              f"on a 100-step file {figures['rss_base'] / 1e6:.1f} MB)"
+              f"{'  goal < 1×' if size >= PROGRESSIVE_FROM else ''}")
+
+
+def child(root: Path, files: list[Path], steps: int, count: int) -> dict[str, float]:
+    """One round of every figure in a fresh process importing `root`'s code (`--before` runs)."""
+    argv = [sys.executable, __file__, "--code", str(root), "--files", *map(str, files), "--steps", str(steps),
+            "--moves", str(count), "--repeat", "1"]
+    out = subprocess.run(argv, check=True, capture_output=True, text=True).stdout
+    found: dict[str, float] = json.loads(out.splitlines()[-1])
+    return found
+
+
+async def main(steps: int, count: int, repeat: int, result_text: int, before: Path | None) -> None:
+    from tests.tui.synthetic import result_near, write_synthetic  # this checkout's generator for both sides
+
     with tempfile.TemporaryDirectory() as tmp:
         a = write_synthetic(Path(tmp) / "a.json", steps, trace_id="bench", result_text=result_text)
         b = write_synthetic(Path(tmp) / "b.json", steps, trace_id="bench", change_at=result_near(steps // 2),
                             result_text=result_text)
-        size = a.stat().st_size
-        print(f"cassette: {steps:,} steps, {size / 1e6:.1f} MB; terminal {SIZE[0]}×{SIZE[1]}; best of {repeat}")
-
-        progressive = size >= PROGRESSIVE_FROM
-        base = best([await first_paint_empty() for _ in range(repeat)])
-        paints = [await first_paint_browse(a) for _ in range(repeat)]
-        paint, idle = best([p[0] for p in paints]), best([p[1] for p in paints])
-        print(f"first paint     browse {paint * 1000:7.1f} ms   empty app {base * 1000:7.1f} ms   "
-              f"ratio {paint / base:5.2f}   (goal < 1000 ms; first idle moment {idle * 1000:.1f} ms)")
-        if progressive:
-            got = await reading(a, min(count, 200))
-            print(f"reading         all {int(got['steps']):,} steps after {got['loaded'] * 1000:7.1f} ms, "
-                  f"chain checked after {got['chain'] * 1000:7.1f} ms (both in the background)")
-            keys = int(got["moves_count"])
-            print(f"while reading   {got['moves'] * 1000:7.3f} ms per ↓ key ({keys} keys from the first frame"
-                  f"{', all while reading' if got['moves_while_reading'] else ', read before the last'}); "
-                  f"G → last step {got['G'] * 1000:7.1f} ms after the first frame")
-            print(f"search          started at the first frame: first match {got['search_first'] * 1000:7.1f} ms, "
-                  f"all {int(got['search_matches']):,} {got['search_all'] * 1000:7.1f} ms")
-
-        base_moves = best([await moves(Empty(), count) for _ in range(repeat)])
-        browse_moves = best([await moves(BlackboxApp(load_runs([a])), count) for _ in range(repeat)])
-        per, per_base = browse_moves / count * 1000, base_moves / count * 1000
-        print(f"cursor move     browse {per:7.3f} ms   empty app {per_base:7.3f} ms   ratio {per / per_base:5.2f}   "
-              f"({count:,} ↓ keys as key repeat sends them; goal < 2 ms)")
-        detail = best([await detail_render(a, 100) for _ in range(repeat)])
-        print(f"detail pane     {detail * 1000:7.3f} ms per step rendered when the cursor rests "
-              f"(JSON of a few KB, highlighted and laid out; Pilot's own pause subtracted)")
-
-        searched = [await search_time(a, "fetch_page") for _ in range(repeat)]
-        print(f"search          {best([t for t, _ in searched]) * 1000:7.1f} ms over {steps:,} steps "
-              f"({searched[0][1]:,} matches of \"fetch_page\", from submitting to the last marked)")
-
-        diff = best([await open_diff(a, b) for _ in range(repeat)])
-        print(f"open diff       {diff * 1000:7.1f} ms for two {steps:,}-step cassettes   "
-              f"ratio to the empty app's first paint {diff / base:5.2f}")
-
-        peak = await peak_memory(a)
-        print(f"memory          peak {peak / 1e6:7.1f} MB while loading and painting   "
-              f"{peak / size:4.2f}× the file (goal < 3×)")
         small = write_synthetic(Path(tmp) / "small.json", 100, trace_id="bench")
-        rss, rss_base = resident(a), resident(small)
-        print(f"resident        peak {rss / 1e6:7.1f} MB ({rss / size:4.2f}× the file; the app on a 100-step file "
-              f"{rss_base / 1e6:.1f} MB){'  goal < 1×' if progressive else ''}")
+        print(f"cassette: {steps:,} steps, {a.stat().st_size / 1e6:.1f} MB; terminal {SIZE[0]}×{SIZE[1]}; "
+              f"best of {repeat}; load average {os.getloadavg()[0]:.1f}")
+        if before is None:
+            show(steps, count, repeat, await measure_all(a, b, small, steps, count, repeat), None)
+            return
+        rounds: dict[str, list[dict[str, float]]] = {"now": [], "before": []}
+        for _ in range(repeat):  # interleaved round by round: a burst of load hits both alike
+            rounds["now"].append(child(ROOT, [a, b, small], steps, count))
+            rounds["before"].append(child(before.resolve(), [a, b, small], steps, count))
+        now, then = ({key: min(r[key] for r in runs) for key in runs[0]} for runs in rounds.values())
+        show(steps, count, repeat, now, then)
+        print(f"(load average {os.getloadavg()[0]:.1f} at the end)")
 
 
 if __name__ == "__main__":
@@ -315,9 +374,17 @@ if __name__ == "__main__":
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--result-text", type=int, default=0,
                         help="characters of text added to each tool result (a larger file, same steps)")
+    parser.add_argument("--before", type=Path, help="a checkout of an earlier commit: each round runs this "
+                        "checkout's UI and then its, each in a fresh process; both columns printed")
     parser.add_argument("--resident-child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--code", type=Path, help=argparse.SUPPRESS)  # read before the imports, above
+    parser.add_argument("--files", type=Path, nargs=3, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.resident_child:
         resident_child(options.resident_child)
+    elif options.files:
+        a, b, small = options.files
+        figures = asyncio.run(measure_all(a, b, small, options.steps, options.moves, options.repeat))
+        print(json.dumps(figures))
     else:
-        asyncio.run(main(options.steps, options.moves, options.repeat, options.result_text))
+        asyncio.run(main(options.steps, options.moves, options.repeat, options.result_text, options.before))

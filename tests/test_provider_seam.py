@@ -79,8 +79,8 @@ def test_a_key_from_any_place_is_learned_masked_and_refused_in_the_cassette(
 
 def test_an_ordinary_header_is_not_taken_for_a_key() -> None:
     secrets = Secrets({})
-    secrets.note_request((("user-agent", "Anthropic/Python 2.15.0"), ("x-stainless-retry-count", "0")),
-                         (("beta", "true"),))
+    secrets.note_request(Request.post("https://h.example/v1/messages?beta=true", b"{}", (
+        ("User-Agent", "Anthropic/Python 2.15.0"), ("x-stainless-retry-count", "0"))))
     assert secrets.values() == ()
 
 

@@ -28,6 +28,7 @@ from blackbox.errors import CassetteError
 from blackbox.format.canonical import step_hash
 from blackbox.format.cassette import Step
 from blackbox.format.lazy import LazyCassette, LazyStep, load_lazy
+from blackbox.format.typed import ToolCallView
 from blackbox.live.journal import JOURNAL_SUFFIX, ToolEntry, ToolStart, journal_locked, journal_path, journal_steps
 
 __all__ = ["Follower", "Update", "journal_for"]
@@ -72,8 +73,9 @@ def _running_step(trace_id: str, index: int, prev: str | None, start: ToolStart)
 
 
 def _call_id(step: LazyStep) -> str | None:
-    payload = msgspec.json.decode(step.payload)
-    return str(payload.get("toolCallId")) if isinstance(payload, dict) else None
+    """The id of a chained `tool_call` (None when its payload does not fit: no running tool is taken for it)."""
+    found = step.view()
+    return found.toolCallId if isinstance(found, ToolCallView) else None
 
 
 class Follower:

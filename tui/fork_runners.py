@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from blackbox.errors import BlackboxError, UsageError
 from blackbox.format.inert import inert
+from blackbox.format.typed import ModelInputView
 from blackbox.providers import for_model
 
 from .fork_files import fork_argv, write_inputs
@@ -55,9 +56,9 @@ def recorded_model(run: Run) -> str | None:
     """The model the run's last request named, or None."""
     for i in range(len(run) - 1, -1, -1):
         if run.steps.type(i) == "model_input":
-            payload = run.steps[i].payload
-            if isinstance(payload, dict) and isinstance(payload.get("model"), str):
-                return str(payload["model"])
+            found = run.steps[i].view()
+            if isinstance(found, ModelInputView) and isinstance(found.model, str):
+                return found.model
     return None
 
 

@@ -9,7 +9,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from blackbox.format.cassette import Step
 from blackbox.format.inert import inert, inert_lines
+from blackbox.format.typed import (
+    UNSET,
+    McpAudioBlock,
+    McpImageBlock,
+    McpLinkBlock,
+    McpResourceBlock,
+    McpTextBlock,
+    ToolCallView,
+    ToolResultView,
+    mcp_block,
+    mcp_of,
+    mcp_result,
+)
 from blackbox.format.writing import pretty_json
 
 if TYPE_CHECKING:
@@ -18,14 +32,16 @@ if TYPE_CHECKING:
 __all__ = ["mcp_content", "mcp_origin", "with_origin"]
 
 
-def mcp_origin(payload: Any) -> tuple[str, str] | None:
-    """(server, tool or method) of an MCP tool step, or None for any other step."""
-    if not isinstance(payload, dict) or not isinstance(payload.get("toolName"), str):
+def mcp_origin(step: Step) -> tuple[str, str] | None:
+    """(server, tool or method) of an MCP tool step, or None for any other step (or one whose payload does not
+    fit its shape)."""
+    found = step.view()
+    if not isinstance(found, ToolCallView | ToolResultView):
         return None
-    name: str = payload["toolName"]
-    extra = payload.get("mcp")
-    if isinstance(extra, dict) and isinstance(extra.get("server"), str):
-        return extra["server"], name
+    name = found.toolName
+    extra = mcp_of(step.payload)
+    if extra is not None and extra.server is not UNSET:
+        return extra.server, name
     if name.startswith("mcp:") and name.count(":") >= 2:
         _, server, method = name.split(":", 2)
         return server, method
@@ -41,48 +57,47 @@ def with_origin(summary: str, origin: tuple[str, str] | None) -> str:
     return summary if origin is None else f"{summary}  · MCP {origin[0]}"
 
 
-def _block(block: Any) -> Content:
+def _block(value: Any) -> Content:
+    """One content block readably; a kind this version does not know, or one that does not fit, as its JSON."""
     from textual.content import Content
 
-    if not isinstance(block, dict):
-        return Content(inert_lines(pretty_json(block)))
-    kind = block.get("type")
-    if kind == "text":
-        return Content(inert_lines(str(block.get("text", ""))))
-    if kind in ("image", "audio"):
-        size = len(block.get("data", "")) if isinstance(block.get("data"), str) else 0
-        return Content.styled(f"[{kind} {inert(str(block.get('mimeType', '?')))}, {size} base64 characters]",
+    block = mcp_block(value)
+    if isinstance(block, McpTextBlock):
+        return Content(inert_lines(block.text))
+    if isinstance(block, McpImageBlock | McpAudioBlock):
+        kind = "image" if isinstance(block, McpImageBlock) else "audio"
+        return Content.styled(f"[{kind} {inert(block.mimeType)}, {len(block.data)} base64 characters]",
                               "$text-muted")
-    if kind == "resource_link":
-        return Content.styled(f"→ {inert(str(block.get('uri', '?')))}  {inert(str(block.get('name', '')))}",
-                              "$text-accent")
-    if kind == "resource" and isinstance(block.get("resource"), dict):
-        resource = block["resource"]
-        head = Content.styled(f"resource {inert(str(resource.get('uri', '?')))}", "$text-accent")
-        body = resource.get("text")
-        return head + ("\n" + Content(inert_lines(str(body))) if isinstance(body, str) else Content(""))
-    return Content(inert_lines(pretty_json(block)))
+    if isinstance(block, McpLinkBlock):
+        return Content.styled(f"→ {inert(block.uri)}  {inert(block.name)}", "$text-accent")
+    if isinstance(block, McpResourceBlock):
+        head = Content.styled(f"resource {inert(block.resource.uri)}", "$text-accent")
+        body = block.resource.text
+        return head + ("\n" + Content(inert_lines(body)) if body is not UNSET else Content(""))
+    return Content(inert_lines(pretty_json(value)))
 
 
-def mcp_content(payload: Any) -> Content | None:
-    """An MCP result step's content blocks readably (text as text, structured content as JSON), or None."""
+def mcp_content(step: Step) -> Content | None:
+    """An MCP result step's content blocks readably (text as text, structured content as JSON), or None (not
+    a result, or one whose payload does not fit its shape: the JSON tab shows it as it is)."""
     from textual.content import Content
 
-    if not isinstance(payload, dict):
+    found = step.view()
+    if not isinstance(found, ToolResultView):
         return None
-    found = payload.get("mcp")
-    extra: dict[str, Any] = found if isinstance(found, dict) else {}
-    result = payload.get("result") if isinstance(payload.get("result"), dict) else extra.get("result")
+    extra = mcp_of(step.payload)
+    value = found.result if found.result is not UNSET else (extra.result if extra is not None else UNSET)
     parts: list[Content] = []
-    if "error" in payload:
-        parts.append(Content.styled(f"error: {inert_lines(str(payload['error']))}", "bold $text-error"))
-    if isinstance(result, dict) and isinstance(result.get("content"), list):
-        parts.extend(_block(block) for block in result["content"])
-        if "structuredContent" in result:
+    if found.failed:
+        parts.append(Content.styled(f"error: {inert_lines(str(found.error))}", "bold $text-error"))
+    result = mcp_result(value)
+    if result is not None:
+        parts.extend(_block(block) for block in result.content)
+        if result.structuredContent is not UNSET:
             parts.append(Content.styled("structured content", "$text-muted") + "\n"
-                         + Content(inert_lines(pretty_json(result["structuredContent"]))))
-    elif isinstance(result, dict):
-        parts.append(Content(inert_lines(pretty_json(result))))
-    for progress in extra.get("progress", []) if isinstance(extra.get("progress"), list) else []:
+                         + Content(inert_lines(pretty_json(result.structuredContent))))
+    elif value is not UNSET and value is not None:
+        parts.append(Content(inert_lines(pretty_json(value))))
+    for progress in extra.progress if extra is not None else []:
         parts.append(Content.styled(f"progress {inert(pretty_json(progress, indent=0))}", "$text-muted"))
     return Content("\n\n").join(parts) if parts else None

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from .widgets.line_table import LineTable
 
 __all__ = ["ChainChecked", "FollowTick", "JsonValidated", "ProgressTick", "RowMoved", "RunChanged", "RunGrew",
-           "SearchClosed", "SearchProgress"]
+           "SearchClosed", "SearchProgress", "TotalsAdded"]
 
 
 class RowMoved(Message):
@@ -74,6 +74,13 @@ class RunGrew(Message):
 
 class ChainChecked(Message):
     """The background check of the run's hash chain is done."""
+
+
+class TotalsAdded(Message):
+    """The run header's totals (the run's timeline) were added up off the UI thread."""
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, TotalsAdded)
 
 
 class SearchProgress(Message):

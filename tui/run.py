@@ -21,7 +21,8 @@ from blackbox.format.cassette import Cassette, ChainBreak, Step, chain_break, pa
 from blackbox.format.indexing import CHUNK, CassetteHeader, FileStep, Indexer, Unusual
 from blackbox.format.inert import inert
 from blackbox.format.lazy import LazyCassette, LazyStep, load_lazy
-from blackbox.format.outcome import Outcome, summarize_step, terminal_outcome
+from blackbox.format.outcome import Outcome, summarize_step, terminal_outcome_of
+from blackbox.format.typed import ToolCallView, ToolResultView, View
 from blackbox.format.writing import pretty_json
 
 from .mcp_view import mcp_origin, with_origin
@@ -249,12 +250,13 @@ class Run:
         """The MCP server of a tool step; a result's is its call's, the step before it."""
         if step.type not in ("tool_call", "tool_result"):
             return None
-        origin = mcp_origin(step.payload)
-        if origin is None and step.type == "tool_result" and index > 0:
+        origin = mcp_origin(step)
+        found = step.view() if origin is None and step.type == "tool_result" and index > 0 else None
+        if isinstance(found, ToolResultView):
             call = self.steps[index - 1]
-            same = isinstance(call.payload, dict) and isinstance(step.payload, dict) and \
-                call.payload.get("toolCallId") == step.payload.get("toolCallId")
-            origin = mcp_origin(call.payload) if same else None
+            called = call.view()
+            same = isinstance(called, ToolCallView) and called.toolCallId == found.toolCallId
+            origin = mcp_origin(call) if same else None
         return origin
 
     @property
@@ -264,15 +266,26 @@ class Run:
         if self.loading is not None:
             return Outcome("incomplete", f"not known yet: reading the file ({self.loading.fraction:.0%})")
         if self._outcome is None:
-            last = self.steps[-1] if len(self.steps) else None
-            payload = last.payload if last is not None and last.type == "metadata" else None
-            self._outcome = terminal_outcome(payload, tuple(self._tool_facts().calls))
+            self._outcome = terminal_outcome_of(self._ending(), tuple(self._tool_facts().calls))
         return self._outcome
+
+    @property
+    def ending(self) -> Outcome:
+        """The outcome as its last step tells it, without the tool sequence `outcome` gathers from every tool
+        step (the header shows it at the first paint: one step read, not all)."""
+        if self.loading is not None or self._outcome is not None:
+            return self.outcome
+        return terminal_outcome_of(self._ending())
+
+    def _ending(self) -> View | None:
+        """The view of the terminal metadata step (the last step), or None when the run has none."""
+        last = self.steps[-1] if len(self.steps) and self.steps.type(-1) == "metadata" else None
+        return last.view() if last is not None else None
 
     def _tool_facts(self) -> ToolFacts:
         if self._tools is None:
             records = self.steps.lazy
-            self._tools = tool_facts_of(records, lambda i: decode_record(records[i]))
+            self._tools = tool_facts_of(records, lambda i: records[i].payload)
         return self._tools
 
     def is_error_result(self, index: int) -> bool:

@@ -13,28 +13,27 @@ from blackbox.errors import CassetteError
 from blackbox.format.cassette import Step
 from blackbox.format.indexing import Batch, FileStep
 from blackbox.format.lazy import LazyStep, decode_payload
-from blackbox.format.outcome import tool_sequence
+from blackbox.format.typed import ToolCallView, ToolHead, ToolResultView, tool_head_json, view_of
 
 __all__ = ["StepRecord", "Steps", "ToolFacts", "batch_facts", "decode_record", "is_error_result", "tool_facts_of",
            "tool_name"]
 
 
 def tool_name(step: Step) -> str | None:
-    """The tool a step is about (tool_call / tool_result), or None."""
-    payload = step.payload
-    if step.type in ("tool_call", "tool_result") and isinstance(payload, dict):
-        name = payload.get("toolName")
-        return name if isinstance(name, str) else None
-    return None
+    """The tool a step is about (tool_call / tool_result), or None (another step, or one whose payload does
+    not fit its shape)."""
+    found = step.view()
+    return found.toolName if isinstance(found, ToolCallView | ToolResultView) else None
 
 
 def is_error_result(step: Step) -> bool:
-    return step.type == "tool_result" and isinstance(step.payload, dict) and "error" in step.payload
+    found = step.view()
+    return isinstance(found, ToolResultView) and found.failed
 
 
 class ToolFacts(msgspec.Struct):
     """What the UI needs of the tool steps' payloads: per step the tool name and whether it is an error
-    result, and the tool calls' names in order (the outcome's tool sequence)."""
+    result, and the tool calls' names in order (the outcome's tool sequence, `?` for a call that names none)."""
 
     names: list[str | None]
     errors: list[bool]
@@ -46,14 +45,32 @@ class ToolFacts(msgspec.Struct):
         self.calls += more.calls
 
 
-def tool_facts_of(records: Sequence[LazyStep | FileStep], decoded: Callable[[int], Step]) -> ToolFacts:
-    """One pass over the tool steps, decoding each payload (`decoded(i)`) and dropping it after use."""
+def _head(kind: str, raw: msgspec.Raw) -> tuple[str | None, bool]:
+    """(tool name, error result) of a tool step's undecoded payload, read into `ToolHead` (its input and result
+    skipped); (None, False) for one that does not fit."""
+    head = tool_head_json(raw)
+    if head is None:  # text msgspec cannot read as it is (lone surrogates): decoded as `load` does
+        found = view_of(kind, decode_payload(raw))
+        if isinstance(found, ToolCallView | ToolResultView):
+            return found.toolName, isinstance(found, ToolResultView) and found.failed
+        return None, False
+    if isinstance(head, ToolHead):
+        return head.toolName, kind == "tool_result" and head.failed
+    return None, False
+
+
+def tool_facts_of(records: Sequence[LazyStep | FileStep], payload: Callable[[int], msgspec.Raw]) -> ToolFacts:
+    """One pass over the tool steps, reading each payload's head (`payload(i)`: its JSON) and dropping it."""
     facts = ToolFacts([None] * len(records), [False] * len(records), [])
     for i, record in enumerate(records):
         if record.type in ("tool_call", "tool_result"):
-            step = decoded(i)
-            facts.names[i], facts.errors[i] = tool_name(step), is_error_result(step)
-            facts.calls += tool_sequence([step])
+            try:
+                name, failed = _head(record.type, payload(i))
+            except CassetteError:  # the file changed on disk since it was indexed: unreadable, as `decode_record`
+                name, failed = None, False
+            facts.names[i], facts.errors[i] = name, failed
+            if record.type == "tool_call":
+                facts.calls.append("?" if name is None else name)
     return facts
 
 
@@ -110,8 +127,4 @@ def decode_record(record: StepRecord) -> Step:
 
 def batch_facts(batch: Batch) -> ToolFacts:
     """The tool facts of a batch's steps, from the payload bytes the indexer has just read."""
-    def decoded(i: int) -> Step:
-        r = batch.steps[i]
-        return Step(r.id, r.index, r.type, r.timestamp, decode_payload(batch.payloads[i]), r.prevHash, r.hash)
-
-    return tool_facts_of(batch.steps, decoded)
+    return tool_facts_of(batch.steps, batch.payloads.__getitem__)

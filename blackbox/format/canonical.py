@@ -14,6 +14,7 @@ import hashlib
 import json
 import math
 import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +24,7 @@ from blackbox.format.nesting import (
     FRAME_LEVELS,
     MAX_NESTING,
     NESTING_HEADROOM,
+    ROOM_OFFSET,
     TOO_DEEP,
     TOO_DEEP_PAYLOAD,
     nesting_headroom,
@@ -149,6 +151,13 @@ def decode_json(data: bytes | str, *, levels: int = MAX_NESTING) -> Any:
     cassette file is read with `MAX_NESTING + FRAME_LEVELS`).
     """
     try:
+        # The room's limit is the caller's depth + levels + ROOM_OFFSET, never below levels + ROOM_OFFSET: what
+        # decodes under a limit no higher than that decodes in the room too, which measuring the depth costs
+        if sys.getrecursionlimit() <= levels + ROOM_OFFSET:
+            try:
+                return _DECODER.decode(data)
+            except RecursionError:
+                pass  # deep, or a deep caller: judged in the room
         with reading_room(levels):
             return _DECODER.decode(data)
     except RecursionError:  # msgspec recurses once per level; JSON.parse has no such limit

@@ -60,13 +60,33 @@ def join_path(base: str, key: str | int) -> str:
     return key if not base else f"{base}.{key}"
 
 
+def _float(value: Any) -> float:
+    if isinstance(value, float):  # `JSFloat`: its value, as a float (JSON text is the same for equal floats)
+        return float(value)
+    raise TypeError
+
+
+_PLAIN = msgspec.json.Encoder(enc_hook=_float)
+
+
 def _surely_equal(a: Any, b: Any) -> bool:
     """A fast, exact test for the common case of replay, equal values: Python's equality (run in C; exact on
-    large integers, `1 == 1.0`) wrongly equates only booleans and numbers, which canonical JSON tells apart."""
+    large integers, `1 == 1.0`) wrongly equates only booleans and numbers, which JSON text tells apart.  The
+    plain encoding (keys in their order, `1.0` apart from `1`) settles most cases; where it differs for values
+    that may still be JSON-equal (keys in another order, `1` and `1.0`), canonical JSON settles it, and so it
+    does for a value holding null (the plain encoding writes NaN and infinities as null too)."""
     from blackbox.format.canonical import CanonicalError, canonical_bytes
 
     try:
-        return bool(a == b) and canonical_bytes(a) == canonical_bytes(b)
+        if a != b:
+            return False
+        try:
+            plain = _PLAIN.encode(a)
+            if b"null" not in plain and plain == _PLAIN.encode(b):  # a NaN or infinity is written null too
+                return True
+        except (TypeError, ValueError, OverflowError):
+            pass
+        return canonical_bytes(a) == canonical_bytes(b)
     except (CanonicalError, RecursionError):
         return False
 

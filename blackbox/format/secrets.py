@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from blackbox.apis import API_FACTS, GATEWAY_KEY_HEADERS
+from blackbox.wire import Request
 
 __all__ = [
     "CREDENTIAL_PATTERNS",
@@ -100,6 +101,7 @@ REALISTIC_CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 _MASK = re.compile(
     "|".join(p.pattern for _, p in CREDENTIAL_PATTERNS[:-1]), re.ASCII
 )
+_KEY_HEADER_BYTES = frozenset(name.encode("latin-1") for name in KEY_HEADERS)
 #: A whole header value that is a credential by its shape: learned as a key whatever the header's name.
 _KEY_SHAPED = re.compile(
     "|".join(f"(?:{p.pattern})" for _, p in REALISTIC_CREDENTIAL_PATTERNS), re.ASCII
@@ -133,7 +135,7 @@ class Secrets:
         self._values: set[str] = set()
         self._tuple: tuple[str, ...] = ()
         self._last_headers: list[tuple[str, str]] | None = None
-        self._shaped: dict[tuple[str, str], bool] = {}  # a header → whether it may carry a key
+        self._last_raw: list[tuple[bytes, bytes, bytes]] | None = None  # the previous request's raw headers
         self._search: KeySearch | None = None
         #: Whether a request has shown its key headers: before that, a key given only to the SDK client
         #: (not in the environment) is unknown, so the recorder holds its journal back until then.
@@ -165,28 +167,36 @@ class Secrets:
             return
         self._last_headers = headers
         for name, value in headers:
-            if name.lower() in KEY_HEADERS and value:
-                secret = value[7:] if value.lower().startswith("bearer ") else value
-                if secret.strip():
-                    self._add(secret.strip())
+            if name.lower() in KEY_HEADERS:
+                self._learn(value)
 
-    def note_request(self, headers: Iterable[tuple[str, str]], query: Iterable[tuple[str, str]]) -> None:
+    def note_request(self, request: Request) -> None:
         """Learn every key a request carries: its key headers (an API's or a gateway's), any header whose
-        whole value is shaped like a credential, and its key query parameters (Gemini's `?key=`)."""
-        shaped = self._shaped  # an SDK sends the same headers with every request: each value is judged once
-        if len(shaped) > 1024:
-            shaped.clear()
-        carried = []
-        for header in headers:
-            keep = shaped.get(header)
-            if keep is None:
-                name, value = header
-                keep = shaped[header] = name in KEY_HEADERS or (
-                    len(value) >= MIN_KEY_LENGTH and _KEY_SHAPED.fullmatch(value.strip()) is not None)
-            if keep:
-                carried.append(header)
-        carried += [("x-api-key", value) for name, value in query if name in KEY_QUERY]
-        self.note_headers([(name if name in KEY_HEADERS else "x-api-key", value) for name, value in carried])
+        whole value is shaped like a credential, and its key query parameters (Gemini's `?key=`).
+
+        An SDK client sends the same headers in the same order with every request: a header pair equal to
+        the one at its place in the previous request was judged then, so only the pairs that changed (the
+        content length, a retry count) are judged again, and none is decoded unless it carries a key."""
+        self.requests_seen = True
+        headers, last = request.raw_headers, self._last_raw
+        if headers != last:
+            self._last_raw = headers
+            changed = headers if last is None or len(last) != len(headers) else [
+                pair for pair, before in zip(headers, last, strict=True) if pair != before]
+            for _, lower, raw in changed:
+                if lower in _KEY_HEADER_BYTES or (
+                        len(raw) >= MIN_KEY_LENGTH and _KEY_SHAPED.fullmatch(raw.decode("latin-1").strip())):
+                    self._learn(raw.decode("latin-1"))
+        if request.has_query:
+            for name, value in request.query:
+                if name in KEY_QUERY:
+                    self._learn(value)
+
+    def _learn(self, value: str) -> None:
+        """A key header's value: the key, less a `Bearer ` scheme."""
+        secret = (value[7:] if value[:7].lower() == "bearer " else value).strip()
+        if secret:
+            self._add(secret)
 
     def values(self) -> tuple[str, ...]:
         """Every key seen so far (the same tuple object until a new key arrives)."""

@@ -47,7 +47,9 @@ def _sum(a: int | None, b: int | None) -> int | None:
 def count(value: Any) -> int | None:
     """`value` as a token count when it is one (a non-negative integer, never a bool), else None: a provider's
     usage object is not ours to trust, and an odd value drops the count, never the recording."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if type(value) is int:  # the usual case, told first (a bool is not of type int)
+        return value if 0 <= value <= MAX_COUNT else None
+    if value is None or isinstance(value, bool) or not isinstance(value, int | float):
         return None
     if isinstance(value, float) and not value.is_integer():
         return None
@@ -61,7 +63,8 @@ def tokens_of(input_: Any, output: Any, *, cache_read: Any = None, cache_write: 
     i, o = count(input_), count(output)
     if i is None or o is None:
         return None
-    return Tokens(i, o, count(cache_read), count(cache_write), count(reasoning))
+    return Tokens(i, o, None if cache_read is None else count(cache_read),
+                  None if cache_write is None else count(cache_write), None if reasoning is None else count(reasoning))
 
 
 _REMEDY = "token counts are not hashed: re-record the run, or delete the step's `tokens` field"

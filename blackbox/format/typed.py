@@ -4,7 +4,8 @@ A cassette's hash is computed over the payload exactly as it was read (`Step.pay
 replaces it: `view(step)` converts a copy into the Struct its step type and tag name, or into `Odd` when
 the payload does not fit (a hand-edited file, a future field's type, a damaged import).  A payload that does
 not fit still loads, hashes and verifies as before; only the readers see `Odd` and say "unknown" or "?".
-Unknown fields (an MCP call's `mcp`, Gemini's `thoughts`) are ignored here and stay in the raw payload.
+Unknown fields (an MCP call's `mcp`, Gemini's `thoughts`) are ignored here and stay in the raw payload; an MCP
+step's `mcp` is read apart, by `mcp_of`, only when asked, so an odd one never makes its step odd.
 """
 
 from __future__ import annotations
@@ -19,6 +20,15 @@ from blackbox.format.canonical import JSFloat
 __all__ = [
     "UNSET",
     "FinalAnswerView",
+    "McpAudioBlock",
+    "McpBlock",
+    "McpExtraView",
+    "McpImageBlock",
+    "McpLinkBlock",
+    "McpResource",
+    "McpResourceBlock",
+    "McpResultView",
+    "McpTextBlock",
     "MessageView",
     "MetadataView",
     "ModelInputView",
@@ -32,13 +42,18 @@ __all__ = [
     "TextPartView",
     "ToolCallView",
     "ToolCallsView",
+    "ToolHead",
     "ToolResultPartView",
     "ToolResultView",
     "ToolSpecView",
     "ToolUsePartView",
     "View",
     "calls_in",
+    "mcp_block",
+    "mcp_of",
+    "mcp_result",
     "request_head",
+    "tool_head_json",
     "tool_name_json",
     "view",
     "view_of",
@@ -173,6 +188,12 @@ _SHAPES: dict[str, Any] = {
     "metadata": MetadataView,
 }
 _TAGS = {"model_output": "type", "metadata": "event"}
+# The member of a tagged union each tag names: converting into the member is ~10× faster than into the union
+# (msgspec builds a union's type information on every call; a Struct's is kept on its class).
+_MEMBERS: dict[str, dict[Any, type]] = {
+    "model_output": {"final_answer": FinalAnswerView, "tool_calls": ToolCallsView, "tool_call": SingleToolCallView},
+    "metadata": {"run_completed": RunCompletedView, "run_failed": RunFailedView},
+}
 
 
 def view_of(step_type: str, payload: Any) -> View:
@@ -180,11 +201,18 @@ def view_of(step_type: str, payload: Any) -> View:
     shape = _SHAPES.get(step_type)
     if shape is None:
         return Odd(None, f"unknown step type {step_type!r}")
+    key = _TAGS.get(step_type)
+    tag = payload.get(key) if key is not None and isinstance(payload, dict) else None
+    member = _MEMBERS[step_type].get(tag) if isinstance(tag, str) else None
+    if member is not None:  # the member the union would pick by this tag; what does not fit it, the union judges
+        try:
+            found: View = msgspec.convert(payload, member, from_attributes=False)
+            return found
+        except (msgspec.ValidationError, UnicodeEncodeError):
+            pass
     try:
-        found: View = msgspec.convert(payload, shape, from_attributes=False)
+        found = msgspec.convert(payload, shape, from_attributes=False)
     except (msgspec.ValidationError, UnicodeEncodeError) as exc:  # msgspec cannot hold a lone surrogate
-        key = _TAGS.get(step_type)
-        tag = payload.get(key) if key is not None and isinstance(payload, dict) else None
         why = _where(exc) if isinstance(exc, msgspec.ValidationError) else "holds a lone surrogate"
         return Odd(tag if isinstance(tag, str) else None, why)
     return found
@@ -235,6 +263,121 @@ def tool_name_json(raw: bytes | memoryview | msgspec.Raw) -> str | None:
         return "?"
     except msgspec.DecodeError:
         return None
+
+
+class ToolHead(msgspec.Struct, frozen=True, gc=False):
+    """What the UI's facts need of a tool step (its tool, whether it is an error result), its input, result and
+    error skipped undecoded; it fits exactly when `ToolCallView` / `ToolResultView` does."""
+
+    toolName: str
+    toolCallId: str = ""
+    error: msgspec.Raw = msgspec.Raw(b"")
+
+    @property
+    def failed(self) -> bool:
+        return len(self.error) > 0
+
+
+_HEAD = msgspec.json.Decoder(ToolHead)
+
+
+def tool_head_json(raw: bytes | memoryview | msgspec.Raw) -> ToolHead | Odd | None:
+    """The `ToolHead` of an undecoded tool step's payload, `Odd` when it does not fit (as `view_of` says); None
+    when msgspec cannot read the text (decode it and use `view_of`)."""
+    try:
+        return _HEAD.decode(raw)
+    except msgspec.ValidationError as exc:
+        return Odd(None, _where(exc))
+    except msgspec.DecodeError:
+        return None
+
+
+# -- MCP tool steps (docs/format.md, "MCP tools") -------------------------------------------------------------
+
+
+class McpExtraView(msgspec.Struct, frozen=True, gc=False):
+    """An MCP step's `mcp` field: the server and method of a call; a failed call's result, the JSON-RPC error
+    and the progress the server reported, on its result."""
+
+    server: str | UnsetType = UNSET
+    method: str | UnsetType = UNSET
+    result: Any = UNSET
+    error: Any = UNSET
+    progress: list[Any] = []
+
+
+class McpResultView(msgspec.Struct, frozen=True, gc=False):
+    """A `tools/call` result: its content blocks (each read by `mcp_block`, so one odd block is shown as JSON
+    among the others) and its structured content."""
+
+    content: list[Any]
+    structuredContent: Any = UNSET
+
+
+class McpTextBlock(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="text"):
+    text: str
+
+
+class McpImageBlock(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="image"):
+    data: str = ""
+    mimeType: str = "?"
+
+
+class McpAudioBlock(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="audio"):
+    data: str = ""
+    mimeType: str = "?"
+
+
+class McpLinkBlock(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="resource_link"):
+    uri: str = "?"
+    name: str = ""
+
+
+class McpResource(msgspec.Struct, frozen=True, gc=False):
+    uri: str = "?"
+    text: str | UnsetType = UNSET
+
+
+class McpResourceBlock(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="resource"):
+    resource: McpResource
+
+
+McpBlock: TypeAlias = McpTextBlock | McpImageBlock | McpAudioBlock | McpLinkBlock | McpResourceBlock
+
+
+def _fit(value: Any, shape: Any) -> Any:
+    """`value` as `shape`, or None when it does not fit."""
+    try:
+        return msgspec.convert(value, shape, from_attributes=False)
+    except (msgspec.ValidationError, UnicodeEncodeError):
+        return None
+
+
+class _McpField(msgspec.Struct, frozen=True, gc=False):
+    mcp: McpExtraView | UnsetType = UNSET
+
+
+def mcp_of(payload: Any) -> McpExtraView | None:
+    """The `mcp` field of a tool step's payload, None when it has none or an odd one."""
+    found = _fit(payload, _McpField)
+    return None if found is None or found.mcp is UNSET else found.mcp
+
+
+def mcp_result(value: Any) -> McpResultView | None:
+    """A value as a `tools/call` result, None when it is none."""
+    return None if value is UNSET else _fit(value, McpResultView)
+
+
+_BLOCKS: dict[Any, type] = {"text": McpTextBlock, "image": McpImageBlock, "audio": McpAudioBlock,
+                             "resource_link": McpLinkBlock, "resource": McpResourceBlock}
+
+
+def mcp_block(value: Any) -> McpBlock | None:
+    """One content block, None for a kind this version does not know or one that does not fit its kind (read
+    into the member its `type` names: a union's conversion is the slower, as `_MEMBERS` says)."""
+    kind = value.get("type") if isinstance(value, dict) else None
+    member = _BLOCKS.get(kind) if isinstance(kind, str) else None
+    return None if member is None else _fit(value, member)
 
 
 def _where(exc: msgspec.ValidationError) -> str:

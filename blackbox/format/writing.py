@@ -27,7 +27,7 @@ from blackbox.format.inert import inert
 if TYPE_CHECKING:
     from blackbox.format.cassette import Cassette
 
-__all__ = ["LONE_SURROGATE", "atomic_write", "dumps", "escape_surrogates", "pretty_json"]
+__all__ = ["LONE_SURROGATE", "atomic_write", "dumps", "escape_surrogates", "json_body", "pretty_json"]
 
 
 def _enc_hook(obj: Any) -> Any:
@@ -103,6 +103,13 @@ def _encode(encoder: msgspec.json.Encoder, value: Any, indent: int) -> bytes:
         data = msgspec.json.format(data, indent=indent)
     marker = re.compile(b'"\\\\u0000' + nonce.encode() + rb':(\d+)\\u0000"')
     return marker.sub(lambda m: _quoted(swapped[int(m.group(1))]), data)
+
+
+def json_body(value: Any) -> bytes:
+    """`value` as compact JSON bytes, keys in their order, numbers as JavaScript writes them: a body sent to an
+    SDK (which reads any key order).  Raises `UnicodeEncodeError` for a lone surrogate, `TypeError` for a value
+    JSON has no form for: a caller falls back to canonical JSON, which escapes the surrogate."""
+    return _WRITER.encode(value)
 
 
 def pretty_json(value: Any, *, indent: int = 2) -> str:

@@ -24,6 +24,7 @@ from blackbox.format.cassette import Cassette, chain_break, load
 from blackbox.format.outcome import outcome
 from blackbox.format.payloads import Metadata, ModelInput, ModelOutput
 from blackbox.format.secrets import Secrets, mask_secrets
+from blackbox.format.writing import json_body
 from blackbox.live.calls import SSE, ModelCall, Reply, now_ms
 from blackbox.live.recorder import Recorder, ToolSlot
 from blackbox.live.redaction import active_redactor
@@ -167,10 +168,19 @@ def answer(provider: Provider, output: ModelOutput, index: int, timestamp: float
                                         model=model if isinstance(model, str) else None)
     provider.note_replayed(body, ids)
     if not provider.is_stream(request):
-        return Reply(200, canonical_text(body).encode())
+        return Reply(200, _body_bytes(body))
     chunks = provider.stream.synthesize(body, piece_size=PACED_PIECE if spread_ms > 0 else None)
     pause = spread_ms / 1000 / (len(chunks) - 1) if spread_ms > 0 and len(chunks) > 1 else 0.0
     return Reply(200, b"".join(chunks), SSE, chunks=chunks, pause=pause)
+
+
+def _body_bytes(body: dict[str, Any]) -> bytes:
+    """A replayed response body's JSON: written plainly (the SDK reads any key order), or as canonical JSON
+    when that cannot be (a lone surrogate in a recorded string, which canonical JSON escapes)."""
+    try:
+        return json_body(body)
+    except (UnicodeEncodeError, TypeError, ValueError, OverflowError, RecursionError):
+        return canonical_text(body).encode()
 
 
 def final_text(output: Any) -> str | None:

@@ -96,7 +96,7 @@ class Session:
     def open_call(self, request: Request) -> Reply | Forward:
         """Decide what happens to one HTTP request: forward it (maybe recording) or answer it here."""
         with self._lock:
-            self.secrets.note_request(request.headers, request.query)
+            self.secrets.note_request(request)
             if self.mode == "off":
                 return Forward()
             provider = route(request)

@@ -34,9 +34,39 @@ PROVIDERS: tuple[Provider, ...] = (gemini.PROVIDER, azure.AZURE_CHAT, azure.AZUR
                                    RESPONSES)
 
 
+# (method, host, path, query) → the providers to ask on every request of that shape (their headers decide), then
+# the provider its shape alone names (or None).
+_Shape = tuple[str, str, str, bytes | tuple[tuple[str, str], ...]]
+_PLANS: dict[_Shape, tuple[tuple[Provider, ...], Provider | None]] = {}
+
+
 def route(request: Request) -> Provider | None:
-    """The provider whose model call `request` is, or None (not a model call Blackbox knows)."""
-    return next((provider for provider in PROVIDERS if provider.matches(request)), None)
+    """The provider whose model call `request` is, or None (not a model call Blackbox knows).  The same as
+    asking each provider's `matches` in turn: what the request's shape decides is remembered per shape (an agent
+    sends a few, on every call), and only the providers its headers may decide are asked again."""
+    shape = (request.method, request.host, request.path, request.shape_query)
+    plan = _PLANS.get(shape)
+    if plan is None:
+        plan = _plan(request)
+        if len(_PLANS) >= 512:
+            _PLANS.clear()
+        _PLANS[shape] = plan
+    ask, decided = plan
+    for provider in ask:
+        if provider.matches(request):
+            return provider
+    return decided
+
+
+def _plan(request: Request) -> tuple[tuple[Provider, ...], Provider | None]:
+    ask: list[Provider] = []
+    for provider in PROVIDERS:
+        found = provider.matches_shape(request)
+        if found is None:
+            ask.append(provider)
+        elif found:
+            return tuple(ask), provider
+    return tuple(ask), None
 
 
 def by_name(name: str) -> Provider | None:

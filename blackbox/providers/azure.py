@@ -33,8 +33,12 @@ def deployment(path: str) -> str | None:
 
 def is_azure(request: Request) -> bool:
     """Azure's facts: its hosts, a deployment path, an `api-version` query, or the `api-key` header."""
+    return _azure_shape(request) or request.header("api-key") is not None
+
+
+def _azure_shape(request: Request) -> bool:
     return (request.host.endswith(_HOSTS) or deployment(request.path) is not None
-            or request.param("api-version") is not None or request.header("api-key") is not None)
+            or request.param("api-version") is not None)
 
 
 def _azure_endpoint(base_url: str, model: str, tail: str) -> str:
@@ -52,6 +56,11 @@ class _Azure:
 
     def matches(self, request: Request) -> bool:
         return super().matches(request) and is_azure(request)  # type: ignore[misc]
+
+    def matches_shape(self, request: Request) -> bool | None:
+        if not super().matches(request):  # type: ignore[misc]
+            return False
+        return True if _azure_shape(request) else None  # else the `api-key` header decides
 
     def auth_headers(self, key: str) -> dict[str, str]:
         return {"api-key": key}

@@ -39,6 +39,12 @@ class CodecProvider:
         """Whether `request` is a model call of this API."""
         return request.method == "POST" and request.route.endswith(self.suffix)
 
+    def matches_shape(self, request: Request) -> bool | None:
+        """`matches(request)` when the method, host, path and query decide it alone (then `route` remembers it
+        for every request of that shape), None when the headers may change it (asked on every request).  A
+        provider that overrides `matches` overrides this too, or is asked every time."""
+        return self.matches(request) if type(self).matches is CodecProvider.matches else None
+
     def body_of(self, request: Request) -> dict[str, Any]:
         """The request's JSON body as the API means it (a provider may fold in what the path says)."""
         try:

@@ -20,7 +20,14 @@ from blackbox.format.payloads import ModelInput
 from blackbox.providers import gemini_response, gemini_stream
 from blackbox.providers import token_counts as counts
 from blackbox.providers.base import CodecProvider
-from blackbox.providers.gemini_calls import SKIP_SIGNATURE, call_id, call_key, check_part, error_body, is_thought
+from blackbox.providers.gemini_calls import (
+    SKIP_SIGNATURE,
+    call_id,
+    call_key,
+    check_part,
+    error_body,
+    is_thought,
+)
 from blackbox.providers.neutral import CallIds, neutral_tool, unsupported
 from blackbox.providers.outgoing import kept, parts, sent_as, tools_of
 from blackbox.wire import Request
@@ -47,6 +54,7 @@ _REST = "generationConfig"
 _TOP_PARAMS = ("toolConfig", "safetySettings")  # request fields outside generationConfig kept under their names
 _CALL_PATH = re.compile(r"/models/([^/:]+):(generateContent|streamGenerateContent)$")
 _GOOGLE_HOSTS = ("googleapis.com",)
+_PATHS: dict[str, tuple[str, bool] | None] = {}  # route → (model, streamed) of its method call, or None
 _REFUSED_FIELDS = {
     "cachedContent": ("cachedContent (a server-side context cache)", "send the whole conversation in contents"),
 }
@@ -58,6 +66,18 @@ _REFUSED_TOOLS = {
 }
 
 
+def _called(route: str) -> tuple[str, bool] | None:
+    """The model and the stream flag a method-call path names, or None; remembered per path (an agent calls
+    a few, on every request), for `matches` and `body_of` alike."""
+    if route in _PATHS:
+        return _PATHS[route]
+    found = _CALL_PATH.search(route)
+    called = (found.group(1), found.group(2) == "streamGenerateContent") if found is not None else None
+    if len(_PATHS) < 1024:
+        _PATHS[route] = called
+    return called
+
+
 def normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
     """The neutral `model_input` of a generateContent request; refuses what cannot be replayed faithfully
     (leaving `ids` as it was)."""
@@ -66,9 +86,9 @@ def normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
 
 
 def _normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
-    for field in _REFUSED_FIELDS.keys() & body.keys():
-        if body[field]:
-            raise unsupported(*_REFUSED_FIELDS[field])
+    for field, refusal in _REFUSED_FIELDS.items():
+        if body.get(field):
+            raise unsupported(*refusal)
     contents = body.get("contents")
     if isinstance(contents, dict):
         contents = [contents]
@@ -125,6 +145,9 @@ def _system(system: Any) -> str:
         raise unsupported("a systemInstruction that is not text content", "pass the system instruction as text")
     texts = []
     for part in found:
+        if type(part) is dict and len(part) == 1 and type(text := part.get("text")) is str:  # a plain text part
+            texts.append(text)
+            continue
         kind = check_part(part, "the system instruction")
         if kind != "text":
             raise unsupported(f"a {kind!r} part in the system instruction", "use text parts only")
@@ -143,25 +166,21 @@ def _tools(tools: Any) -> list[dict[str, Any]]:
             raise unsupported(f"a tool of type {type(tool).__name__}", "declare functions only")
         for key, value in tool.items():
             if key == "functionDeclarations":
-                for declaration in value or []:
-                    out.append(_declaration(declaration))
+                for declaration in value or []:  # each one read here: an agent declares many, on every request
+                    if not isinstance(declaration, dict) or not isinstance(declaration.get("name"), str):
+                        raise unsupported("a function declaration without a name", "give every function a name")
+                    # the API takes both spellings, and google-genai sends the JSON-schema field in snake case
+                    schema = declaration.get("parametersJsonSchema")
+                    if schema is None:
+                        schema = declaration.get("parameters_json_schema")
+                    if schema is None:
+                        schema = declaration.get("parameters")
+                    out.append(neutral_tool(declaration["name"], declaration.get("description"), schema))
             elif value is not None:
                 what = _REFUSED_TOOLS.get(key, f"the tool {key!r}")
                 raise unsupported(what, "Blackbox records function declarations only; expose it as a function "
                                         "the agent runs")
     return out
-
-
-def _declaration(declaration: Any) -> dict[str, Any]:
-    if not isinstance(declaration, dict) or not isinstance(declaration.get("name"), str):
-        raise unsupported("a function declaration without a name", "give every function a name")
-    # the API takes both spellings, and google-genai sends the JSON-schema field in snake case
-    schema = declaration.get("parametersJsonSchema")
-    if schema is None:
-        schema = declaration.get("parameters_json_schema")
-    if schema is None:
-        schema = declaration.get("parameters")
-    return neutral_tool(declaration["name"], declaration.get("description"), schema)
 
 
 def _messages(contents: list[Any], ids: CallIds) -> list[dict[str, Any]]:
@@ -195,6 +214,9 @@ def _assistant(found: list[Any], ids: CallIds, seen: dict[str, int]) -> tuple[di
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
     for part in found:
+        if type(part) is dict and len(part) == 1 and type(text := part.get("text")) is str:  # a plain text part
+            texts.append(text)
+            continue
         kind = check_part(part, "a model turn")
         if is_thought(part):
             continue
@@ -224,6 +246,9 @@ def _user(found: list[Any], ids: CallIds, previous: list[dict[str, Any]]) -> dic
     results: list[dict[str, Any]] = []
     unclaimed = list(previous)
     for part in found:
+        if type(part) is dict and len(part) == 1 and type(text := part.get("text")) is str:  # a plain text part
+            texts.append(text)
+            continue
         kind = check_part(part, "a user turn")
         if is_thought(part):
             continue
@@ -344,22 +369,27 @@ class Gemini(CodecProvider):
         if request.method != "POST":
             return False
         if ":" in request.path:  # a method call (`…:generateContent`): no other API's path has a colon
-            return _CALL_PATH.search(request.route) is not None
+            return _called(request.route) is not None
         # The stateful Interactions API: taken only to be refused with advice (`body_of`).
         return request.route.endswith("/interactions") and (
             request.host.endswith(_GOOGLE_HOSTS) or request.header("x-goog-api-key") is not None)
 
+    def matches_shape(self, request: Request) -> bool | None:
+        if request.method != "POST" or ":" in request.path or not request.route.endswith("/interactions"):
+            return self.matches(request)
+        return True if request.host.endswith(_GOOGLE_HOSTS) else None  # else the `x-goog-api-key` header decides
+
     def body_of(self, request: Request) -> dict[str, Any]:
-        found = _CALL_PATH.search(request.route)
+        found = _called(request.route)
         if found is None:
             raise unsupported("Gemini's Interactions API (server-side conversation state)",
                               "use client.models.generate_content or chats, which send the whole conversation")
-        body = super().body_of(request)
-        streamed = found.group(2) == "streamGenerateContent"
+        body = CodecProvider.body_of(self, request)
+        model, streamed = found
         if streamed and request.param("alt") != "sse":
             raise unsupported("a streamGenerateContent request without alt=sse (a JSON-array stream)",
                               "stream with the google-genai SDK, which asks for alt=sse")
-        body["model"] = found.group(1)
+        body["model"] = model
         body["stream"] = streamed
         return body
 

@@ -51,9 +51,9 @@ def _normalize_response(body: dict[str, Any], ids: CallIds) -> ModelOutput:
     if not isinstance(candidates, list) or len(candidates) != 1 or not isinstance(candidates[0], dict):
         raise unsupported("a response with more than one candidate", "ask for one candidate")
     candidate = candidates[0]
-    for key in _REFUSED_METADATA.keys() & candidate.keys():
-        if candidate[key]:
-            raise unsupported(_REFUSED_METADATA[key], "turn it off for recorded runs")
+    for key, what in _REFUSED_METADATA.items():
+        if candidate.get(key):
+            raise unsupported(what, "turn it off for recorded runs")
     finish = candidate.get("finishReason")
     if finish not in _OK_FINISH:
         raise unsupported(f"the finishReason {finish!r}",
@@ -65,6 +65,9 @@ def _normalize_response(body: dict[str, Any], ids: CallIds) -> ModelOutput:
     thoughts: list[dict[str, Any]] = []
     signatures: dict[str, str] = {}
     for part in found if isinstance(found, list) else []:
+        if type(part) is dict and len(part) == 1 and type(text := part.get("text")) is str:  # no thought, signature
+            texts.append(text)
+            continue
         kind = check_part(part, "a response")
         signature = part.get("thoughtSignature")
         if is_thought(part):

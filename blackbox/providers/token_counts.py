@@ -20,12 +20,16 @@ def _object(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _plus(*values: Any) -> int | None:
-    """The sum of the counts among `values`; None when the first is not a count."""
-    first = count(values[0]) if values else None
-    if first is None:
+def _plus(first: Any, *rest: Any) -> int | None:
+    """The sum of the counts among `first` and `rest`; None when `first` is not a count."""
+    total = count(first)
+    if total is None:
         return None
-    return first + sum(c for c in (count(v) for v in values[1:]) if c is not None)
+    for value in rest:
+        part = None if value is None else count(value)
+        if part is not None:
+            total += part
+    return total
 
 
 def anthropic(body: dict[str, Any]) -> Tokens | None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from blackbox.format.cassette import StepChain, save
+from blackbox.format.cassette import Step, StepChain, save
 from blackbox_tui.mcp_view import mcp_origin
 from tests.tui.conftest import SIZE, make_app, settle
 
@@ -37,11 +37,18 @@ def mcp_cassette(path: Path) -> Path:
     return path
 
 
+def _origin(payload: object) -> tuple[str, str] | None:
+    return mcp_origin(Step("id", 0, "tool_call", 1, payload, None, "h"))
+
+
 def test_the_origin_is_read_from_the_step_only() -> None:
-    assert mcp_origin({"toolName": "get_weather", "mcp": {"server": "weather"}}) == ("weather", "get_weather")
-    assert mcp_origin({"toolName": "mcp:weather:tools/list"}) == ("weather", "tools/list")
-    assert mcp_origin({"toolName": "mcp__github__create_issue"}) == ("github", "create_issue")
-    assert mcp_origin({"toolName": "get_weather"}) is None and mcp_origin({"toolName": "mcp__only"}) is None
+    assert _origin({"toolName": "get_weather", "mcp": {"server": "weather"}}) == ("weather", "get_weather")
+    assert _origin({"toolName": "mcp:weather:tools/list"}) == ("weather", "tools/list")
+    assert _origin({"toolName": "mcp__github__create_issue"}) == ("github", "create_issue")
+    assert _origin({"toolName": "get_weather"}) is None and _origin({"toolName": "mcp__only"}) is None
+    # a payload that does not fit (no tool name) or an `mcp` field that is not an object: no server, no crash
+    assert _origin({"toolName": 7, "mcp": {"server": "weather"}}) is None
+    assert _origin({"toolName": "get_weather", "mcp": "weather"}) is None
 
 
 async def test_step_list_names_the_server_and_the_result_reads_as_text(tmp_path: Path) -> None:

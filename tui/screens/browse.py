@@ -21,16 +21,26 @@ from blackbox.format.inert import inert
 
 from ..external import copy_payload, open_payload, write_payload
 from ..follow import Follower
-from ..messages import ChainChecked, FollowTick, ProgressTick, RowMoved, RunGrew, SearchClosed, SearchProgress
+from ..messages import (
+    ChainChecked,
+    FollowTick,
+    ProgressTick,
+    RowMoved,
+    RunGrew,
+    SearchClosed,
+    SearchProgress,
+    TotalsAdded,
+)
 from ..notice import say
 from ..run import Run
 from ..widgets.fit_footer import FitFooter
-from ..widgets.run_header import RunHeader
+from ..widgets.run_header import HeaderState, RunHeader
 from ..widgets.search_box import SearchBox
 from ..widgets.status_line import StatusLine
 from ..widgets.step_detail import StepDetail
 from ..widgets.step_table import StepTable
 from ..widgets.ticker import Ticker
+from ..widgets.timeline_chart import run_timeline
 from .base import BlackboxScreen
 from .following import follow_tick, following_status
 from .prompts import PathPrompt, PickOne
@@ -46,7 +56,8 @@ PROGRESS_EVERY = 0.2  # seconds between updates of the reading / chain-check pro
 class BrowseScreen(BlackboxScreen[None]):
     """One run. `companion` is the cassette `d` compares with (the fork beside it), if any.
 
-    What the status line shows is the screen's reactive state (bound to the `StatusLine`): setting it redraws."""
+    What the status line and the run header show is the screen's reactive state (bound to the `StatusLine` and
+    the `RunHeader`): setting it redraws; `rows_changed` sets it from the run."""
 
     HELP = ("Browse one run: the steps on the left, the selected step on the right. Tool steps are drawn under "
             "the model output that asked for them.")
@@ -61,6 +72,7 @@ class BrowseScreen(BlackboxScreen[None]):
     query_text: var[str] = var("")
     matches: var[list[int]] = var(list)
     searching: var[bool] = var(False)
+    header: var[HeaderState] = var(HeaderState())  # what the run header shows that changes (bound to it)
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "search", "Search", key_display="/", priority=True,  # before the keys typed next
@@ -123,10 +135,11 @@ class BrowseScreen(BlackboxScreen[None]):
         self._detail_timer: Timer | None = None
         self._seen = self._generation = 0
         self._search_origin: int | None = None  # the step a search started from, until it has jumped
+        self._added_up: tuple[int, int] | None = None  # the run's state whose totals were last added up
 
     def compose(self) -> ComposeResult:
         run = self.run
-        yield RunHeader(run, id="header")
+        yield RunHeader(run, id="header").data_bind(state=BrowseScreen.header)
         yield Static(id="chain-banner")
         with Horizontal(id="panes"):
             yield StepTable(run, id="steps")
@@ -155,9 +168,21 @@ class BrowseScreen(BlackboxScreen[None]):
         self.call_after_refresh(self.blackbox.read_in_background, self.run)  # after the first paint
 
     def rows_changed(self) -> None:
-        """The run or the rows shown changed: the state the status line shows follows."""
+        """The run or the rows shown changed: the state the status line and the header show follows."""
         self.total, self.rows = len(self.run), self.table.indices
         self.reading = self.run.loading.fraction if self.run.loading is not None else None
+        self.header = HeaderState.of(self.run)
+        if not self.header.timed and self.run.loading is None and len(self.run):
+            self.call_after_refresh(self._add_up, len(self.run), self.run.generation)  # not before a frame
+
+    @work(thread=True, exclusive=True, group="totals")
+    def _add_up(self, steps: int, generation: int) -> None:
+        """The header's totals (the run's timeline: every tool step read), off the UI thread; the header shows
+        "adding up…" until then."""
+        if (steps, generation) != self._added_up:
+            self._added_up = (steps, generation)
+            run_timeline(self.run, model_names=False)
+            self.post_message(TotalsAdded())
 
     # -- a large file read in the background ---------------------------------------------------------------
 
@@ -183,14 +208,15 @@ class BrowseScreen(BlackboxScreen[None]):
             table.rows_added()
         else:
             table.rows_changed(table.cursor)
-        self.query_one(RunHeader).refresh_chain()
         if run.problem:
             self._chain_checked()
         self.rows_changed()
 
+    def on_totals_added(self) -> None:
+        self.header = HeaderState.of(self.run)
+
     def on_progress_tick(self) -> None:
-        """The header's reading and chain-check progress (the ticker stops once both are done)."""
-        self.query_one(RunHeader).refresh_chain()
+        """The reading and chain-check progress (the ticker stops once both are done)."""
         self.rows_changed()
 
     def on_follow_tick(self) -> None:
@@ -229,7 +255,7 @@ class BrowseScreen(BlackboxScreen[None]):
         self._chain_checked()
 
     def _chain_checked(self) -> None:
-        self.query_one(RunHeader).refresh_chain()
+        self.header = HeaderState.of(self.run)
         self.table.refresh()  # the broken step's row is marked
         broken = self.run.chain
         if self.run.problem:

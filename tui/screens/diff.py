@@ -141,8 +141,6 @@ class DiffScreen(BlackboxScreen[None]):
     def _compare(self) -> None:
         if not (self.a.wait_loaded() and self.b.wait_loaded()):
             return  # the app is quitting
-        self.a.check_chain()  # hashes every step once, cached on the run: the CLI refuses a broken chain
-        self.b.check_chain()
         try:
             if self.modes is None:
                 agent_a, agent_b = agents_of(self.a, self.b)
@@ -156,6 +154,12 @@ class DiffScreen(BlackboxScreen[None]):
             self.app.call_from_thread(self._failed, f"cannot compare these runs: {inert(str(exc))}")
             return
         self.app.call_from_thread(self._compared, result, classifier, behavioural)
+        # Then the chains (every step hashed once, cached on the run): the CLI refuses a broken one, so the screen
+        # says so, after the comparison is on screen rather than before it.
+        self.a.check_chain()
+        self.b.check_chain()
+        if self.a.chain_checked and self.b.chain_checked:
+            self.app.call_from_thread(self._show_chains)
 
     def _failed(self, message: str) -> None:
         self.query_one("#verdict", Static).update(Content.styled(message, "bold $text-error"))

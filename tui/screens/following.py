@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from blackbox.format.inert import inert
 
 from ..notice import say
-from ..widgets.run_header import RunHeader
 
 if TYPE_CHECKING:
     from .browse import BrowseScreen
@@ -38,8 +37,7 @@ def follow_tick(screen: BrowseScreen) -> None:
             start = before - update.drop
             table.indices = [i for i in table.indices if i < start] + run.indices(kind, value, start=start)
         table.rows_changed(table.row_count - 1 if at_end else min(table.cursor, max(table.row_count - 1, 0)))
-        screen.rows_changed()
-        screen.query_one(RunHeader).refresh_chain()
+        screen.rows_changed()  # the header too: it is bound to the screen's state
         screen._check_chain()
         screen._show_detail()
     if table.running != follower.running:

@@ -16,15 +16,16 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.widgets import Button, Input, Label, RadioSet, Static
+from textual.reactive import var
+from textual.widgets import Button, Input, Label, Static
 
 from blackbox.errors import CassetteError
 from blackbox.fork.plan import same_file
 from blackbox.format.inert import inert
+from blackbox.format.typed import ToolResultView
 
 from ..fork_files import default_out, fork_argv
 from ..fork_runners import AgentRunner, ForkJob, ForkResult, ForkRunner, next_model_input, runner_for
-from ..messages import JsonValidated
 from ..notice import say
 from ..run import Run
 from ..state import ForkSettings, recall_fork, remember_fork
@@ -40,7 +41,13 @@ NARROW = 76  # below this many columns the editor and the settings are stacked, 
 
 
 class ForkScreen(BlackboxScreen[None]):
-    """Fork `run` at tool_result step `index`; `demo` offers the built-in demo agent."""
+    """Fork `run` at tool_result step `index`; `demo` offers the built-in demo agent.
+
+    `problem` (what is still missing, the form's `problem` or the output path's) and `busy` (a fork is running)
+    are reactive: the problem line and the Run button follow them, so nothing has to ask for a redraw."""
+
+    problem: var[str | None] = var("…", init=False)  # "…" until the first check, on mount: Run starts disabled
+    busy: var[bool] = var(False, init=False)
 
     HELP = ("Fork the run at this tool result: edit the result, choose how the agent continues, run it. "
             "The fork is a new cassette; the parent is never touched.")
@@ -82,7 +89,6 @@ class ForkScreen(BlackboxScreen[None]):
         self.demo = demo
         self.parent_path: Path = run.path
         self.step = run.steps[index]
-        self.busy = False
         self.running: ForkRunner | None = None
 
     def _remembered(self) -> ForkSettings:
@@ -94,11 +100,11 @@ class ForkScreen(BlackboxScreen[None]):
         return remembered
 
     def compose(self) -> ComposeResult:
-        payload = self.step.payload if isinstance(self.step.payload, dict) else {}
+        found = self.step.view()  # a result whose payload does not fit its shape names no tool: "?"
+        name, call_id = (found.toolName, found.toolCallId or "?") if isinstance(found, ToolResultView) else ("?", "?")
         title = Content.assemble(
             ("Fork ", "bold"), (self.run.label, "bold $text-accent"), (f" at step {self.index}", "bold"),
-            (f" · result of {inert(str(payload.get('toolName', '?')))} "
-             f"({inert(str(payload.get('toolCallId', '?')))})", "$text-muted"),
+            (f" · result of {inert(name)} ({inert(call_id)})", "$text-muted"),
             (f"\nsteps 0…{self.index - 1} kept · edit the value · ctrl+r runs it", "$text-muted"),
         )
         yield Static(title, id="fork-title")
@@ -117,7 +123,7 @@ class ForkScreen(BlackboxScreen[None]):
     def on_mount(self) -> None:
         self.form.focus_value()
         self._layout(self.size.width)
-        self.validate()
+        self.watch(self.form, "problem", self._recheck)  # every edit inside the form
 
     def on_resize(self, event: events.Resize) -> None:
         self._layout(event.size.width)
@@ -142,11 +148,11 @@ class ForkScreen(BlackboxScreen[None]):
         """The agent's process while the agent command runs."""
         return self.running.process if isinstance(self.running, AgentRunner) else None
 
-    # -- validation ----------------------------------------------------------------------------------------
+    # -- validation: reactive ------------------------------------------------------------------------------
 
-    def problem(self) -> str | None:
-        """The first reason the fork cannot run yet, or None."""
-        found = self.form.problem()
+    def _find_problem(self) -> str | None:
+        """The first reason the fork cannot run yet (the form's, then the output path's), or None."""
+        found = self.form.problem
         if found:
             return found
         out = self.query_one("#out", Input).value.strip()
@@ -156,23 +162,34 @@ class ForkScreen(BlackboxScreen[None]):
             return "the fork must be written to another file than its parent"
         return None
 
-    def validate(self) -> None:
-        problem = self.problem()
-        self.query_one("#run", Button).disabled = problem is not None or self.busy
-        self.query_one("#fork-problem", Static).update(Content(f"⚠ {problem}") if problem else Content(""))
+    def _recheck(self) -> None:
+        self.problem = self._find_problem()
 
-    @on(JsonValidated)
-    @on(Input.Changed)
-    @on(RadioSet.Changed)
-    def _edited(self) -> None:
-        self.validate()
+    @on(Input.Changed, "#out")
+    def _out_edited(self) -> None:
+        self._recheck()
+
+    def validate(self) -> None:
+        """Check again what no edit changes (a file, the environment: an API key set meanwhile)."""
+        self.form.check()
+        self._recheck()
+
+    def watch_problem(self, problem: str | None) -> None:
+        self.query_one("#fork-problem", Static).update(Content(f"⚠ {problem}") if problem else Content(""))
+        self._run_button()
+
+    def watch_busy(self) -> None:
+        self._run_button()
+
+    def _run_button(self) -> None:
+        self.query_one("#run", Button).disabled = self.problem is not None or self.busy
 
     # -- running -------------------------------------------------------------------------------------------
 
     @on(Button.Pressed, "#run")
     def action_run_fork(self) -> None:
-        if self.busy or self.problem() is not None:
-            self.validate()
+        self.validate()  # what no edit changes (the replies file, a key) may have changed since
+        if self.busy or self.problem is not None:
             return
         form = self.form
         settings = form.settings()
@@ -180,7 +197,6 @@ class ForkScreen(BlackboxScreen[None]):
         out = Path(self.query_one("#out", Input).value.strip()).expanduser()
         self.query_one(ForkLog).start()
         self.busy = True
-        self.validate()
         job = ForkJob(self.parent_path, self.index, form.value_text, out, settings, model_name=form.model_name,
                       recorded_model=form.recorded_model, next_model_input=next_model_input(self.run, self.index))
         self._run(runner_for(settings.runner), job)
@@ -209,13 +225,11 @@ class ForkScreen(BlackboxScreen[None]):
         self.busy = False
         self.query_one("#cancel", Button).disabled = True
         if not result.ok:
-            self.validate()
             self.query_one(ForkStatus).show(result.message, "error")
             return
         try:
             fork = Run.open(result.out)
         except CassetteError as exc:
-            self.validate()
             self.query_one(ForkStatus).show(f"error: the fork ran but its cassette cannot be read: {exc}", "error")
             return
         self.query_one(ForkStatus).show(f"forked {result.out}", "ok")

@@ -14,7 +14,17 @@ from textual.content import Content
 from textual.widgets import Static
 
 from blackbox.format.canonical import decode_json
+from blackbox.format.cassette import Step
 from blackbox.format.inert import inert, inert_lines
+from blackbox.format.typed import (
+    UNSET,
+    MessageView,
+    ModelInputView,
+    Odd,
+    PartView,
+    TextPartView,
+    ToolUsePartView,
+)
 
 from ..run import compact_json, pretty_json
 
@@ -50,57 +60,50 @@ def _indent(content: Content, prefix: str = "  ") -> Content:
     return Content("\n").join(Content(prefix) + line for line in content.split("\n"))
 
 
-def _part(part: Any, unfold: bool) -> Content:
-    if not isinstance(part, dict):
-        return _fold(pretty_json(part), unfold)
-    kind = part.get("type")
-    name = inert(str(part.get("toolName", "?")))
-    call_id = inert(str(part.get("toolCallId", "")))
-    if kind == "text":
-        return _fold(str(part.get("text", "")), unfold)
-    if kind == "tool_use":
+def _part(part: PartView, unfold: bool) -> Content:
+    if isinstance(part, TextPartView):
+        return _fold(part.text, unfold)
+    name, call_id = inert(part.toolName), inert(part.toolCallId)
+    if isinstance(part, ToolUsePartView):
         head = Content.assemble(("→ call ", "bold $text-warning"), (name, "bold"), (f"  {call_id}", "$text-muted"))
-        return head + "\n" + _indent(_fold(compact_json(part.get("toolInput")), unfold))
-    if kind == "tool_result" and "error" in part:
+        return head + "\n" + _indent(_fold(compact_json(part.toolInput), unfold))
+    if part.error is not UNSET:
         head = Content.assemble(("← error ", "bold $text-error"), (name, "bold"), (f"  {call_id}", "$text-muted"))
-        return head + "\n" + _indent(Content.styled(inert_lines(str(part.get("error"))), "$text-error"))
-    if kind == "tool_result":
-        head = Content.assemble(("← result ", "bold $text-success"), (name, "bold"), (f"  {call_id}", "$text-muted"))
-        return head + "\n" + _indent(_fold(_readable(part.get("result")), unfold))
-    return _fold(pretty_json(part), unfold)
+        return head + "\n" + _indent(Content.styled(inert_lines(str(part.error)), "$text-error"))
+    head = Content.assemble(("← result ", "bold $text-success"), (name, "bold"), (f"  {call_id}", "$text-muted"))
+    return head + "\n" + _indent(_fold(_readable(None if part.result is UNSET else part.result), unfold))
 
 
-def _message(message: Any, unfold: bool) -> Content:
-    if not isinstance(message, dict):
-        return _fold(pretty_json(message), unfold)
-    role = inert(str(message.get("role", "?")))
+def _message(message: MessageView, unfold: bool) -> Content:
+    role = inert(message.role)
     head = Content.styled(role, ROLE_STYLES.get(role, "bold"))
-    content = message.get("content")
-    parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
+    parts = [TextPartView(message.content)] if isinstance(message.content, str) else message.content
     body = Content("\n").join(_indent(_part(part, unfold)) for part in parts)
     return head + "\n" + body
 
 
-def conversation_content(payload: Any, unfold: bool = False) -> Content:
-    """The whole request as readable text: model and params, system prompt, messages, tool names."""
-    if not isinstance(payload, dict):
+def conversation_content(step: Step | None, unfold: bool = False) -> Content:
+    """The whole request as readable text: model and params, system prompt, messages, tool names; a request
+    whose payload does not fit its shape says where and shows its JSON."""
+    found = step.view() if step is not None and step.type == "model_input" else None
+    if found is None:
         return Content.styled("This step is not a model request.", "$text-muted")
+    if not isinstance(found, ModelInputView):
+        why = found.why if isinstance(found, Odd) else "it is not a model request"
+        return (Content.styled(f"? This request {inert(why)}; its JSON as recorded:", "$text-warning") + "\n\n"
+                + _fold(pretty_json(step.payload if step is not None else None), unfold))
     blocks: list[Content] = []
-    facts = [f"model {inert(payload['model'])}" if isinstance(payload.get("model"), str) else ""]
-    if isinstance(payload.get("params"), dict):
-        facts.append(inert(compact_json(payload["params"])))
+    facts = [f"model {inert(found.model)}" if isinstance(found.model, str) else ""]
+    if found.params is not UNSET:
+        facts.append(inert(compact_json(found.params)))
     if any(facts):
         blocks.append(Content.styled("  ".join(f for f in facts if f), "$text-muted"))
-    if isinstance(payload.get("systemPrompt"), str):
+    if found.systemPrompt is not UNSET:
         blocks.append(Content.styled("system", ROLE_STYLES["system"]) + "\n"
-                      + _indent(_fold(payload["systemPrompt"], unfold)))
-    messages = payload.get("messages")
-    for message in messages if isinstance(messages, list) else []:
-        blocks.append(_message(message, unfold))
-    tools = payload.get("tools")
-    if isinstance(tools, list) and tools:
-        names = ", ".join(str(t.get("name", "?")) if isinstance(t, dict) else "?" for t in tools)
-        blocks.append(Content.styled(f"tools: {inert(names)}", "$text-muted"))
+                      + _indent(_fold(found.systemPrompt, unfold)))
+    blocks.extend(_message(message, unfold) for message in found.messages)
+    if found.tools:
+        blocks.append(Content.styled(f"tools: {inert(', '.join(tool.name for tool in found.tools))}", "$text-muted"))
     return Content("\n\n").join(blocks)
 
 
@@ -117,22 +120,23 @@ class ConversationView(VerticalScroll):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.unfold = False
-        self._payload: Any = None
+        self._step: Step | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="conversation-text")
 
-    def show(self, payload: Any) -> None:
-        self._payload = payload
-        self.query_one("#conversation-text", Static).update(conversation_content(payload, self.unfold))
+    def show(self, step: Step | None) -> None:
+        """A model request's step (any other step, or None, says it is not one)."""
+        self._step = step
+        self.query_one("#conversation-text", Static).update(conversation_content(step, self.unfold))
         self.scroll_home(animate=False)
 
     def show_content(self, content: Content) -> None:
         """Something already readable (an MCP result's content blocks) in place of a conversation."""
-        self._payload = None
+        self._step = None
         self.query_one("#conversation-text", Static).update(content)
         self.scroll_home(animate=False)
 
     def toggle_fold(self) -> None:
         self.unfold = not self.unfold
-        self.query_one("#conversation-text", Static).update(conversation_content(self._payload, self.unfold))
+        self.query_one("#conversation-text", Static).update(conversation_content(self._step, self.unfold))

@@ -1,5 +1,5 @@
 """The fork screen's form: the new tool result, who continues after the fork point and how the model answers;
-it says what is still missing (`problem`) and what was chosen (`settings`)."""
+it says what is still missing (`problem`, reactive: it follows every edit) and what was chosen (`settings`)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,15 @@ from pathlib import Path
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
+from textual.reactive import reactive
 from textual.widgets import Input, Label, RadioButton, RadioSet
 
 from blackbox.fork.whatif import key_problem
+from blackbox.format.cassette import Step
+from blackbox.format.typed import UNSET, ToolResultView
 
 from ..fork_runners import next_model_input, provider_of, recorded_model
+from ..messages import JsonValidated
 from ..run import Run, pretty_json
 from ..state import ForkSettings
 from .json_editor import JsonEditor
@@ -24,15 +28,23 @@ CONTINUATIONS = ("script", "inline", "live")
 RUNNERS = ("whatif", "agent", "demo")
 
 
-def initial_value(payload: object) -> str:
-    """The recorded result as editable JSON (an error result starts from its message, as a JSON string)."""
-    if isinstance(payload, dict):
-        return str(pretty_json(payload["result"] if "result" in payload else payload.get("error")))
-    return str(pretty_json(payload))
+def initial_value(step: Step) -> str:
+    """The recorded result as editable JSON (an error result starts from its message, as a JSON string; a
+    payload that does not fit a result's shape, from all of it)."""
+    found = step.view()
+    if not isinstance(found, ToolResultView):
+        return str(pretty_json(step.payload))
+    value = found.result if found.result is not UNSET else found.error
+    return str(pretty_json(None if value is UNSET else value))
 
 
 class ForkForm(VerticalScroll):
-    """The value editor and the settings, prefilled from `remembered`; `demo` offers the demo agent."""
+    """The value editor and the settings, prefilled from `remembered`; `demo` offers the demo agent.
+
+    `problem` is the first reason the fork cannot run yet (None: it can), checked again on every edit inside
+    the form; the screen watches it."""
+
+    problem: reactive[str | None] = reactive(None, repaint=False)
 
     DEFAULT_CSS = """
     ForkForm {
@@ -73,7 +85,7 @@ class ForkForm(VerticalScroll):
         remembered = self.remembered
         with Vertical(id="value-box"):
             yield Label("New tool result (JSON) · ctrl+a selects all · tab moves on")
-            yield JsonEditor(initial_value(self.run.steps[self.index].payload), id="value")
+            yield JsonEditor(initial_value(self.run.steps[self.index]), id="value")
         with Vertical(id="settings", classes=f"-{remembered.continuation} -{remembered.runner}"):
             yield Label("After the fork point, who continues")
             with RadioSet(id="runner"):
@@ -136,7 +148,7 @@ class ForkForm(VerticalScroll):
 
     @on(RadioSet.Changed)
     def _choice_changed(self) -> None:
-        """Show the parts the choice needs (the event goes on to the screen, which validates)."""
+        """Show the parts the choice needs (and check again: `_edited` runs too)."""
         settings = self.query_one("#settings")
         for name in CONTINUATIONS:
             settings.set_class(self.continuation == name, f"-{name}")
@@ -145,7 +157,20 @@ class ForkForm(VerticalScroll):
 
     # -- what is missing -----------------------------------------------------------------------------------
 
-    def problem(self) -> str | None:
+    def on_mount(self) -> None:
+        self.check()
+
+    @on(JsonValidated)
+    @on(Input.Changed)
+    @on(RadioSet.Changed)
+    def _edited(self) -> None:
+        self.check()
+
+    def check(self) -> None:
+        """Look again (an edit, or something outside the form that the check reads: a file, the environment)."""
+        self.problem = self.find_problem()
+
+    def find_problem(self) -> str | None:
         """The first reason the fork cannot run yet (the output path aside), or None."""
         value_problem = self.query_one("#value", JsonEditor).problem
         if value_problem:

@@ -9,6 +9,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.reactive import reactive
 from textual.widgets import Static, TextArea
 
 from blackbox.format.canonical import decode_json
@@ -64,7 +65,10 @@ class JsonArea(Keyed, TextArea):
 
 
 class JsonEditor(Vertical):
-    """TextArea + an inline error line; posts `JsonValidated` on every change."""
+    """TextArea + an inline error line; `problem` (reactive) follows the text, and each new one is drawn and
+    posted (`JsonValidated`)."""
+
+    problem: reactive[str | None] = reactive(None, init=False, repaint=False)
 
     DEFAULT_CSS = """
     JsonEditor {
@@ -79,7 +83,7 @@ class JsonEditor(Vertical):
         super().__init__(id=id)
         self._initial = text
         self.want_list = want_list
-        self.problem: str | None = json_problem(text, want_list=want_list)
+        self.set_reactive(JsonEditor.problem, json_problem(text, want_list=want_list))
 
     def compose(self) -> ComposeResult:
         yield JsonArea(editable_json(self._initial), soft_wrap=True, show_line_numbers=True, tab_behavior="focus")
@@ -104,8 +108,10 @@ class JsonEditor(Vertical):
     def _changed(self, event: TextArea.Changed) -> None:
         event.stop()
         self.problem = json_problem(self.text, want_list=self.want_list)
+
+    def watch_problem(self, problem: str | None) -> None:
         self._show()
-        self.post_message(JsonValidated(self, self.problem))
+        self.post_message(JsonValidated(self, problem))
 
     def _show(self) -> None:
         line = self.query_one(".json-error", Static)

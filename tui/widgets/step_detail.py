@@ -113,10 +113,10 @@ class StepDetail(Vertical):
             self.query_one(PayloadView).show(step.payload if step else None, self.needle)
         elif tab == "tab-conversation":
             view = self.query_one(ConversationView)
-            readable = (mcp_content(step.payload) if step is not None and step.type == "tool_result"
+            readable = (mcp_content(step) if step is not None and step.type == "tool_result"
                         and self.run.origin(step.index, step) is not None else None)
             if step is not None and step.type == "model_input":
-                view.show(step.payload)
+                view.show(step)
             elif readable is not None:
                 view.show_content(readable)
             else:

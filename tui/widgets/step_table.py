@@ -92,7 +92,7 @@ class StepTable(LineTable):
     def render_row(self, row: int, width: int) -> list[Segment]:
         index = self.indices[row]
         step = self.run.steps[index]
-        kind = "error" if is_error_result(step) else step.type
+        kind = "error" if is_error_result(step) else step.type  # this step's view: no pass over the others
         colour = self.style_of(f"step-table--{kind}")
         muted = self.style_of("line-table--muted")
         marked = index in self.marked

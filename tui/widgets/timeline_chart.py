@@ -23,7 +23,7 @@ from blackbox.format.timeline import Span, Timeline, Totals, duration_text, time
 from ..run import Run
 from .line_table import LineTable
 
-__all__ = ["TimelineChart", "compact", "run_timeline", "times_text", "totals_content"]
+__all__ = ["TimelineChart", "compact", "run_timeline", "timeline_known", "times_text", "totals_content"]
 
 _CACHE: weakref.WeakKeyDictionary[Run, tuple[tuple[int, int, bool], Timeline]] = weakref.WeakKeyDictionary()
 NAME_WIDTH = 16
@@ -39,6 +39,12 @@ def run_timeline(run: Run, *, model_names: bool = True) -> Timeline:
     if cached is None or cached[0][:2] != key or (model_names and not cached[0][2]):
         cached = _CACHE[run] = ((*key, model_names), timeline(run.steps.lazy, model_names=model_names))
     return cached[1]
+
+
+def timeline_known(run: Run) -> bool:
+    """Whether the run's timeline, as its steps stand, is computed (the header draws its totals only then)."""
+    cached = _CACHE.get(run)
+    return cached is not None and cached[0][:2] == (len(run), run.generation)
 
 
 def compact(n: int) -> str:
@@ -57,15 +63,18 @@ def times_text(totals: Totals) -> str:
             f"wall {duration_text(totals.wall_ms)}")
 
 
-def totals_content(run: Run) -> Content | None:
+def totals_content(run: Run, *, known_only: bool = False) -> Content | None:
     """The header's totals line (tokens in and out, model, tool and wall time: 80 columns hold it); while the
     file is still being read, a line saying so (so the header does not grow under the step list when the
-    read ends); None when there is nothing to tell (no counts, and every step at one time: an import, the
-    demo's fixed clock)."""
+    read ends), and with `known_only` while they are added up (off the UI thread: they read every tool step);
+    None when there is nothing to tell (no counts, and every step at one time: an import, the demo's fixed
+    clock)."""
     if run.loading is not None:
         return Content.styled("tokens and times known once the whole file is read", "$text-muted")
     if not len(run):
         return None
+    if known_only and not timeline_known(run):
+        return Content.styled("tokens and times: adding up…", "$text-muted")
     totals = run_timeline(run, model_names=False).totals
     tokens = totals.tokens
     if tokens is None and not totals.wall_ms:
