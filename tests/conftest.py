@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.conftest_fakeapi", "tests.failing_disk", "tests.report_text"]
+pytest_plugins = ["tests.conftest_fakeapi", "tests.failing_disk", "tests.leak_check", "tests.report_text"]
 
 # mcp's `stdio_client(server, errlog=sys.stderr)` binds its default when first imported: imported first inside a
 # test that captures with capsys, every later stdio server of that worker (the frameworks' too) would get a

@@ -854,6 +854,7 @@ class FakeAPI:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._connections: set[socket.socket] = set()
+        self._clients: list[Any] = []  # the sync SDK clients `anthropic()` / `openai()` made: closed with the server
 
     # -- control -------------------------------------------------------------------------------------
 
@@ -908,6 +909,8 @@ class FakeAPI:
 
     def close(self) -> None:
         """Stop serving, drop open keep-alive connections and free the port."""
+        while self._clients:
+            self._clients.pop().close()
         server, self._server = self._server, None
         if server is None:
             return
@@ -935,7 +938,9 @@ class FakeAPI:
         import httpx2
 
         kwargs.setdefault("http_client", httpx2.Client())
-        return anthropic.Anthropic(**_client_defaults(kwargs, self.url))
+        client = anthropic.Anthropic(**_client_defaults(kwargs, self.url))
+        self._clients.append(client)
+        return client
 
     def async_anthropic(self, **kwargs: Any) -> Any:
         import anthropic
@@ -947,7 +952,9 @@ class FakeAPI:
     def openai(self, **kwargs: Any) -> Any:
         import openai
 
-        return openai.OpenAI(**_client_defaults(kwargs, self.openai_url))
+        client = openai.OpenAI(**_client_defaults(kwargs, self.openai_url))
+        self._clients.append(client)
+        return client
 
     def async_openai(self, **kwargs: Any) -> Any:
         import openai

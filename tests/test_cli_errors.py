@@ -165,5 +165,6 @@ def test_a_reader_that_leaves_early_ends_the_output_quietly(tmp_path: Path, args
     assert proc.stdout.readline()  # the first line, then the reader goes away
     proc.stdout.close()
     stderr = proc.stderr.read().decode()
+    proc.stderr.close()
     assert proc.wait(timeout=HANG_GUARD) in (0, 1)
     assert "Traceback" not in stderr and "Broken pipe" not in stderr, stderr

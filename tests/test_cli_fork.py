@@ -22,7 +22,6 @@ from blackbox.cli import app
 from blackbox.format.cassette import StepChain, load
 from blackbox.format.writing import dumps
 from blackbox.live.recorder import journal_path
-from tests.agents import default_signals
 from tests.fakeapi import FakeAPI, weather_brain
 from tests.travel_brain import DATE, travel_brain
 from tests.waiting import HANG_GUARD
@@ -183,25 +182,25 @@ def test_a_run_that_never_reaches_the_fork_point(parents: dict[str, Path], tmp_p
 def test_sigint_after_the_fork_point_writes_the_fork(server: FakeAPI, tmp_path: Path) -> None:
     def start(mode_env: dict[str, str], point: str) -> subprocess.Popen[str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOX_")}
-        env.update(mode_env, FAKE_URL=server.url, PYTHONPATH=str(ROOT))
+        env.update(mode_env, FAKE_URL=server.url, PYTHONPATH=str(ROOT), AGENT_SIGNALS="default")
         return subprocess.Popen([sys.executable, "-m", "tests.agents.kill_agent", point], cwd=ROOT, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                preexec_fn=default_signals)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     server.reset()
     server.brain = weather_brain("anthropic")
     parent = tmp_path / "kill-parent.json"
-    assert start({"BLACKBOX_MODE": "record", "BLACKBOX_OUT": str(parent)}, "full").wait(HANG_GUARD) == 0
+    with start({"BLACKBOX_MODE": "record", "BLACKBOX_OUT": str(parent)}, "full") as recording:
+        assert recording.wait(HANG_GUARD) == 0
     replies = tmp_path / "replies.json"
     replies.write_text(json.dumps([{"type": "final_answer", "text": "never reached"}]))
     child = tmp_path / "kill-child.json"
-    proc = start({"BLACKBOX_MODE": "fork", "BLACKBOX_CASSETTE": str(parent), "BLACKBOX_OUT": str(child),
-                  "BLACKBOX_FORK_AT": "3", "BLACKBOX_FORK_SET": '{"city":"Paris","temp_c":40}',
-                  "BLACKBOX_CONTINUE": "script", "BLACKBOX_SCRIPT": str(replies)}, "between")
-    assert proc.stdout is not None
-    assert proc.stdout.readline().strip() == "BETWEEN"  # past the fork point, before the next model call
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(HANG_GUARD) == -signal.SIGINT
+    with start({"BLACKBOX_MODE": "fork", "BLACKBOX_CASSETTE": str(parent), "BLACKBOX_OUT": str(child),
+                "BLACKBOX_FORK_AT": "3", "BLACKBOX_FORK_SET": '{"city":"Paris","temp_c":40}',
+                "BLACKBOX_CONTINUE": "script", "BLACKBOX_SCRIPT": str(replies)}, "between") as proc:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "BETWEEN"  # past the fork point, before the next model call
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(HANG_GUARD) == -signal.SIGINT
     cassette = load(child)
     assert blackbox.verify(cassette).ok and cassette.parentId == load(parent).id
     assert cassette.steps[3].payload["result"] == {"city": "Paris", "temp_c": 40}

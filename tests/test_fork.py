@@ -259,10 +259,10 @@ def test_live_fork_with_an_async_client_books_the_other_city(parent: Path, tmp_p
         return book_hotel(city, nights)
 
     async def run() -> str:
-        async_client = anthropic.AsyncAnthropic(http_client=bb.async_http_client(), base_url=fake_api.url,
-                                                api_key=KEY, max_retries=0)
-        return await async_anthropic_agent(async_client, bb.tools({"get_weather": weather, "book_hotel": hotel}),
-                                           PROMPT)
+        async with anthropic.AsyncAnthropic(http_client=bb.async_http_client(), base_url=fake_api.url,
+                                            api_key=KEY, max_retries=0) as async_client:
+            return await async_anthropic_agent(async_client, bb.tools({"get_weather": weather,
+                                                                       "book_hotel": hotel}), PROMPT)
 
     answer = asyncio.run(run())
     bb.finish()

@@ -62,12 +62,15 @@ def openai_agent(agents: Any, bb: blackbox.Session, fake: FakeAPI, key: str) -> 
 
 
 async def run_agents(agents: Any, agent: Any, streamed: bool) -> str:
-    if streamed:
-        result = agents.Runner.run_streamed(agent, "Weather in Paris and Rome?")
-        async for _ in result.stream_events():
-            pass
-        return str(result.final_output)
-    return str((await agents.Runner.run(agent, "Weather in Paris and Rome?")).final_output)
+    from agents.models import _openai_shared
+
+    async with _openai_shared.get_default_openai_client():  # the SDK's client, closed in this event loop
+        if streamed:
+            result = agents.Runner.run_streamed(agent, "Weather in Paris and Rome?")
+            async for _ in result.stream_events():
+                pass
+            return str(result.final_output)
+        return str((await agents.Runner.run(agent, "Weather in Paris and Rome?")).final_output)
 
 
 def test_function_tool_reads_the_wrapped_tools_signature_and_docstring(agents_sdk: Any, tmp_path: Path) -> None:
@@ -139,10 +142,11 @@ def pydantic_agent(kind: str, bb: blackbox.Session, fake: FakeAPI, key: str) -> 
 
 
 async def run_pydantic(agent: Any, streamed: bool) -> str:
-    if streamed:
-        async with agent.run_stream("Weather in Paris and Rome?") as result:
-            return str(await result.get_output())
-    return str((await agent.run("Weather in Paris and Rome?")).output)
+    async with agent.model.client:  # the SDK's client (the test's, not pydantic-ai's), closed in this event loop
+        if streamed:
+            async with agent.run_stream("Weather in Paris and Rome?") as result:
+                return str(await result.get_output())
+        return str((await agent.run("Weather in Paris and Rome?")).output)
 
 
 @pytest.mark.parametrize("kind", ["anthropic", "openai", "responses"])

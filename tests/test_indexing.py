@@ -7,9 +7,11 @@ on the original's files, on every layout and chunking of generated cassettes, an
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import random
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +131,34 @@ def test_a_missing_file_is_one_line(tmp_path: Path) -> None:
         Indexer(tmp_path / "nope.json")
     with pytest.raises(CassetteError, match="is a directory"):
         Indexer(tmp_path)
+
+
+def open_descriptors_of(path: Path) -> int:
+    """How many of this process's file descriptors are open on `path`."""
+    return sum(1 for fd in os.listdir("/proc/self/fd") if os.path.realpath(f"/proc/self/fd/{fd}") == str(path))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors through /proc")
+def test_the_file_stays_open_while_a_step_holds_it_and_closes_after_without_a_warning(tmp_path: Path) -> None:
+    """Each step reads its payload from the open file: the file lives as long as the steps, then is closed
+    (never left for the collector to find unclosed, which warns)."""
+    path = (tmp_path / "run.json").resolve()
+    save(chain_of([{"n": i} for i in range(3)]), path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        _, steps = index(path)  # the indexer is gone; its steps are not
+        gc.collect()
+        assert open_descriptors_of(path) == 1 and steps[2].decoded().payload == {"n": 2}
+        del steps
+        gc.collect()
+        assert open_descriptors_of(path) == 0
+        indexer = Indexer(path)
+        indexer.file.close()
+        indexer.file.close()  # twice: once closed, closed
+        del indexer
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning) and str(path) in str(w.message)
+            ] == []
 
 
 def test_steps_read_back_survive_an_atomic_rewrite_and_say_so_when_the_file_is_cut(tmp_path: Path) -> None:

@@ -66,6 +66,16 @@ def chat_model(bb: blackbox.Session, family: str, *, streaming: bool, fake: Fake
     return llm
 
 
+async def close_async_clients(llm: Any, family: str) -> None:
+    """The chat model's async SDK client, closed in its event loop (the model never closes a client it was given)."""
+    if family == "openai":
+        await llm.root_async_client.close()
+    elif family == "anthropic":
+        await llm._async_client.close()
+    else:
+        await llm.client.aio.aclose()
+
+
 def run_agent(bb: blackbox.Session, family: str, *, streaming: bool, fake: FakeAPI | None = None,
               prompt: str = "Weather in Paris?") -> str:
     agent = agents.create_agent(chat_model(bb, family, streaming=streaming, fake=fake),
@@ -155,9 +165,10 @@ def test_the_async_agent_records_and_replays(fake_api: FakeAPI, tmp_path: Path, 
     import asyncio
 
     async def arun(bb: blackbox.Session, fake: FakeAPI | None) -> str:
-        agent = agents.create_agent(chat_model(bb, family, streaming=False, fake=fake),
-                                    tools=[tool(bb.tool("get_weather", get_weather))], system_prompt="Be brief.")
+        llm = chat_model(bb, family, streaming=False, fake=fake)
+        agent = agents.create_agent(llm, tools=[tool(bb.tool("get_weather", get_weather))], system_prompt="Be brief.")
         state = await agent.ainvoke({"messages": [{"role": "user", "content": "Weather in Paris?"}]})
+        await close_async_clients(llm, family)
         content = state["messages"][-1].content
         return content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
 

@@ -218,6 +218,7 @@ def test_ctrl_c_stops_the_agent_and_the_run_is_written(fake_api: FakeAPI, tmp_pa
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=HANG_GUARD)  # reaped, its pipes closed
     cassette = load(out)
     assert verify(cassette).ok
     assert cassette.steps[-1].payload == {"event": "run_failed", "status": "error", "reason": "process_exit",

@@ -131,6 +131,7 @@ def test_a_signal_to_the_launcher_reaches_the_agent_and_the_run_is_recorded(
     finally:
         if proc.poll() is None:
             proc.kill()
+        proc.communicate(timeout=HANG_GUARD)  # reaped, its pipes closed
     cassette = load(out)
     assert verify(cassette).ok
     assert cassette.steps[-1].payload == {"event": "run_failed", "status": "error", "reason": "process_exit",

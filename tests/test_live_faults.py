@@ -96,7 +96,7 @@ def test_a_second_recorder_to_a_live_journal_refuses_and_leaves_it_alone(fake_ap
         assert journal_path(out).read_bytes() == before and not list(tmp_path.glob("*.recovered*.json"))
     finally:
         first.kill()
-        first.wait(HANG_GUARD)
+        first.communicate(timeout=HANG_GUARD)  # reaped, its pipes closed
     cassette = recover(journal_path(out))
     assert len(cassette.steps) == 2 + 2 * len(CITIES) and verify(cassette).ok
 
@@ -114,7 +114,8 @@ def test_sigkill_while_parallel_tools_run_loses_no_result_the_agent_received(fak
     got = [line.removeprefix("GOT ") for line in read_until(proc, f"GOT {CITIES[-received]}")
            if line.startswith("GOT ")]
     proc.kill()
-    assert proc.wait(HANG_GUARD) == -signal.SIGKILL
+    proc.communicate(timeout=HANG_GUARD)  # reaped, its pipes closed
+    assert proc.returncode == -signal.SIGKILL
     assert got == CITIES[::-1][:received]
     cassette = recover(journal_path(out))
     assert verify(cassette).ok and outcome(cassette).status == "incomplete"
@@ -138,11 +139,10 @@ def test_a_tool_returning_the_clients_key_before_the_first_request_never_reaches
     fake_api.brain = turn_brain([anthropic_message(tool_uses=[("get_weather", {"city": "Paris"})]),
                                  anthropic_message(text="Done.")])
     out = tmp_path / f"{point}.json"
-    killed = agent(point, fake_api, out, stdin=subprocess.PIPE)
-    read_until(killed, "TOOL_DONE")
-    held = journal_path(out).read_bytes()
-    killed.kill()
-    killed.wait(HANG_GUARD)
+    with agent(point, fake_api, out, stdin=subprocess.PIPE) as killed:
+        read_until(killed, "TOOL_DONE")
+        held = journal_path(out).read_bytes()
+        killed.kill()
     assert held == b""  # the key is unknown until the first request: nothing was written yet
     journal_path(out).unlink()
 

@@ -48,10 +48,10 @@ def agents_server(kind: str, where: str) -> Any:
 async def run_agents_sdk(agents: Any, bb: blackbox.Session, fake: FakeAPI, key: str, server: Any) -> str:
     from openai import AsyncOpenAI
 
-    agents.set_default_openai_client(AsyncOpenAI(base_url=fake.openai_url, api_key=key,
-                                                 http_client=bb.async_http_client(), max_retries=0))
+    client = AsyncOpenAI(base_url=fake.openai_url, api_key=key, http_client=bb.async_http_client(), max_retries=0)
+    agents.set_default_openai_client(client)
     agents.set_default_openai_api("responses")
-    async with bb.mcp(server) as weather:  # the Blackbox line for the MCP server
+    async with client, bb.mcp(server) as weather:  # the Blackbox line for the MCP server
         agent = agents.Agent(name="weather", instructions="Be brief.", model="gpt-5.1", mcp_servers=[weather])
         return str((await agents.Runner.run(agent, "Weather in Paris and Rome?")).final_output)
 
@@ -75,7 +75,7 @@ async def run_pydantic_ai(bb: blackbox.Session, fake: FakeAPI, key: str, toolset
     client = AsyncAnthropic(base_url=fake.url, api_key=key, http_client=bb.async_http_client(), max_retries=0)
     model = AnthropicModel("claude-sonnet-4-6", provider=AnthropicProvider(anthropic_client=client))
     agent = Agent(model, instructions="Be brief.", toolsets=[bb.mcp(toolset)])  # the Blackbox line
-    async with agent:
+    async with client, agent:
         return str((await agent.run("Weather in Paris and Rome?")).output)
 
 

@@ -38,7 +38,7 @@ async def raw_agent(bb: blackbox.Session, fake: FakeAPI, transport: Any, overrid
     from mcp import ClientSession
 
     client = AsyncAnthropic(base_url=fake.url, api_key="test-key", http_client=bb.async_http_client(), max_retries=0)
-    async with bb.mcp(transport, name="weather") as (read, write), ClientSession(read, write) as session:
+    async with client, bb.mcp(transport, name="weather") as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         listed = (await session.list_tools()).tools
         tools = [{"name": t.name, "description": t.description or "", "input_schema": t.input_schema}

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,8 @@ from blackbox.format.cassette import Cassette, load
 from blackbox.format.outcome import outcome
 from blackbox.format.verify import verify
 from blackbox.live.recorder import journal_path, recover
-from tests.agents import default_signals
 from tests.fakeapi import FakeAPI, anthropic_message, json_reply, turn_brain
-from tests.waiting import HANG_GUARD, until
+from tests.waiting import HANG_GUARD, ended, until
 
 pytest_plugins = ["tests.conftest_fakeapi"]
 
@@ -33,22 +33,61 @@ def brain(slow_second_turn: bool = False) -> Any:
     return turn_brain([first, json_reply(final, delay=10) if slow_second_turn else final])
 
 
-def start(point: str, fake: FakeAPI, out: Path) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOX_")}
-    env.update(BLACKBOX_MODE="record", BLACKBOX_OUT=str(out), BLACKBOX_REPORT=str(out.with_suffix(".report")),
-               FAKE_URL=fake.url, PYTHONPATH=str(ROOT))
-    return subprocess.Popen([sys.executable, "-m", "tests.agents.kill_agent", point], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                preexec_fn=default_signals)
+_STARTED: list[subprocess.Popen[str]] = []
 
 
-def wait_for(proc: subprocess.Popen[str], marker: str) -> None:
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if line.strip() == marker:
-            return
-    proc.wait(HANG_GUARD)
-    raise AssertionError(f"the agent ended before {marker}: {proc.stderr.read() if proc.stderr else ''}")
+@pytest.fixture(autouse=True)
+def _no_agent_left() -> Iterator[None]:
+    """An agent a failed test left waiting to be killed is killed (and reaped) with the test."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            proc.kill()
+        ended(proc)
+
+
+class Agent:
+    """The kill agent running as a subprocess.  Its output goes to files, never to pipes: nothing the test does
+    not read can fill a pipe and stall the agent, and no pipe is left open.  Its signals are reset by the agent
+    itself (`AGENT_SIGNALS=default`), not by a `preexec_fn`, which runs Python in a forked copy of this threaded
+    process (the fake API's server threads) where a lock held at the fork can hang the child before it starts."""
+
+    def __init__(self, point: str, fake: FakeAPI, out: Path) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("BLACKBOX_")}
+        env.update(BLACKBOX_MODE="record", BLACKBOX_OUT=str(out), BLACKBOX_REPORT=str(out.with_suffix(".report")),
+                   FAKE_URL=fake.url, PYTHONPATH=str(ROOT), AGENT_SIGNALS="default")
+        self.stdout, self.stderr = out.with_suffix(".stdout"), out.with_suffix(".stderr")
+        with self.stdout.open("w") as stdout, self.stderr.open("w") as stderr:
+            self.proc = subprocess.Popen([sys.executable, "-m", "tests.agents.kill_agent", point], cwd=ROOT, env=env,
+                                         stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr)
+        _STARTED.append(self.proc)
+
+    def printed(self, marker: str) -> bool:
+        return marker in self.stdout.read_text().splitlines()
+
+    def wait_for(self, marker: str) -> None:
+        """Until the agent has printed `marker` (or has ended: a failure, with what it wrote to stderr)."""
+        until(lambda: self.printed(marker) or self.proc.poll() is not None, f"{marker} from the agent")
+        if not self.printed(marker):
+            raise AssertionError(f"the agent ended ({self.proc.returncode}) before {marker}: {self.errors()}")
+
+    def errors(self) -> str:
+        return self.stderr.read_text()
+
+    def send_signal(self, sig: int) -> None:
+        self.proc.send_signal(sig)
+
+    def kill(self) -> None:
+        self.proc.kill()
+
+    def wait(self) -> int:
+        """The agent's return code once it has ended (a hang guard, not a time limit)."""
+        return ended(self.proc)
+
+
+def start(point: str, fake: FakeAPI, out: Path) -> Agent:
+    return Agent(point, fake, out)
 
 
 def no_debris(out: Path) -> None:
@@ -75,9 +114,9 @@ def test_a_signal_between_calls_writes_process_exit(fake_api: FakeAPI, tmp_path:
     fake_api.brain = brain()
     out = tmp_path / "between.json"
     proc = start("between", fake_api, out)
-    wait_for(proc, "BETWEEN")
+    proc.wait_for("BETWEEN")
     proc.send_signal(sig)
-    assert proc.wait(HANG_GUARD) == -sig  # the signal was re-raised: a shell shows 128+n
+    assert proc.wait() == -sig  # the signal was re-raised: a shell shows 128+n
     cassette = written(out)
     assert [s.type for s in cassette.steps] == ["model_input", "model_output", "tool_call", "tool_result",
                                                 "metadata"]
@@ -92,9 +131,9 @@ def test_a_signal_inside_a_tool_writes_calls_in_flight(fake_api: FakeAPI, tmp_pa
     fake_api.brain = brain()
     out = tmp_path / "tool.json"
     proc = start("tool", fake_api, out)
-    wait_for(proc, "IN_TOOL")
+    proc.wait_for("IN_TOOL")
     proc.send_signal(sig)
-    assert proc.wait(HANG_GUARD) == -sig
+    assert proc.wait() == -sig
     cassette = written(out)
     assert [s.type for s in cassette.steps] == ["model_input", "model_output", "tool_call", "metadata"]
     assert cassette.steps[-1].payload == {"event": "run_failed", "status": "error", "reason": "calls_in_flight",
@@ -105,10 +144,10 @@ def test_a_signal_during_a_model_call_writes_calls_in_flight(fake_api: FakeAPI, 
     fake_api.brain = brain(slow_second_turn=True)
     out = tmp_path / "model.json"
     proc = start("model", fake_api, out)
-    wait_for(proc, "CALLING")
+    proc.wait_for("CALLING")
     until(lambda: len(fake_api.requests) >= 2, "the slow request at the server")
     proc.send_signal(signal.SIGTERM)
-    assert proc.wait(HANG_GUARD) == -signal.SIGTERM
+    assert proc.wait() == -signal.SIGTERM
     cassette = written(out)
     assert len(cassette.steps) == 5 and cassette.steps[-1].payload["reason"] == "calls_in_flight"
 
@@ -118,9 +157,9 @@ def test_sigkill_leaves_a_journal_that_recovers(fake_api: FakeAPI, tmp_path: Pat
     fake_api.brain = brain()
     out = tmp_path / f"kill-{point}.json"
     proc = start(point, fake_api, out)
-    wait_for(proc, "BETWEEN" if point == "between" else "IN_TOOL")
+    proc.wait_for("BETWEEN" if point == "between" else "IN_TOOL")
     proc.kill()
-    assert proc.wait(HANG_GUARD) == -signal.SIGKILL
+    assert proc.wait() == -signal.SIGKILL
     no_debris(out)
     assert not out.exists()
     cassette = recover(journal_path(out))
@@ -146,8 +185,8 @@ def test_ending_without_finish(fake_api: FakeAPI, tmp_path: Path, point: str, co
     fake_api.brain = brain()
     out = tmp_path / f"{point}.json"
     proc = start(point, fake_api, out)
-    _, stderr = proc.communicate(timeout=HANG_GUARD)
-    assert proc.returncode == code, stderr
+    assert proc.wait() == code, proc.errors()
+    stderr = proc.errors()
     if point == "raise":
         assert "RuntimeError: the agent crashed" in stderr
     if point == "exit_message":
@@ -169,9 +208,9 @@ def test_after_kill_9_recover_and_the_next_record_rescue_the_run(fake_api: FakeA
 
     def kill_between() -> None:
         proc = start("between", fake_api, out)
-        wait_for(proc, "BETWEEN")
+        proc.wait_for("BETWEEN")
         proc.kill()
-        assert proc.wait(HANG_GUARD) == -signal.SIGKILL
+        assert proc.wait() == -signal.SIGKILL
 
     kill_between()
     result = blackbox_cli("recover", journal_path(out))
@@ -182,8 +221,8 @@ def test_after_kill_9_recover_and_the_next_record_rescue_the_run(fake_api: FakeA
 
     kill_between()
     proc = start("exit0", fake_api, out)
-    assert proc.wait(HANG_GUARD) == 0
-    assert "was recovered into" in (proc.stderr.read() if proc.stderr else "")
+    assert proc.wait() == 0
+    assert "was recovered into" in proc.errors()
     rescued = tmp_path / "killed.recovered-2.json"
     assert len(load(rescued).steps) == 4 and outcome(load(rescued)).status == "incomplete"
     assert written(out).steps[-1].payload["status"] == "success"
@@ -193,7 +232,7 @@ def test_recover_refuses_what_is_not_a_journal(tmp_path: Path) -> None:
     bogus = tmp_path / "notes.txt"
     bogus.write_text("hello")
     result = blackbox_cli("recover", bogus)
-    assert result.returncode == 1
+    assert result.returncode == 2  # bad input (README, "Exit codes")
     assert result.stderr.startswith("error: ") and "not a Blackbox journal" in result.stderr
     same = blackbox_cli("recover", bogus, "--out", bogus)
     assert same.returncode in (1, 2) and "Traceback" not in same.stderr

@@ -448,16 +448,18 @@ def test_openai(blackbox):
 
 @pytest.mark.asyncio
 async def test_async_anthropic(blackbox):
-    client = anthropic.AsyncAnthropic(http_client=blackbox.async_http_client(), base_url=URL, max_retries=0)
     tools = blackbox.tools({"get_weather": aget_weather, "book_hotel": abook_hotel})
-    assert (await async_anthropic_agent(client, tools, "Paris?")).startswith("Weather:")
+    async with anthropic.AsyncAnthropic(http_client=blackbox.async_http_client(), base_url=URL,
+                                        max_retries=0) as client:
+        assert (await async_anthropic_agent(client, tools, "Paris?")).startswith("Weather:")
 
 
 @pytest.mark.anyio
 async def test_anyio_openai(blackbox):
-    client = openai.AsyncOpenAI(http_client=blackbox.async_http_client(), base_url=URL + "/v1", max_retries=0)
     tools = blackbox.tools({"get_weather": aget_weather, "book_hotel": abook_hotel})
-    assert (await async_openai_agent(client, tools, "Paris?")).startswith("Weather:")
+    async with openai.AsyncOpenAI(http_client=blackbox.async_http_client(), base_url=URL + "/v1",
+                                  max_retries=0) as client:
+        assert (await async_openai_agent(client, tools, "Paris?")).startswith("Weather:")
 
 
 @pytest.mark.parametrize("city", ["Paris", "Oslo/Nord"])
@@ -711,12 +713,13 @@ def agents_sdk():
 
 @pytest.mark.asyncio
 async def test_openai_agents_sdk(blackbox, agents_sdk):
-    agents_sdk.set_default_openai_client(AsyncOpenAI(base_url=URL + "/v1", http_client=blackbox.async_http_client(),
-                                                     max_retries=0))
+    client = AsyncOpenAI(base_url=URL + "/v1", http_client=blackbox.async_http_client(), max_retries=0)
+    agents_sdk.set_default_openai_client(client)
     agents_sdk.set_default_openai_api("responses")
     tool = agents_sdk.function_tool(blackbox.tool("get_weather", get_weather))
     agent = agents_sdk.Agent(name="weather", instructions="Be brief.", model="gpt-5.1", tools=[tool])
-    result = await agents_sdk.Runner.run(agent, "Weather in Paris and Rome?")
+    async with client:
+        result = await agents_sdk.Runner.run(agent, "Weather in Paris and Rome?")
     assert result.final_output == ANSWER
     blackbox.assert_outcome(status="success", tools=["get_weather", "get_weather"])
 
@@ -725,7 +728,12 @@ def test_pydantic_ai(blackbox):
     client = AsyncAnthropic(base_url=URL, http_client=blackbox.async_http_client(), max_retries=0)
     model = AnthropicModel("claude-sonnet-4-6", provider=AnthropicProvider(anthropic_client=client))
     agent = Agent(model, instructions="Be brief.", tools=[blackbox.tool("get_weather", get_weather)])
-    assert asyncio.run(agent.run("Weather in Paris and Rome?")).output == ANSWER
+
+    async def run():
+        async with client:
+            return await agent.run("Weather in Paris and Rome?")
+
+    assert asyncio.run(run()).output == ANSWER
     blackbox.assert_outcome(status="success", tools=["get_weather", "get_weather"])
 '''
 

@@ -170,6 +170,7 @@ def test_async_parallel_tools_are_written_in_the_models_call_order(fake_api: Fak
                                           max_retries=0)
         answer = await async_anthropic_agent(client, bb.tools({"get_weather": aget_weather,
                                                                "book_hotel": abook_hotel}), "Weather?")
+        await client.close()
         bb.finish()
         return answer
 
@@ -193,6 +194,7 @@ def test_async_openai_agent_records(fake_api: FakeAPI, tmp_path: Path) -> None:
         client = openai.AsyncOpenAI(http_client=bb.async_http_client(), base_url=fake_api.openai_url,
                                     api_key="k" * 10, max_retries=0)
         await async_openai_agent(client, bb.tools({"get_weather": aget_weather}), "Weather?")
+        await client.close()
         bb.finish()
 
     asyncio.run(run())
@@ -413,6 +415,7 @@ def test_overlapping_model_calls_are_refused(fake_api: FakeAPI, tmp_path: Path) 
         ask = [client.messages.create(model="m", max_tokens=8, messages=[{"role": "user", "content": q}])
                for q in ("a", "b")]
         results = await asyncio.gather(*ask, return_exceptions=True)
+        await client.close()
         with pytest.raises(SessionError, match=r"one blackbox\.session\(\) per concurrent conversation"):
             bb.finish()
         return results

@@ -150,6 +150,7 @@ def test_async_agents_replay(fake_api: FakeAPI, tmp_path: Path, provider: str) -
             client = openai.AsyncOpenAI(http_client=bb.async_http_client(), base_url=fake_api.openai_url,
                                         api_key="k" * 12, max_retries=0)
             answer = await async_openai_agent(client, bb.tools(tools), "Weather?")
+        await client.close()
         bb.finish()
         return answer
 

@@ -323,7 +323,10 @@ def test_async_clients_that_stop_reading_or_meet_an_error_leave_no_half_step(
             break
         await stream.close()
         async with sdk.messages.stream(model="m", max_tokens=50, messages=HI) as s:
-            return await s.get_final_text()
+            text = await s.get_final_text()
+        await sdk.close()
+        await chat.close()
+        return text
 
     bb = blackbox.session("record", out=out)
     assert asyncio.run(agent()) == "recorded"

@@ -4,6 +4,8 @@ handed back, a user's own transport and proxy mounts wrapped, strict SDK validat
 from __future__ import annotations
 
 import asyncio
+import gc
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -201,3 +203,29 @@ def test_async_transport_network_errors_release_the_call(tmp_path: Path) -> None
 
     assert asyncio.run(run()) == "second try" and len(attempts) == 2
     assert len(load(tmp_path / "net.json").steps) == 3
+
+
+@pytest.mark.parametrize("flavor", ["httpx2", "httpx"])
+def test_a_client_the_agent_never_closes_closes_its_connections_when_collected(
+        fake_api: FakeAPI, tmp_path: Path, flavor: str) -> None:
+    """`http_client()` replaces the SDK's default client, which closes its connections when it is collected:
+    an agent that never closes its SDK client leaves no open socket behind (no `ResourceWarning`)."""
+    import anthropic
+
+    fake_api.queue(anthropic_message(text="hello"))
+    bb = blackbox.session("record", out=tmp_path / "dropped.json")
+    http = bb.http_client(flavor)
+    if flavor == "httpx2":  # the SDK's client holds it (and sits in reference cycles, freed by the collector)
+        sdk: Any = anthropic.Anthropic(http_client=http, base_url=fake_api.url, api_key="k" * 12, max_retries=0)
+        sdk.messages.create(model="m", max_tokens=8, messages=HI)
+    else:  # the SDKs have moved to httpx2: an httpx client is the agent's own
+        sdk = None
+        http.post(fake_api.url + "/v1/messages", json={"model": "m", "max_tokens": 8, "messages": HI})
+    bb.finish()
+    assert len(fake_api.requests) == 1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        del http, sdk
+        gc.collect()
+    port = f", {fake_api.url.rsplit(':', 1)[1]})"  # a socket to the fake API: `raddr=('127.0.0.1', PORT)`
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning) and port in str(w.message)] == []

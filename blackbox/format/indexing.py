@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import os
 import re
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -49,12 +50,14 @@ class Unusual(Exception):
 
 class StepFile:
     """A cassette file held open and read by byte range, so the index's steps stay valid when the file is
-    replaced (an atomic rewrite keeps this open file as it was)."""
+    replaced (an atomic rewrite keeps this open file as it was).  Every step read from it holds it, so it
+    stays open as long as one does: closed by `close`, or when the last of them is gone."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         with reading(path):
-            self._file = open(path, "rb", buffering=0)  # noqa: SIM115 (held for the run's life)
+            self._file = open(path, "rb", buffering=0)  # noqa: SIM115 (held for the steps' life)
+        self._closer = weakref.finalize(self, self._file.close)
         self.size = os.fstat(self._file.fileno()).st_size
 
     def read(self, offset: int, length: int) -> bytes:
@@ -72,7 +75,7 @@ class StepFile:
         return data
 
     def close(self) -> None:
-        self._file.close()
+        self._closer()
 
 
 class FileStep(msgspec.Struct, gc=False):

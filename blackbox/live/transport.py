@@ -11,6 +11,7 @@ read (its headers, status and extensions untouched; `read()` later returns the b
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import functools
 import importlib
@@ -261,6 +262,21 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
     return BlackboxTransport, AsyncBlackboxTransport
 
 
+@functools.cache
+def _closing_client_class(http: ModuleType) -> type:
+    """The module's sync `Client`, closing its connections when it is collected unclosed: it replaces the SDK's
+    default client, which does the same, so an agent that never closes its SDK client leaks no socket.  (An
+    async client cannot close without its event loop, gone by then: the agent closes it, as the SDK's own.)"""
+
+    class Client(http.Client):  # type: ignore[name-defined,misc]
+        def __del__(self) -> None:
+            with contextlib.suppress(Exception):  # as the SDKs do: a half-built or closing client is let be
+                if not self.is_closed:
+                    self.close()
+
+    return Client
+
+
 def make_client(handler: CallHandler, flavor: str | None, *, asynchronous: bool, **kwargs: Any) -> Any:
     """A client of the right HTTP module, built as the module builds it (environment proxies, certificates),
     then with every transport it would use (the default one, `mounts`, proxies) wrapped by the handler."""
@@ -269,7 +285,7 @@ def make_client(handler: CallHandler, flavor: str | None, *, asynchronous: bool,
     wrap = async_cls if asynchronous else sync_cls
     kwargs.setdefault("follow_redirects", True)
     kwargs.setdefault("timeout", http.Timeout(600.0, connect=5.0))
-    client = (http.AsyncClient if asynchronous else http.Client)(**kwargs)
+    client = (http.AsyncClient if asynchronous else _closing_client_class(http))(**kwargs)
     client._transport = wrap(handler, client._transport)
     client._mounts = {pattern: None if mounted is None else wrap(handler, mounted)
                       for pattern, mounted in client._mounts.items()}

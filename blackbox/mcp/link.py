@@ -124,6 +124,8 @@ class _Proxy:
         to_client, client_recv = anyio.create_memory_object_stream[Any](math.inf)
         self.to_client = to_client
         async with AsyncExitStack() as stack:
+            for stream in (client_send, server_side_recv, to_client, client_recv):  # closed last, as a transport's
+                stack.callback(stream.close)
             live = self.session.mode == "record"  # (a fork's late server is `_serve_live`'s)
             if live:  # where the transport would start without Blackbox, and failing the same way
                 pair = await stack.enter_async_context(self.link.connect())

@@ -6,9 +6,11 @@ import signal
 
 
 def default_signals() -> None:
-    """`preexec_fn` for agents the tests signal: Ctrl-C, SIGTERM and a hang-up must reach them with their default
-    meaning even when pytest runs with them ignored (started in the background of a non-interactive shell, as
-    some CI runners do, or under `nohup`, which a process must honour: Blackbox leaves an ignored signal
-    ignored)."""
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    """Ctrl-C, SIGTERM and a hang-up with their default meaning, for agents the tests signal, even when pytest
+    runs with them ignored (started in the background of a non-interactive shell, as some CI runners do, or
+    under `nohup`, which a process must honour: Blackbox leaves an ignored signal ignored).  Called by the agent
+    itself before its session starts (`AGENT_SIGNALS=default`, tests/agents/kill_agent.py), or as `preexec_fn`
+    (which runs Python in a forked copy of the threaded test process: the agent's own call is the safe one)."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # what Python installs at start (SIG_DFL after exec)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_DFL)

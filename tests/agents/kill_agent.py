@@ -1,6 +1,7 @@
 """A recording agent run as a subprocess by tests/test_process_exit.py, which stops it at a chosen point.
 
-    python -m tests.agents.kill_agent <point>     (BLACKBOX_MODE/OUT set by the test, FAKE_URL = the fake API)
+    python -m tests.agents.kill_agent <point>     (BLACKBOX_MODE/OUT set by the test, FAKE_URL = the fake API;
+                                                   AGENT_SIGNALS=default: SIGINT/TERM/HUP reset first)
 
 Points: `tool` (inside a wrapped tool), `between` (after a tool turn, before the next model call), `model`
 (waiting for a slow model reply), `exit0` / `exit3` / `exit_false` / `raise` (end without finish(): normally,
@@ -19,6 +20,7 @@ from typing import Any
 import anthropic
 
 import blackbox
+from tests.agents import default_signals
 from tests.agents.loops import anthropic_tools, get_weather, result_text
 
 
@@ -82,6 +84,8 @@ def exit_code() -> int:
 
 
 if __name__ == "__main__":
+    if os.environ.get("AGENT_SIGNALS") == "default":
+        default_signals()
     main(sys.argv[1])
     if sys.argv[1] == "main_returns8":
         raise SystemExit(exit_code())

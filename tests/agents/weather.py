@@ -162,14 +162,14 @@ def run(provider: str, bb: blackbox.Session, fake: FakeAPI, *, stream: bool) -> 
 
 async def arun(provider: str, bb: blackbox.Session, fake: FakeAPI, *, stream: bool) -> str:
     """The async agent: async client, async wrapped tool, parallel tool calls with asyncio.gather."""
-    sdk = client(provider, bb, fake, asynchronous=True)
     tool = bb.tool("get_weather", aget_weather)
     history = _question(provider)
-    for _ in range(4):
-        text, calls, entries = await _acall(provider, sdk, history, stream)
-        if not calls:
-            return str(text)
-        history += entries
-        values = await asyncio.gather(*(tool(**arguments) for _, _, arguments in calls))
-        history += _results(provider, calls, list(values))
+    async with client(provider, bb, fake, asynchronous=True) as sdk:  # closed in its event loop
+        for _ in range(4):
+            text, calls, entries = await _acall(provider, sdk, history, stream)
+            if not calls:
+                return str(text)
+            history += entries
+            values = await asyncio.gather(*(tool(**arguments) for _, _, arguments in calls))
+            history += _results(provider, calls, list(values))
     raise AssertionError("the agent did not finish")

@@ -140,6 +140,7 @@ def check_entries_give_way(journal: Path, header: dict, steps: list[dict], entry
     run.append(second.steps, drop=second.drop)
     assert [s.hash for s in run.steps] == [s["hash"] for s in steps[:6]]
     assert run.summary(2) == "Tool called: lookup_dtc" and run.chain is None
+    follower.close()  # the recording goes on: the follower still holds the journal
 
 
 async def test_a_running_tool_shows_at_once_then_its_result_then_the_written_cassette(tmp_path: Path) -> None:
