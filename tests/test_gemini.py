@@ -87,7 +87,16 @@ def run(bb: blackbox.Session, fake: FakeAPI, *, stream: bool = False, prompt: st
 async def arun(bb: blackbox.Session, fake: FakeAPI, *, stream: bool = False) -> str:
     """The same loop on the async client (`client.aio`)."""
     weather = bb.tool("get_weather", lambda city: f"sunny in {city}")
-    models = client(bb, fake).aio.models
+    options = bb.genai_http_options(base_url=fake.url)
+    try:
+        async with genai.Client(api_key=KEY, http_options=options).aio as aio:
+            return await _aloop(aio.models, weather, stream=stream)
+    finally:  # the SDK leaves the clients it was given open: closed here, the async one in its own loop
+        await options.httpx_async_client.aclose()
+        options.httpx_client.close()
+
+
+async def _aloop(models: Any, weather: Any, *, stream: bool) -> str:
     contents: list[Any] = [types.Content(role="user", parts=[types.Part(text="Weather in Paris and Rome?")])]
     while True:
         if stream:
@@ -456,8 +465,8 @@ def test_pydantic_ai_google_model_records_and_replays(fake_api: FakeAPI, tmp_pat
     from pydantic_ai.providers.google import GoogleProvider
 
     def run_agent(bb: blackbox.Session) -> str:
-        provider = GoogleProvider(client=genai.Client(api_key=KEY, http_options=bb.genai_http_options(
-            base_url=fake_api.url)))
+        options = bb.genai_http_options(base_url=fake_api.url)
+        provider = GoogleProvider(client=genai.Client(api_key=KEY, http_options=options))
         agent = Agent(GoogleModel(MODEL, provider=provider), system_prompt="Be brief.")
 
         @agent.tool_plain
@@ -466,7 +475,14 @@ def test_pydantic_ai_google_model_records_and_replays(fake_api: FakeAPI, tmp_pat
             """The weather in a city."""
             return f"sunny in {city}"
 
-        return str(agent.run_sync("Weather in Paris?").output)
+        async def go() -> str:
+            try:
+                return str((await agent.run("Weather in Paris?")).output)
+            finally:  # the SDK leaves the clients it was given open: the async one closed in its loop
+                await options.httpx_async_client.aclose()
+                options.httpx_client.close()
+
+        return asyncio.run(go())
 
     fake_api.brain = gemini_turns([gemini_response(calls=[("get_weather", {"city": "Paris"})]),
                                    gemini_response(text="Sunny in Paris.")])

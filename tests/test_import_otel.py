@@ -148,7 +148,12 @@ def _pydantic_trace(fake: FakeAPI, out: Path) -> list[Any]:
     instrumentation = Instrumentation(settings=InstrumentationSettings(tracer_provider=provider,
                                                                        include_content=True))
     agent = Agent(model, instructions="Be brief.", tools=[get_weather], capabilities=[instrumentation])
-    answer = asyncio.run(agent.run("Weather in Paris and Rome?")).output
+
+    async def go() -> Any:
+        async with client:  # closed in its loop: its transport would otherwise leak into a later test
+            return (await agent.run("Weather in Paris and Rome?")).output
+
+    answer = asyncio.run(go())
     spans = list(memory.get_finished_spans())
     out.write_text(json.dumps(readable_json(spans)))
     return [answer, spans]
@@ -209,7 +214,8 @@ def _agents_sdk_trace(fake: FakeAPI, out: Path) -> list[Any]:
     instrumentor.instrument(tracer_provider=provider)  # its processor replaces the SDK's uploader
     agents.set_tracing_disabled(False)  # other tests turn the SDK's tracing off for the whole process
     try:
-        agents.set_default_openai_client(AsyncOpenAI(base_url=fake.openai_url, api_key="test-key", max_retries=0))
+        client = AsyncOpenAI(base_url=fake.openai_url, api_key="test-key", max_retries=0)
+        agents.set_default_openai_client(client)
         agents.set_default_openai_api("responses")
 
         def get_weather(city: str) -> str:
@@ -218,7 +224,12 @@ def _agents_sdk_trace(fake: FakeAPI, out: Path) -> list[Any]:
 
         agent = agents.Agent(name="weather", instructions="Be brief.", model="gpt-5.1",
                              tools=[agents.function_tool(get_weather)])
-        answer = asyncio.run(agents.Runner.run(agent, "Weather in Paris and Rome?")).final_output
+
+        async def go() -> Any:
+            async with client:  # closed in its loop: its transport would otherwise leak into a later test
+                return (await agents.Runner.run(agent, "Weather in Paris and Rome?")).final_output
+
+        answer = asyncio.run(go())
     finally:
         agents.set_tracing_disabled(True)  # off again, as those tests leave it: nothing may upload
         instrumentor.uninstrument()

@@ -130,6 +130,7 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
 
 HEADER = '''
 import asyncio
+import contextlib
 import os
 import socket
 import _socket
@@ -167,8 +168,9 @@ def udp(data=b"udp"):
 
 
 def tcp():
-    with socket.create_connection((HOST, TCP)):
-        pass
+    # closed even when refused (create_connection closes its socket only on an OSError, not on a refusal)
+    with socket.socket(FAMILY, socket.SOCK_STREAM) as sock:
+        sock.connect((HOST, TCP))
 '''
 
 EVERY_WAY = HEADER + '''
@@ -244,7 +246,8 @@ def test_asyncio_datagram_endpoint(blackbox):
     async def go():
         transport, _ = await asyncio.get_running_loop().create_datagram_endpoint(
             asyncio.DatagramProtocol, remote_addr=(HOST, UDP))
-        transport.sendto(b"udp")
+        with contextlib.closing(transport):
+            transport.sendto(b"udp")
 
     asyncio.run(go())
 
@@ -256,7 +259,8 @@ def test_asyncio_datagram_sendto(blackbox):
     async def go():
         transport, _ = await asyncio.get_running_loop().create_datagram_endpoint(
             asyncio.DatagramProtocol, local_addr=(HOST, 0))
-        transport.sendto(b"udp", (HOST, UDP))
+        with contextlib.closing(transport):
+            transport.sendto(b"udp", (HOST, UDP))
 
     asyncio.run(go())
 

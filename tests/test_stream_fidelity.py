@@ -9,6 +9,7 @@ agent's bytes flow on.  Each call the recording misses says so on stderr.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +31,25 @@ def body_of(provider: str, text: str = TEXT) -> dict[str, Any]:
     return chat_completion(content=text) if provider == "openai" else response_object(text=text)
 
 
+MADE: list[Any] = []  # the clients `client` made, closed (with their pools' sockets) as their test ends
+
+
+@pytest.fixture(autouse=True)
+def _clients_closed() -> Iterator[None]:
+    yield
+    while MADE:
+        MADE.pop().close()
+
+
 def client(provider: str, fake: FakeAPI, http: Any) -> Any:
     import anthropic
     import openai
 
     if provider == "anthropic":
-        return anthropic.Anthropic(base_url=fake.url, api_key="k", http_client=http, max_retries=0)
-    return openai.OpenAI(base_url=fake.openai_url, api_key="k", http_client=http, max_retries=0)
+        MADE.append(anthropic.Anthropic(base_url=fake.url, api_key="k", http_client=http, max_retries=0))
+    else:
+        MADE.append(openai.OpenAI(base_url=fake.openai_url, api_key="k", http_client=http, max_retries=0))
+    return MADE[-1]
 
 
 def sdk_text(provider: str, sdk: Any) -> str:
@@ -187,3 +200,4 @@ def test_a_stream_read_to_its_final_event_is_recorded_when_the_agent_goes_on(
     assert recorded_outputs(tmp_path / "run.json") == [{"type": "final_answer", "text": "first"},
                                                        {"type": "final_answer", "text": "second"}]
     del events
+    sdk.close()

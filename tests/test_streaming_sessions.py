@@ -154,7 +154,9 @@ def test_a_client_that_stops_reading_leaves_no_half_step(fake_api: FakeAPI, tmp_
     assert bb.finish().steps == 3
     assert [kind for kind, _ in steps_of(out)] == ["model_input", "model_output", "metadata"]
     assert steps_of(out)[1][1] == {"type": "final_answer", "text": "recorded"}
-    del held
+    held.close()
+    sdk.close()  # and their pools' sockets with them
+    chat.close()
 
 
 @pytest.mark.parametrize("provider", weather.PROVIDERS)

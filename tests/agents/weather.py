@@ -148,15 +148,15 @@ def _question(provider: str) -> list[Any]:
 
 def run(provider: str, bb: blackbox.Session, fake: FakeAPI, *, stream: bool) -> str:
     """The sync agent: returns the final text."""
-    sdk = client(provider, bb, fake)
     tool = bb.tool("get_weather", get_weather)
     history = _question(provider)
-    for _ in range(4):
-        text, calls, entries = _call(provider, sdk, history, stream)
-        if not calls:
-            return str(text)
-        history += entries
-        history += _results(provider, calls, [tool(**arguments) for _, _, arguments in calls])
+    with client(provider, bb, fake) as sdk:  # closed, with its pool's sockets
+        for _ in range(4):
+            text, calls, entries = _call(provider, sdk, history, stream)
+            if not calls:
+                return str(text)
+            history += entries
+            history += _results(provider, calls, [tool(**arguments) for _, _, arguments in calls])
     raise AssertionError("the agent did not finish")
 
 
