@@ -19,8 +19,8 @@ from typing import Any
 import msgspec
 
 from blackbox.cli.jsonout import print_json
-from blackbox.cli.printed import printed_payload, printed_text
-from blackbox.cli.reports import missing_file, redaction_lines, shown
+from blackbox.cli.printed import printed_payload, printed_text, text_printer
+from blackbox.cli.reports import missing_file, redaction_lines, shower, shown
 from blackbox.cli.term import EXIT_USAGE, colour, error_line, paint
 from blackbox.errors import CassetteError
 from blackbox.format.diff import lazy_outcome
@@ -28,7 +28,7 @@ from blackbox.format.inert import inert_lines
 from blackbox.format.lazy import LazyCassette, LazyStep, load_lazy
 from blackbox.format.marks import count_in_bytes, rewritten_from
 from blackbox.format.outcome import summarize_step
-from blackbox.format.secrets import mask_secrets
+from blackbox.format.secrets import mask_secrets, masker
 from blackbox.format.timeline import Totals, duration_text, timeline, tokens_text
 from blackbox.format.writing import pretty_json
 
@@ -44,9 +44,10 @@ def created(ms: float) -> str:
 
 
 def _rows(steps: list[LazyStep]) -> Iterator[tuple[int, str, str, str]]:
+    show = shower()
     for lazy in steps:
         step = lazy.decoded()
-        yield step.index, step.type, step.hash[:12], shown(summarize_step(step))
+        yield step.index, step.type, step.hash[:12], show(summarize_step(step))
 
 
 def write_rows(c: LazyCassette) -> None:
@@ -68,7 +69,8 @@ def write_rows(c: LazyCassette) -> None:
 
 def json_rows(c: LazyCassette) -> list[dict[str, Any]]:
     """The rows for `--json` (summaries with secrets masked)."""
-    return [{"index": d.index, "type": d.type, "hash": d.hash, "summary": mask_secrets(printed_text(summarize_step(d)))}
+    policy, mask = text_printer(), masker()
+    return [{"index": d.index, "type": d.type, "hash": d.hash, "summary": mask(policy(summarize_step(d)))}
             for d in (s.decoded() for s in c.steps)]
 
 

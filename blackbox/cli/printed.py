@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["printed_payload", "printed_text"]
+__all__ = ["printed_payload", "printed_text", "text_printer"]
 
 _NAMES_POLICY = re.compile(rb"blackbox\.redact(?![A-Za-z0-9_])")
 
@@ -65,11 +65,24 @@ def _text_policy() -> Callable[[Any], Any] | None:
 
 def printed_text(text: str) -> str:
     """`text` from a cassette (a summary, a value in a report) as the policy lets it out."""
+    return text_printer()(text)
+
+
+def text_printer() -> Callable[[str], str]:
+    """`printed_text` with the policy looked up once: for a printer that prints a line per step."""
     policy = _text_policy()
     if policy is None:
-        return text
-    out = policy(text)
-    return out if isinstance(out, str) else text
+        return _as_is
+
+    def printed(text: str) -> str:
+        out = policy(text)
+        return out if isinstance(out, str) else text
+
+    return printed
+
+
+def _as_is(text: str) -> str:
+    return text
 
 
 def printed_payload(step_type: str, payload: Any) -> Any:

@@ -18,7 +18,7 @@ from typing import Any, Literal
 import msgspec
 
 from blackbox.cli.jsonout import print_json
-from blackbox.cli.printed import printed_text
+from blackbox.cli.printed import printed_text, text_printer
 from blackbox.cli.term import EXIT_FAILURE, EXIT_USAGE, colour, error_line, paint
 from blackbox.errors import CassetteError
 from blackbox.format.canonical import nesting_headroom
@@ -29,7 +29,7 @@ from blackbox.format.firstdiff import format_value
 from blackbox.format.inert import inert
 from blackbox.format.lazy import LazyCassette, load_lazy
 from blackbox.format.outcome import outcome, summarize_step
-from blackbox.format.secrets import mask_secrets
+from blackbox.format.secrets import mask_secrets, masker
 from blackbox.format.verify import VerifyReport, expect_hash, unloadable_report, verify
 
 __all__ = [
@@ -65,6 +65,12 @@ Row = tuple[str, str, int | None, str]  # check, status, step, detail
 def shown(text: str) -> str:
     """Cassette or path text as printed: the redaction policy in force applied, secrets masked, then inert."""
     return inert(mask_secrets(printed_text(text)))
+
+
+def shower() -> Callable[[str], str]:
+    """`shown` with the policy and the key values looked up once, for a line per step of a long cassette."""
+    policy, mask = text_printer(), masker()
+    return lambda text: inert(mask(policy(text)))
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], on: bool,

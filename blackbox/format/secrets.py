@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from blackbox.apis import API_FACTS, GATEWAY_KEY_HEADERS
 from blackbox.wire import Request
@@ -31,6 +31,7 @@ __all__ = [
     "contains_key_value",
     "key_values",
     "mask_secrets",
+    "masker",
     "replay_placeholders",
 ]
 
@@ -122,9 +123,21 @@ def contains_key_value(text: str, values: Iterable[str]) -> bool:
 
 def mask_secrets(text: str, env: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> str:
     """`text` with known key values, then credential patterns, replaced by `[redacted]`."""
-    for value in key_values(env, extra):
-        text = text.replace(value, REDACTED)
-    return _MASK.sub(REDACTED, text)
+    return masker(env, extra)(text)
+
+
+def masker(env: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> Callable[[str], str]:
+    """`mask_secrets` with the key values read once: for a printer that masks a line per step."""
+    values = key_values(env, extra)
+    sub = _MASK.sub
+
+    def masked(text: str) -> str:
+        for value in values:
+            if value in text:
+                text = text.replace(value, REDACTED)
+        return sub(REDACTED, text)
+
+    return masked
 
 
 class Secrets:
