@@ -27,10 +27,8 @@ from blackbox.format.nesting import (
     ROOM_OFFSET,
     TOO_DEEP,
     TOO_DEEP_PAYLOAD,
-    in_room,
     nesting_headroom,
     reading_room,
-    walk_with_room,
     with_headroom,
 )
 
@@ -46,7 +44,6 @@ __all__ = [
     "canonical_text",
     "decode_json",
     "hashed_bytes",
-    "in_room",
     "js_number",
     "js_stringify",
     "json_value",
@@ -54,7 +51,6 @@ __all__ = [
     "reading_room",
     "sha256_hex",
     "step_hash",
-    "walk_with_room",
     "with_headroom",
 ]
 

@@ -20,10 +20,10 @@ from typing import Any
 import msgspec
 
 from blackbox.errors import CassetteError
-from blackbox.format.canonical import MAX_NESTING, in_room, reading_room
+from blackbox.format.canonical import MAX_NESTING, reading_room
 from blackbox.format.cassette import CassetteOf, Step, StepType, Timestamp, check_version, reading
 from blackbox.format.lazy import LazyCassette, LazyStep
-from blackbox.format.nesting import FILE_LEVELS
+from blackbox.format.nesting import FILE_LEVELS, in_room
 from blackbox.format.tokens import Tokens
 
 __all__ = ["CHUNK", "Batch", "CassetteHeader", "FileStep", "Indexer", "StepFile", "Unusual"]

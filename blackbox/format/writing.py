@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from blackbox.errors import CassetteError, WriteError
-from blackbox.format.canonical import TOO_DEEP, TOO_DEEP_PAYLOAD, CanonicalError, JSFloat, js_number, walk_with_room
+from blackbox.format.canonical import TOO_DEEP, TOO_DEEP_PAYLOAD, CanonicalError, JSFloat, js_number
 from blackbox.format.inert import inert
+from blackbox.format.nesting import walk_with_room
 
 if TYPE_CHECKING:
     from blackbox.format.cassette import Cassette
