@@ -173,16 +173,20 @@ class BrowseScreen(BlackboxScreen[None]):
         self.reading = self.run.loading.fraction if self.run.loading is not None else None
         self.header = HeaderState.of(self.run)
         if not self.header.timed and self.run.loading is None and len(self.run):
-            self.call_after_refresh(self._add_up, len(self.run), self.run.generation)  # not before a frame
+            self.call_after_refresh(self._start_adding_up, len(self.run), self.run.generation)  # not before a frame
 
-    @work(thread=True, exclusive=True, group="totals")
-    def _add_up(self, steps: int, generation: int) -> None:
-        """The header's totals (the run's timeline: every tool step read), off the UI thread; the header shows
-        "adding up…" until then."""
-        if (steps, generation) != self._added_up:
+    def _start_adding_up(self, steps: int, generation: int) -> None:
+        if (steps, generation) != self._added_up:  # once per state of the run (rows_changed comes in bursts)
             self._added_up = (steps, generation)
-            run_timeline(self.run, model_names=False)
-            self.post_message(TotalsAdded())
+            self._add_up()
+
+    @work(thread=True, group="totals")
+    def _add_up(self) -> None:
+        """The header's totals (the run's timeline: every tool step read), off the UI thread; the header shows
+        "adding up…" until then.  Not exclusive: a thread cannot be stopped, and a cancelled one would only
+        be marked so."""
+        run_timeline(self.run, model_names=False)
+        self.post_message(TotalsAdded())
 
     # -- a large file read in the background ---------------------------------------------------------------
 
