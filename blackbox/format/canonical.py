@@ -14,7 +14,6 @@ import hashlib
 import json
 import math
 import re
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -24,9 +23,9 @@ from blackbox.format.nesting import (
     FRAME_LEVELS,
     MAX_NESTING,
     NESTING_HEADROOM,
-    ROOM_OFFSET,
     TOO_DEEP,
     TOO_DEEP_PAYLOAD,
+    in_room,
     nesting_headroom,
     reading_room,
     with_headroom,
@@ -151,15 +150,7 @@ def decode_json(data: bytes | str, *, levels: int = MAX_NESTING) -> Any:
     cassette file is read with `MAX_NESTING + FRAME_LEVELS`).
     """
     try:
-        # The room's limit is the caller's depth + levels + ROOM_OFFSET, never below levels + ROOM_OFFSET: what
-        # decodes under a limit no higher than that decodes in the room too, which measuring the depth costs
-        if sys.getrecursionlimit() <= levels + ROOM_OFFSET:
-            try:
-                return _DECODER.decode(data)
-            except RecursionError:
-                pass  # deep, or a deep caller: judged in the room
-        with reading_room(levels):
-            return _DECODER.decode(data)
+        return in_room(levels, lambda: _DECODER.decode(data))  # the room measured only when it matters
     except RecursionError:  # msgspec recurses once per level; JSON.parse has no such limit
         raise msgspec.DecodeError(TOO_DEEP) from None
     except msgspec.DecodeError:

@@ -146,7 +146,7 @@ def in_room(levels: int, read: Callable[[], R]) -> R:
             return read()
         except RecursionError:
             pass  # deep, or a deep caller: judged in the room
-    with reading_room(levels):
+    with reading_room(levels + 1):  # measured here, one frame above `read`'s own
         return read()
 
 
