@@ -854,7 +854,7 @@ class FakeAPI:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._connections: set[socket.socket] = set()
-        self._clients: list[Any] = []  # the sync SDK clients `anthropic()` / `openai()` made: closed with the server
+        self._clients: list[Any] = []  # sync clients (`anthropic()`, `openai()`, `closes`): closed with the server
 
     # -- control -------------------------------------------------------------------------------------
 
@@ -939,6 +939,11 @@ class FakeAPI:
 
         kwargs.setdefault("http_client", httpx2.Client())
         client = anthropic.Anthropic(**_client_defaults(kwargs, self.url))
+        self._clients.append(client)
+        return client
+
+    def closes(self, client: Any) -> Any:
+        """`client` (a sync SDK or HTTP client a test made for this server), closed with the server."""
         self._clients.append(client)
         return client
 

@@ -6,26 +6,14 @@ reports as a failure of the test during which the object was freed.  An object c
 freed only by the garbage collector, possibly after the last test, where nothing would report it (an xdist
 worker exits silently): so the garbage is collected as the last test of a process ends, and such a leak fails
 that test's teardown.  Run with `PYTHONTRACEMALLOC=20` to see where a reported object was made.
-
-Until the last known leaks are fixed (the lead's list), pyproject shows every leak (`always`) and
-`BLACKBOX_LEAKS=error` makes each one fail; the rules below then go into pyproject's `filterwarnings`.
 """
 
 from __future__ import annotations
 
 import gc
-import os
 from collections.abc import Iterator
 
 import pytest
-
-LEAK_RULES = ("error::ResourceWarning", "error::pytest.PytestUnraisableExceptionWarning")
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    if os.environ.get("BLACKBOX_LEAKS") == "error":
-        for rule in LEAK_RULES:  # after pyproject's: the later rule wins
-            config.addinivalue_line("filterwarnings", rule)
 
 
 @pytest.fixture(autouse=True, scope="session")

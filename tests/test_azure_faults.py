@@ -33,8 +33,8 @@ PROMPT_FILTERED = {"error": {
 
 
 def azure(bb: blackbox.Session, fake: FakeAPI) -> openai.AzureOpenAI:
-    return openai.AzureOpenAI(http_client=bb.http_client(), azure_endpoint=fake.url, api_key=KEY,
-                              api_version="2024-10-21", max_retries=0)
+    return fake.closes(openai.AzureOpenAI(http_client=bb.http_client(), azure_endpoint=fake.url, api_key=KEY,
+                                          api_version="2024-10-21", max_retries=0))
 
 
 def ask(client: openai.AzureOpenAI, *, stream: bool) -> str:

@@ -66,6 +66,13 @@ def chat_model(bb: blackbox.Session, family: str, *, streaming: bool, fake: Fake
     return llm
 
 
+def gemini_clients(llm: Any) -> tuple[Any, Any]:
+    """The (sync, async) HTTP clients of the model's google-genai client: the SDK never closes a client it was
+    given (the README says so), so the test does."""
+    options = llm.client._api_client._http_options
+    return options.httpx_client, options.httpx_async_client
+
+
 async def close_async_clients(llm: Any, family: str) -> None:
     """The chat model's async SDK client, closed in its event loop (the model never closes a client it was given)."""
     if family == "openai":
@@ -73,14 +80,27 @@ async def close_async_clients(llm: Any, family: str) -> None:
     elif family == "anthropic":
         await llm._async_client.close()
     else:
-        await llm.client.aio.aclose()
+        await gemini_clients(llm)[1].aclose()
+
+
+def close_sync_clients(llm: Any, family: str) -> None:
+    """The chat model's sync SDK client (on Blackbox's client), closed: the model never closes one it was given."""
+    if family == "openai":
+        llm.root_client.close()
+    elif family == "anthropic":
+        llm._client.close()
+    else:
+        gemini_clients(llm)[0].close()
 
 
 def run_agent(bb: blackbox.Session, family: str, *, streaming: bool, fake: FakeAPI | None = None,
               prompt: str = "Weather in Paris?") -> str:
-    agent = agents.create_agent(chat_model(bb, family, streaming=streaming, fake=fake),
-                                tools=[tool(bb.tool("get_weather", get_weather))], system_prompt="Be brief.")
-    state = agent.invoke({"messages": [{"role": "user", "content": prompt}]})
+    llm = chat_model(bb, family, streaming=streaming, fake=fake)
+    agent = agents.create_agent(llm, tools=[tool(bb.tool("get_weather", get_weather))], system_prompt="Be brief.")
+    try:
+        state = agent.invoke({"messages": [{"role": "user", "content": prompt}]})
+    finally:
+        close_sync_clients(llm, family)
     content = state["messages"][-1].content
     return content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
 
@@ -169,6 +189,7 @@ def test_the_async_agent_records_and_replays(fake_api: FakeAPI, tmp_path: Path, 
         agent = agents.create_agent(llm, tools=[tool(bb.tool("get_weather", get_weather))], system_prompt="Be brief.")
         state = await agent.ainvoke({"messages": [{"role": "user", "content": "Weather in Paris?"}]})
         await close_async_clients(llm, family)
+        close_sync_clients(llm, family)
         content = state["messages"][-1].content
         return content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
 

@@ -1,4 +1,4 @@
-"""The suite's guard against leaks (pyproject's `filterwarnings`, tests/leak_check.py with BLACKBOX_LEAKS=error):
+"""The suite's guard against leaks (pyproject's `filterwarnings`, tests/leak_check.py):
 a test that leaves a file or a socket unclosed fails, alone or under xdist, even when only the garbage collector
 frees it, after the last test.  Run in a pytester project given the same settings."""
 
@@ -42,7 +42,6 @@ def test_a_leak_fails_the_run_under_the_projects_settings(pytester: pytest.Pytes
                                                          workers: list[str]) -> None:
     options = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
     pytester.makeini("[pytest]\nfilterwarnings =\n" + "".join(f"    {rule}\n" for rule in options["filterwarnings"]))
-    monkeypatch.setenv("BLACKBOX_LEAKS", "error")
     pytester.makeconftest('pytest_plugins = ["tests.leak_check"]\n')
     pytester.makepyfile(test_leaky=LEAKY)
     monkeypatch.setenv("PYTHONPATH", str(ROOT))

@@ -139,6 +139,26 @@ def test_a_client_built_in_a_fixture_records_and_replays(pytester: pytest.Pytest
     assert api.requests == []
 
 
+KEPT_CLIENT = AGENT_TEST.replace(
+    "    answer = anthropic_agent", "    KEPT.append(client)\n    answer = anthropic_agent",
+).replace("PROMPT = ", "KEPT = []\nPROMPT = ") + """
+
+def test_the_client_was_closed():
+    (client,) = KEPT
+    assert client._client.is_closed, "the fixture closes the test's clients as it ends"
+"""
+
+
+def test_the_fixtures_clients_are_closed_as_the_test_ends(pytester: pytest.Pytester, api: FakeAPI,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test need not close the client it gave the SDK: its kept-alive connection would otherwise be freed by
+    the garbage collector later, as a ResourceWarning in whatever test runs then."""
+    pytester.makepyfile(test_agent=KEPT_CLIENT)
+    run(pytester, "--blackbox-record", "-p", "no:randomly").assert_outcomes(passed=2)
+    offline(api, monkeypatch)
+    run(pytester, "-p", "no:randomly").assert_outcomes(passed=2)
+
+
 def test_a_pace_in_the_environment_is_not_the_plugins(pytester: pytest.Pytester, api: FakeAPI,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """BLACKBOX_* set for `blackbox replay -- cmd` sessions (here a bad pace) do not reach the plugin's."""

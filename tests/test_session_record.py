@@ -48,15 +48,15 @@ def anthropic_client(bb: blackbox.Session, fake: FakeAPI, **kwargs: Any) -> Any:
     import anthropic
 
     kwargs.setdefault("max_retries", 0)
-    return anthropic.Anthropic(http_client=bb.http_client(), base_url=fake.url, api_key=KEY, **kwargs)
+    return fake.closes(anthropic.Anthropic(http_client=bb.http_client(), base_url=fake.url, api_key=KEY, **kwargs))
 
 
 def openai_client(bb: blackbox.Session, fake: FakeAPI, **kwargs: Any) -> Any:
     import openai
 
     kwargs.setdefault("max_retries", 0)
-    return openai.OpenAI(http_client=bb.http_client(), base_url=fake.openai_url, api_key="sk-proj-" + "x" * 30,
-                         **kwargs)
+    return fake.closes(openai.OpenAI(http_client=bb.http_client(), base_url=fake.openai_url,
+                                     api_key="sk-proj-" + "x" * 30, **kwargs))
 
 
 def assert_neutral(path: Path) -> blackbox.Cassette:

@@ -151,6 +151,7 @@ class CassetteRun:
         self.why = ""  # the test's outcome, when a recording was not written
         self._temp: Path | None = None
         self._last_request: bytes | None = None
+        self._clients: list[Any] = []  # the sync HTTP clients handed out: closed as the test ends
 
     # -- starting ----------------------------------------------------------------------------------
 
@@ -219,7 +220,9 @@ class CassetteRun:
     def http_client(self, flavor: str | None = None, **kwargs: Any) -> Any:
         """`Session.http_client()`: the client to give the SDK (`anthropic.Anthropic(http_client=...)`)."""
         session = self.start()
-        return session.http_client(flavor, **self._hooked(kwargs, asynchronous=False, flavor=flavor))
+        client = session.http_client(flavor, **self._hooked(kwargs, asynchronous=False, flavor=flavor))
+        self._clients.append(client)
+        return client
 
     def async_http_client(self, flavor: str | None = None, **kwargs: Any) -> Any:
         """`Session.async_http_client()`: for `AsyncAnthropic` / `AsyncOpenAI`."""
@@ -336,6 +339,7 @@ class CassetteRun:
         """After the test (`outcome`: passed, failed, skipped, xfailed, xpassed or error): move a recording into
         place if the test passed; otherwise drop it, and say why."""
         passed = outcome == "passed"
+        self._close_clients()
         if self.session is not None and self.summary is None and self.error is None:
             with contextlib.suppress(BlackboxError):  # a test that never reached its call phase
                 self.summary = self.session.finish(error="the test ended before the run finished")
@@ -353,6 +357,14 @@ class CassetteRun:
                 with contextlib.suppress(OSError):
                     leftover.unlink()
 
+    def _close_clients(self) -> None:
+        """The test's sync clients are of no use after it (its session has finished): closed, so their kept-alive
+        connections are not left for the garbage collector (a `ResourceWarning` in the test that follows).  An
+        async client belongs to its event loop, gone by now: `async with` it in the test."""
+        clients, self._clients = self._clients, []
+        for client in clients:
+            with contextlib.suppress(Exception):
+                client.close()
 
 
 def _offline_transport(flavor: str | None, asynchronous: bool) -> Any:
