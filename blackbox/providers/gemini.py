@@ -186,6 +186,7 @@ def _tools(tools: Any) -> list[dict[str, Any]]:
 def _messages(contents: list[Any], ids: CallIds) -> list[dict[str, Any]]:
     """Consecutive contents of one role are one message (a streamed chat keeps one model content per frame)."""
     turns: list[tuple[str, list[Any]]] = []
+    last = ""
     for content in contents:
         if not isinstance(content, dict):
             raise unsupported(f"a content of type {type(content).__name__}", "send Content objects")
@@ -193,10 +194,11 @@ def _messages(contents: list[Any], ids: CallIds) -> list[dict[str, Any]]:
         found = content.get("parts") or []
         if not isinstance(found, list):
             raise unsupported("a content whose parts is not a list", "send parts=[...]")
-        if turns and turns[-1][0] == role:
-            turns[-1][1].extend(found)
+        if role == last:  # the request's own lists are only read: a merged turn is a new list
+            turns[-1] = (role, turns[-1][1] + found)
         else:
-            turns.append((role, list(found)))
+            turns.append((role, found))
+            last = role
     seen: dict[str, int] = {}
     messages: list[dict[str, Any]] = []
     previous: list[dict[str, Any]] = []  # the calls of the last assistant turn, for the functionResponses after it
@@ -244,7 +246,7 @@ _PART_ADVICE = "send text, functionCall and functionResponse parts only"
 def _user(found: list[Any], ids: CallIds, previous: list[dict[str, Any]]) -> dict[str, Any]:
     texts: list[str] = []
     results: list[dict[str, Any]] = []
-    unclaimed = list(previous)
+    unclaimed: list[dict[str, Any]] | None = None  # the calls not answered yet, copied at the first response
     for part in found:
         if type(part) is dict and len(part) == 1 and type(text := part.get("text")) is str:  # a plain text part
             texts.append(text)
@@ -255,6 +257,8 @@ def _user(found: list[Any], ids: CallIds, previous: list[dict[str, Any]]) -> dic
         if kind == "text":
             texts.append(part.get("text") or "")
         elif kind == "functionResponse":
+            if unclaimed is None:
+                unclaimed = list(previous)
             results.append(_result(part["functionResponse"], ids, unclaimed))
         else:
             raise unsupported(f"a {kind!r} part in a user turn", _PART_ADVICE)

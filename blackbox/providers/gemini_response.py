@@ -111,17 +111,19 @@ def synthesize_response(output: ModelOutput | Mapping[str, Any], *, step_index: 
     signatures: Mapping[str, Any] = found if isinstance(found, dict) else {}
     parts: list[dict[str, Any]] = []
     thoughts = output.get("thoughts")
-    for thought in thoughts if isinstance(thoughts, list) else []:
-        if isinstance(thought, dict):
-            parts.append(_signed({"text": thought.get("text") or "", "thought": True}, thought.get("signature")))
+    if thoughts and isinstance(thoughts, list):
+        for thought in thoughts:
+            if isinstance(thought, dict):
+                parts.append(_signed({"text": thought.get("text") or "", "thought": True}, thought.get("signature")))
     text = output.get("text")
     if text:
-        parts.append(_signed({"text": text}, signatures.get("text")))
-    for call in calls_of(output):
-        args = call.get("toolInput")
-        parts.append(_signed({"functionCall": {"id": call["toolCallId"], "name": call["toolName"],
-                                               "args": args if isinstance(args, dict) else {}}},
-                             signatures.get(str(call["toolCallId"]))))
+        parts.append(_signed({"text": text}, signatures.get("text")) if signatures else {"text": text})
+    if kind != "final_answer":  # an answer has no calls (the common reply: no call to look for)
+        for call in calls_of(output):
+            args = call.get("toolInput")
+            parts.append(_signed({"functionCall": {"id": call["toolCallId"], "name": call["toolName"],
+                                                   "args": args if isinstance(args, dict) else {}}},
+                                 signatures.get(str(call["toolCallId"]))))
     if not parts:
         parts.append({"text": ""})
     return {
