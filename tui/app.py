@@ -59,6 +59,8 @@ class BlackboxApp(Keyed, App[None]):
         self.remember_theme = remember_theme
         self.follow = follow
         self._reading: list[Run] = []
+        self._frame_up = False  # the first frame is up (Textual's `Ready`)
+        self._exit_asked: int | None = None  # an exit asked before then
         remembered = recall_theme() if remember_theme else ""
         if theme or remembered in self.available_themes:
             self.theme = theme or remembered
@@ -71,6 +73,19 @@ class BlackboxApp(Keyed, App[None]):
         self.push_screen(BrowseScreen(self.runs[0], companion=companion, follow=self.follow))
         if self.open_with_diff and companion is not None:
             self.open_diff(self.runs[0], companion)
+
+    def exit_when_ready(self, code: int) -> None:
+        """Exit with `code`, now if the first frame is up, else as soon as it is: an exit asked while the
+        screens mount removes their widgets under their own mount handlers (a traceback, exit status 1)."""
+        if self._frame_up:
+            self.exit(None, code)
+        else:
+            self._exit_asked = code
+
+    def on_ready(self) -> None:
+        self._frame_up = True
+        if self._exit_asked is not None:
+            self.exit(None, self._exit_asked)
 
     # -- large files, read in the background -------------------------------------------------------------
 

@@ -129,7 +129,7 @@ def _exit_on_hangup(scratch: Path) -> Iterator[list[Any]]:
         timer.daemon = True
         timer.start()
         for ui in running:
-            loop.call_soon_threadsafe(ui.exit, None, 128 + signum)
+            loop.call_soon_threadsafe(ui.exit_when_ready, 128 + signum)
 
     running: list[Any] = []
     previous = {sig: signal.signal(sig, leave) for sig in (signal.SIGHUP, signal.SIGTERM)}

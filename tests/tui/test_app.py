@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from textual.command import CommandPalette
 
+from blackbox_tui.app import BlackboxApp, load_runs
 from blackbox_tui.commands import screen_actions
 from blackbox_tui.screens.browse import BrowseScreen
 from tests.tui.conftest import CHILD, PARENT, SIZE, make_app, settle
@@ -155,3 +158,25 @@ def test_tui_on_a_directory_fails_like_verify(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.stderr.strip() == (f"error: {tmp_path}: is a directory, not a cassette file; "
                                      f"`blackbox list {tmp_path}` shows the cassettes in it")
+
+
+class ExitWhileMounting(BlackboxApp):
+    """Asks for the exit where the signal handler's call lands when a kill comes as the UI starts: in the middle
+    of the mounting (the browse screen, and the diff's, are pushed but not mounted yet)."""
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.exit_when_ready(143)
+
+
+@pytest.mark.parametrize("diff", [False, True], ids=["browse", "diff"])
+async def test_an_exit_asked_while_the_screens_mount_waits_for_the_first_frame(diff: bool) -> None:
+    """A SIGTERM to the demo UI as it starts asked for an exit while its screens mounted: taken at once, it removed
+    their widgets under their own mount handlers (NoMatches, a traceback, exit status 1, about 1 kill in 8)."""
+    app = ExitWhileMounting(load_runs([PARENT, CHILD] if diff else [PARENT]), diff=diff)
+    async with app.run_test(size=SIZE):
+        deadline = time.monotonic() + HANG_GUARD
+        while app.return_code is None:  # the app ends by itself, once its first frame is up
+            assert time.monotonic() < deadline, "hung: the app never took the exit asked while it mounted"
+            await asyncio.sleep(0.05)
+    assert app.return_code == 143 and app._exception is None
