@@ -138,3 +138,25 @@ def test_a_signal_to_the_launcher_reaches_the_agent_and_the_run_is_recorded(
                                           "exitCode": code}
     assert f"recorded {out}: 5 steps, error (finish() was not called" in stdout
     assert list(tmp.iterdir()) == []  # the launcher's temporary folder is gone
+
+
+EARLY_SIGNAL = """
+import os, signal, subprocess, sys
+from blackbox.live import launcher
+child = []
+with launcher._forwarding(child) as (received, started):
+    signal.raise_signal(signal.SIGTERM)  # before the agent is in `child`: as on a machine too busy to get there
+    child.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"]))
+    started()
+    print(received, child[0].wait(), flush=True)
+"""
+
+
+def test_a_signal_before_the_agent_is_registered_still_reaches_it() -> None:
+    """Under load the agent can be running (and the test's kill sent) before `Popen` has returned in the
+    launcher; the signal then found no child to forward to, and the launcher waited forever for an agent never
+    told (seen once: `…[shared-group-1-129]` timed out under `stress-ng --cpu 2`)."""
+    result = subprocess.run([PY, "-c", EARLY_SIGNAL], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            capture_output=True, text=True, timeout=HANG_GUARD, start_new_session=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"[{int(signal.SIGTERM)}] {-signal.SIGTERM}"

@@ -21,7 +21,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -119,19 +119,30 @@ def _start(command: Sequence[str], env: dict[str, str]) -> subprocess.Popen[byte
 
 
 @contextmanager
-def _forwarding(child: list[subprocess.Popen[bytes]]) -> Iterator[list[int]]:
+def _forwarding(child: list[subprocess.Popen[bytes]]) -> Iterator[tuple[list[int], Callable[[], None]]]:
     """While the agent runs: ignore SIGINT (the terminal sends it to the agent too), forward SIGTERM and
-    SIGHUP.  Yields the list of signals received."""
+    SIGHUP.  Yields the list of signals received and `started()`, called once the agent is in `child`: a
+    signal that came before that (the agent may be running before `Popen` has returned here, on a busy
+    machine) is forwarded then, instead of lost with the launcher waiting forever for an agent never told."""
     received: list[int] = []
+    missed: list[int] = []  # received before the agent was in `child` (a launcher outside its own group)
 
     def forward(signum: int, frame: object) -> None:
         if signum in received:
             return  # our own forwarded copy, delivered to the whole group
         received.append(signum)
         if os.getpgrp() == os.getpid():
-            os.killpg(os.getpgrp(), signum)
-        elif child and child[0].poll() is None:
+            os.killpg(os.getpgrp(), signum)  # the agent, once forked, is in the group already
+        elif not child:
+            missed.append(signum)
+        elif child[0].poll() is None:
             child[0].send_signal(signum)
+
+    def started() -> None:
+        while missed:  # a signal now finds the agent in `child`: none is added here after this
+            signum = missed.pop(0)
+            if child[0].poll() is None:
+                child[0].send_signal(signum)
 
     # A handler, not SIG_IGN: exec resets handled signals to default in the child, but an ignored
     # SIGINT would be inherited, and Ctrl-C would no longer stop the agent or let it write its cassette.
@@ -139,7 +150,7 @@ def _forwarding(child: list[subprocess.Popen[bytes]]) -> Iterator[list[int]]:
     for signum in (signal.SIGTERM, signal.SIGHUP):
         previous[signum] = signal.signal(signum, forward)
     try:
-        yield received
+        yield received, started
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
@@ -154,8 +165,9 @@ def run_agent(command: Sequence[str], settings: Settings, *, placeholders: bool 
         env = agent_env({**variables, ENV_REPORT: str(report_path)}, placeholders=placeholders)
         child: list[subprocess.Popen[bytes]] = []
         last: list[bytes] = []
-        with _forwarding(child) as received:
+        with _forwarding(child) as (received, started):
             child.append(_start(command, env))
+            started()
             pump = threading.Thread(target=_relay, args=(child[0].stderr, last), daemon=True)
             pump.start()
             returncode = child[0].wait()
