@@ -186,7 +186,6 @@ def _tools(tools: Any) -> list[dict[str, Any]]:
 def _messages(contents: list[Any], ids: CallIds) -> list[dict[str, Any]]:
     """Consecutive contents of one role are one message (a streamed chat keeps one model content per frame)."""
     turns: list[tuple[str, list[Any]]] = []
-    last = ""
     for content in contents:
         if not isinstance(content, dict):
             raise unsupported(f"a content of type {type(content).__name__}", "send Content objects")
@@ -194,11 +193,10 @@ def _messages(contents: list[Any], ids: CallIds) -> list[dict[str, Any]]:
         found = content.get("parts") or []
         if not isinstance(found, list):
             raise unsupported("a content whose parts is not a list", "send parts=[...]")
-        if role == last:  # the request's own lists are only read: a merged turn is a new list
-            turns[-1] = (role, turns[-1][1] + found)
+        if turns and turns[-1][0] == role:
+            turns[-1][1].extend(found)
         else:
-            turns.append((role, found))
-            last = role
+            turns.append((role, list(found)))
     seen: dict[str, int] = {}
     messages: list[dict[str, Any]] = []
     previous: list[dict[str, Any]] = []  # the calls of the last assistant turn, for the functionResponses after it

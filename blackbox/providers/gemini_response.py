@@ -117,7 +117,7 @@ def synthesize_response(output: ModelOutput | Mapping[str, Any], *, step_index: 
                 parts.append(_signed({"text": thought.get("text") or "", "thought": True}, thought.get("signature")))
     text = output.get("text")
     if text:
-        parts.append(_signed({"text": text}, signatures.get("text")) if signatures else {"text": text})
+        parts.append(_signed({"text": text}, signatures.get("text")))
     if kind != "final_answer":  # an answer has no calls (the common reply: no call to look for)
         for call in calls_of(output):
             args = call.get("toolInput")

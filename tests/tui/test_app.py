@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +14,7 @@ from blackbox_tui.commands import screen_actions
 from blackbox_tui.screens.browse import BrowseScreen
 from tests.tui.conftest import CHILD, PARENT, SIZE, make_app, settle
 from tests.tui.synthetic import write_synthetic
-from tests.waiting import HANG_GUARD
+from tests.waiting import HANG_GUARD, pilot_until
 
 pytestmark = pytest.mark.anyio
 
@@ -174,9 +172,6 @@ async def test_an_exit_asked_while_the_screens_mount_waits_for_the_first_frame(d
     """A SIGTERM to the demo UI as it starts asked for an exit while its screens mounted: taken at once, it removed
     their widgets under their own mount handlers (NoMatches, a traceback, exit status 1, about 1 kill in 8)."""
     app = ExitWhileMounting(load_runs([PARENT, CHILD] if diff else [PARENT]), diff=diff)
-    async with app.run_test(size=SIZE):
-        deadline = time.monotonic() + HANG_GUARD
-        while app.return_code is None:  # the app ends by itself, once its first frame is up
-            assert time.monotonic() < deadline, "hung: the app never took the exit asked while it mounted"
-            await asyncio.sleep(0.05)
+    async with app.run_test(size=SIZE) as pilot:  # the app ends by itself, once its first frame is up
+        await pilot_until(pilot, lambda: app.return_code is not None, "the exit asked while the app mounted")
     assert app.return_code == 143 and app._exception is None

@@ -199,7 +199,7 @@ class DiffScreen(BlackboxScreen[None]):
             self.set_timer(CHAIN_CHECK_AFTER, self._settled.set)
 
     def broken_chains(self) -> list[str]:
-        """`A: chain broken at step 5 (reason)` for each run whose chain does not hold (checked by `_compare`)."""
+        """`A: chain broken at step 5 (reason)` for each run whose chain does not hold (checked by `_check_chains`)."""
         found = []
         for side, run in (("A", self.a), ("B", self.b)):
             broken = run.chain if run.chain_checked else None
