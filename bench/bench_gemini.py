@@ -4,7 +4,7 @@
 
 The variants of `bench_session.py` (baseline: the SDK over a canned in-process transport; record; replay of a
 cassette recorded beforehand) for google-genai's `models.generate_content` and anthropic's `messages.create`,
-all six in one process, each on one long-lived client and session.  A round runs `--calls` calls of every
+all eight in one process, each on one long-lived client and session.  A round runs `--calls` calls of every
 variant, in an order rotated every round, so a burst of load from other jobs hits all of them alike; `--repeat`
 rounds.  Interleaved call by call, the variants take turns one call at a time: every one of them finds the CPU's
 caches as the others leave them, so the larger footprint of one SDK (google-genai builds pydantic models of
@@ -18,6 +18,11 @@ Two figures per variant, both in ms per call:
 - end to end: the variant's batch less the baseline batch of the same provider in the same round (the SDK's
   own cost cancels out, pairwise), as the median of the rounds and as the 10th percentile of each less the
   10th percentile of the baseline's (`bench_session_ab.py`'s figure);
+- like for like (replay only): the replay variant less the SDK over a canned network that answers what replay
+  answers (its status, headers and body, `Answered`).  A replayed body is leaner than a real one (zero usage,
+  no safety ratings), so the SDK parses less in replay than over the realistic canned body; against that body
+  the saving counts as negative overhead, and it is not the same for both APIs (a few µs for Anthropic's usage
+  fields, less for Gemini's).  Against the same bytes, the difference is Blackbox's work alone;
 - inside Blackbox's transport: the thread CPU time inside its `handle_request` (all of Blackbox's work on an
   unstreamed call: request, decision, response, recording) less the canned network inside it — no SDK in it.
 
@@ -46,7 +51,7 @@ from bench.bench_session import Canned, caller, canned
 from blackbox.live.transport import transport_classes
 
 PROVIDERS = ("anthropic", "gemini")
-MODES = ("baseline", "record", "replay")
+MODES = ("baseline", "record", "replay", "answered")
 
 
 class Clock:
@@ -101,6 +106,35 @@ def sdk_call(provider: str, bb: blackbox.Session | None) -> Callable[[], Any]:
     return caller(provider, bb.http_client(transport=canned(provider)), bb.async_http_client())
 
 
+class Answered(httpx2.BaseTransport):
+    """The canned network answering with what replay answers (its status, headers and body): the SDK then
+    parses the same bytes as in replay, so their difference is Blackbox's work alone."""
+
+    def __init__(self, response: httpx2.Response) -> None:
+        self.status, self.headers, self.body = response.status_code, list(response.headers.raw), response.content
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(self.status, headers=self.headers, content=self.body, request=request)
+
+
+def replayed_answer(provider: str, cassette: Path) -> Answered:
+    """What a replay of `cassette` answers its first call with (not timed)."""
+    bb = blackbox.session("replay", cassette=cassette)
+    client = bb.http_client(transport=canned(provider))
+    sent = client.send
+    got: list[httpx2.Response] = []
+
+    def send(request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
+        got.append(sent(request, **kwargs))
+        return got[-1]
+
+    client.send = send  # type: ignore[method-assign]
+    sdk = caller(provider, client, bb.async_http_client())
+    sdk()
+    client.close()
+    return Answered(got[0])
+
+
 def prepare(provider: str, calls: int, cassette: Path) -> None:
     """Record the cassette the replay variant answers from (not timed)."""
     bb = blackbox.session("record", out=cassette)
@@ -119,7 +153,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=40, help="calls of each variant per round")
     parser.add_argument("--repeat", type=int, default=40, help="rounds")
     parser.add_argument("--interleave", choices=["call", "batch", "both"], default="both",
-                        help="call: the six variants take turns call by call; batch: a batch of --calls each")
+                        help="call: the eight variants take turns call by call; batch: a batch of --calls each")
     args = parser.parse_args()
     n, rounds = args.calls, args.repeat
     modes = ["call", "batch"] if args.interleave == "both" else [args.interleave]
@@ -133,8 +167,10 @@ def main() -> None:
             record = blackbox.session("record", out=Path(tmp) / f"{provider}-rec.json")
             replay = blackbox.session("replay", cassette=cassette)
             sessions += [record, replay]
-            for mode, bb in (("baseline", None), ("record", record), ("replay", replay)):
-                calls[(provider, mode)] = call = sdk_call(provider, bb)
+            answered = replayed_answer(provider, cassette)
+            for mode, bb in (("baseline", None), ("record", record), ("replay", replay), ("answered", None)):
+                calls[(provider, mode)] = call = (caller(provider, httpx2.Client(transport=answered))
+                                                  if mode == "answered" else sdk_call(provider, bb))
                 for _ in range(10 if mode != "replay" else 20):  # warm up (replay: the 20 spare recorded calls)
                     call()
         clock = Clock()
@@ -202,11 +238,21 @@ def report(whole: Times, own: Times, n: int, rounds: int, interleave: str) -> No
             print(f"  {provider:9s} {mode:8s} {statistics.median(whole[key]) * 1e3:6.3f}  overhead: paired median "
                   f"+{paired[key] * 1e3:.3f}, p10 − p10 +{low[key] * 1e3:.3f}; inside Blackbox's transport "
                   f"{inside[key] * 1e3:.3f} (p10 {p10(own[key]) * 1e3:.3f})")
+        same = whole[(provider, "answered")]
+        replay = whole[(provider, "replay")]
+        paired[(provider, "like")] = statistics.median(v - b for v, b in zip(replay, same, strict=True))
+        low[(provider, "like")] = p10(replay) - p10(same)
+        print(f"  {provider:9s} replay against the SDK answered replay's bytes ({statistics.median(same) * 1e3:.3f}):"
+              f" overhead: paired median +{paired[(provider, 'like')] * 1e3:.3f}, p10 − p10 "
+              f"+{low[(provider, 'like')] * 1e3:.3f}")
     for mode in ("record", "replay"):
         g, a = ("gemini", mode), ("anthropic", mode)
         print(f"  {mode} overhead, gemini / anthropic: end to end {paired[g] / paired[a]:.2f} (paired median), "
               f"{low[g] / low[a]:.2f} (p10 − p10); inside Blackbox's transport {inside[g] / inside[a]:.2f}",
               flush=True)
+    g, a = ("gemini", "like"), ("anthropic", "like")
+    print(f"  replay overhead like for like (both SDKs parsing the bytes replay sends), gemini / anthropic: "
+          f"{paired[g] / paired[a]:.2f} (paired median), {low[g] / low[a]:.2f} (p10 − p10)", flush=True)
 
 
 if __name__ == "__main__":

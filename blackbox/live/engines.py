@@ -166,7 +166,8 @@ def answer(provider: Provider, output: ModelOutput, index: int, timestamp: float
     model = request.get("model")
     body = provider.synthesize_response(output, step_index=index, timestamp_ms=int(timestamp),
                                         model=model if isinstance(model, str) else None)
-    provider.note_replayed(body, ids)
+    if output.get("type") != "final_answer":  # an answer names no call to note
+        provider.note_replayed(body, ids)
     if not provider.is_stream(request):
         return Reply(200, _body_bytes(body))
     chunks = provider.stream.synthesize(body, piece_size=PACED_PIECE if spread_ms > 0 else None)

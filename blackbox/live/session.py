@@ -114,8 +114,8 @@ class Session:
         if provider is None:
             raise unknown_request(request, offline=self._engine.offline)
         self._check_quiet("starts")
-        body = provider.body_of(request)
-        decision = self._engine.model_call(provider, body, provider.normalize_request(body, self._ids))
+        body, model_input = provider.read_request(request, self._ids)
+        decision = self._engine.model_call(provider, body, model_input)
         if isinstance(decision, ModelCall):
             self._model_calls += 1
             return Forward(decision)

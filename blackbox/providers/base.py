@@ -55,6 +55,12 @@ class CodecProvider:
             raise unsupported("a model request whose body is not a JSON object", "send a JSON object")
         return body
 
+    def read_request(self, request: Request, ids: CallIds) -> tuple[dict[str, Any], ModelInput]:
+        """`body_of` the request and its `normalize_request`, as the session reads every model call; an API may
+        do both in one pass.  The engines read only the body's model and stream flag."""
+        body = self.body_of(request)
+        return body, self.normalize_request(body, ids)
+
     def is_stream(self, body: dict[str, Any]) -> bool:
         """Whether the request asks for a server-sent-event stream."""
         return wants_stream(body)

@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from blackbox.apis import facts
+from blackbox.errors import BlackboxError
 from blackbox.format.payloads import ModelInput
-from blackbox.providers import gemini_response, gemini_stream
+from blackbox.providers import gemini_response, gemini_stream, gemini_typed
 from blackbox.providers import token_counts as counts
 from blackbox.providers.base import CodecProvider
 from blackbox.providers.gemini_calls import (
@@ -78,6 +79,20 @@ def _called(route: str) -> tuple[str, bool] | None:
     return called
 
 
+def _method_call(request: Request) -> tuple[str, bool]:
+    found = _called(request.route)
+    if found is None:
+        raise unsupported("Gemini's Interactions API (server-side conversation state)",
+                          "use client.models.generate_content or chats, which send the whole conversation")
+    return found
+
+
+def _check_alt(request: Request, streamed: bool) -> None:
+    if streamed and request.param("alt") != "sse":
+        raise unsupported("a streamGenerateContent request without alt=sse (a JSON-array stream)",
+                          "stream with the google-genai SDK, which asks for alt=sse")
+
+
 def normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
     """The neutral `model_input` of a generateContent request; refuses what cannot be replayed faithfully
     (leaving `ids` as it was)."""
@@ -134,6 +149,26 @@ def _params(body: dict[str, Any]) -> dict[str, Any]:
     for name in _TOP_PARAMS:
         if body.get(name) is not None:
             params[name] = body[name]
+    return params
+
+
+_NOTHING: Mapping[str, Any] = {}
+
+
+def _typed_params(typed: gemini_typed.GenerateContent) -> dict[str, Any]:
+    """`_params` of a typed request whose generationConfig holds kept fields only (the common one); `Unusual`
+    for any other field, which `_params` judges."""
+    params: dict[str, Any] = {}
+    for name, value in (typed.generationConfig or _NOTHING).items():
+        if value is not None:
+            neutral = KEPT_PARAMS.get(name)
+            if neutral is None:
+                raise gemini_typed.Unusual
+            params[neutral] = value
+    if typed.toolConfig is not None:
+        params["toolConfig"] = typed.toolConfig
+    if typed.safetySettings is not None:
+        params["safetySettings"] = typed.safetySettings
     return params
 
 
@@ -382,18 +417,30 @@ class Gemini(CodecProvider):
         return True if request.host.endswith(_GOOGLE_HOSTS) else None  # else the `x-goog-api-key` header decides
 
     def body_of(self, request: Request) -> dict[str, Any]:
-        found = _called(request.route)
-        if found is None:
-            raise unsupported("Gemini's Interactions API (server-side conversation state)",
-                              "use client.models.generate_content or chats, which send the whole conversation")
+        model, streamed = _method_call(request)
         body = CodecProvider.body_of(self, request)
-        model, streamed = found
-        if streamed and request.param("alt") != "sse":
-            raise unsupported("a streamGenerateContent request without alt=sse (a JSON-array stream)",
-                              "stream with the google-genai SDK, which asks for alt=sse")
+        _check_alt(request, streamed)
         body["model"] = model
         body["stream"] = streamed
         return body
+
+    def read_request(self, request: Request, ids: CallIds) -> tuple[dict[str, Any], ModelInput]:
+        """The common body through `gemini_typed` (one pass, no dicts to walk); any other through the dict codec."""
+        model, streamed = _method_call(request)
+        typed = gemini_typed.decode(request.body)
+        if typed is not None:
+            _check_alt(request, streamed)
+            try:
+                params = _typed_params(typed)
+                payload = gemini_typed.normalize(typed, ids, {})  # the ids bound once all of it is read
+            except (gemini_typed.Unusual, BlackboxError):
+                pass  # the dict codec decides (and words any refusal)
+            else:
+                payload["model"] = model
+                if params:
+                    payload["params"] = params
+                return {"model": model, "stream": streamed}, cast(ModelInput, payload)
+        return CodecProvider.read_request(self, request, ids)
 
     def endpoint(self, base_url: str, model: str) -> str:
         base = base_url.rstrip("/")
