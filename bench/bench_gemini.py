@@ -1,6 +1,6 @@
 """Gemini's per-call record and replay overhead beside Anthropic's, in one run.
 
-    python bench/bench_gemini.py [--calls 40] [--repeat 40] [--interleave call|batch|both]
+    python bench/bench_gemini.py [--calls 40] [--repeat 40] [--interleave call|batch|both] [--processes K]
 
 The variants of `bench_session.py` (baseline: the SDK over a canned in-process transport; record; replay of a
 cassette recorded beforehand) for google-genai's `models.generate_content` and anthropic's `messages.create`,
@@ -26,15 +26,19 @@ Two figures per variant, both in ms per call:
 - inside Blackbox's transport: the thread CPU time inside its `handle_request` (all of Blackbox's work on an
   unstreamed call: request, decision, response, recording) less the canned network inside it — no SDK in it.
 
-The goal: Gemini's overhead within 10% of Anthropic's (a ratio ≤ 1.10), record and replay.
+The goal: Gemini's overhead within 10% of Anthropic's (a ratio ≤ 1.10), record and replay.  `--processes K`
+runs the whole bench in K fresh processes and gives the median of each ratio (a process's memory layout moves
+its end-to-end ratios by a few %).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -128,7 +132,7 @@ def replayed_answer(provider: str, cassette: Path) -> Answered:
         got.append(sent(request, **kwargs))
         return got[-1]
 
-    client.send = send  # type: ignore[method-assign]
+    client.send = send
     sdk = caller(provider, client, bb.async_http_client())
     sdk()
     client.close()
@@ -154,7 +158,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=40, help="rounds")
     parser.add_argument("--interleave", choices=["call", "batch", "both"], default="both",
                         help="call: the eight variants take turns call by call; batch: a batch of --calls each")
+    parser.add_argument("--processes", type=int, default=1,
+                        help="run the bench in this many fresh processes, one after the other, and give the median "
+                             "of their ratios (a process's memory layout moves its end-to-end ratios by a few %%)")
+    parser.add_argument("--ratios-out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.processes > 1:
+        return several(args)
     n, rounds = args.calls, args.repeat
     modes = ["call", "batch"] if args.interleave == "both" else [args.interleave]
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
@@ -175,15 +185,36 @@ def main() -> None:
                     call()
         clock = Clock()
         clock.install()
+        ratios: dict[str, dict[str, float]] = {}
         try:
             for interleave in modes:
                 whole, own = measure(calls, clock, n, rounds, interleave)
-                report(whole, own, n, rounds, interleave)
+                ratios[interleave] = report(whole, own, n, rounds, interleave)
         finally:
             clock.restore()
         for bb in sessions:
             bb.finish(result="done")
-    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    if args.ratios_out is not None:
+        args.ratios_out.write_text(json.dumps(ratios))
+
+
+def several(args: argparse.Namespace) -> None:
+    """`--processes K`: K runs in fresh processes, each printed as it goes, then the median of each ratio."""
+    runs: list[dict[str, dict[str, float]]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in range(args.processes):
+            out = Path(tmp) / f"{k}.json"
+            print(f"process {k + 1} of {args.processes}", flush=True)
+            subprocess.run([sys.executable, __file__, "--calls", str(args.calls), "--repeat", str(args.repeat),
+                            "--interleave", args.interleave, "--ratios-out", str(out)], check=True)
+            runs.append(json.loads(out.read_text()))
+    print(f"gemini / anthropic, median of {len(runs)} processes [their range]:")
+    for interleave in runs[0]:
+        print(f"  interleaved {'call by call' if interleave == 'call' else 'in batches'}:")
+        for name in runs[0][interleave]:
+            values = sorted(run[interleave][name] for run in runs)
+            print(f"    {name:32s} {statistics.median(values):.2f} [{values[0]:.2f}–{values[-1]:.2f}]")
 
 
 Times = dict[tuple[str, str], list[float]]
@@ -221,7 +252,8 @@ def measure(calls: dict[tuple[str, str], Callable[[], Any]], clock: Clock, n: in
     return whole, own
 
 
-def report(whole: Times, own: Times, n: int, rounds: int, interleave: str) -> None:
+def report(whole: Times, own: Times, n: int, rounds: int, interleave: str) -> dict[str, float]:
+    """Print the figures; the gemini / anthropic ratios, by name."""
     how = "call by call" if interleave == "call" else f"in batches of {n} calls"
     print(f"interleaved {how}: {rounds} rounds of {n} calls of each variant, thread CPU time, ms per call")
     paired: dict[tuple[str, str], float] = {}
@@ -253,6 +285,15 @@ def report(whole: Times, own: Times, n: int, rounds: int, interleave: str) -> No
     g, a = ("gemini", "like"), ("anthropic", "like")
     print(f"  replay overhead like for like (both SDKs parsing the bytes replay sends), gemini / anthropic: "
           f"{paired[g] / paired[a]:.2f} (paired median), {low[g] / low[a]:.2f} (p10 − p10)", flush=True)
+    ratios: dict[str, float] = {}
+    for mode in ("record", "replay", "like"):
+        g, a = ("gemini", mode), ("anthropic", mode)
+        what = "replay like for like" if mode == "like" else mode
+        ratios[f"{what} end to end"] = paired[g] / paired[a]
+        ratios[f"{what} p10 − p10"] = low[g] / low[a]
+        if mode != "like":
+            ratios[f"{mode} inside the transport"] = inside[g] / inside[a]
+    return ratios
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from blackbox.apis import facts
-from blackbox.errors import BlackboxError
 from blackbox.format.payloads import ModelInput
 from blackbox.providers import gemini_response, gemini_stream, gemini_typed
 from blackbox.providers import token_counts as counts
@@ -433,7 +432,7 @@ class Gemini(CodecProvider):
             try:
                 params = _typed_params(typed)
                 payload = gemini_typed.normalize(typed, ids, {})  # the ids bound once all of it is read
-            except (gemini_typed.Unusual, BlackboxError):
+            except gemini_typed.Unusual:
                 pass  # the dict codec decides (and words any refusal)
             else:
                 payload["model"] = model
