@@ -146,7 +146,7 @@ from blackbox.live import launcher
 child = []
 with launcher._forwarding(child) as (received, started):
     signal.raise_signal(signal.SIGTERM)  # before the agent is in `child`: as on a machine too busy to get there
-    child.append(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"]))
+    child.append(subprocess.Popen([sys.executable, "-c", "import signal; signal.pause()"]))
     started()
     print(received, child[0].wait(), flush=True)
 """

@@ -201,36 +201,44 @@ def _plain(part: Part) -> bool:
     return part.text is not None and part.functionCall is None and part.functionResponse is None
 
 
-def _assistant(found: list[Part], ids: CallIds, bindings: _Bindings | None
-               ) -> tuple[dict[str, Any], list[dict[str, Any]], _Bindings | None]:
-    if len(found) == 1 and _plain(part := found[0]):  # the common model turn: one text
-        return {"role": "assistant", "content": "" if part.thought is True else part.text}, _NO_CALLS, bindings
+def _texts_and(found: list[Part], kind: str) -> tuple[list[str], list[Part]]:
+    """A turn's texts and its parts of `kind`, in order, thoughts dropped; `Unusual` for a part of any other
+    kind (a call in a user turn, a response in a model turn), which the dict codec refuses."""
     texts: list[str] = []
-    calls: list[dict[str, Any]] | None = None
+    data: list[Part] = []
     for part in found:
         if _plain(part):
             if part.thought is not True:
                 texts.append(part.text)  # type: ignore[arg-type]
             continue
-        kind = _kind(part)
+        found_kind = _kind(part)
         if part.thought is True:
             continue
-        if kind != "functionCall":
+        if found_kind != kind:
             raise Unusual
+        data.append(part)
+    return texts, data
+
+
+def _assistant(found: list[Part], ids: CallIds, bindings: _Bindings | None
+               ) -> tuple[dict[str, Any], list[dict[str, Any]], _Bindings | None]:
+    if len(found) == 1 and _plain(part := found[0]):  # the common model turn: one text
+        return {"role": "assistant", "content": "" if part.thought is True else part.text}, _NO_CALLS, bindings
+    texts, data = _texts_and(found, "functionCall")
+    text = "".join(texts)
+    if not data:
+        return {"role": "assistant", "content": text}, _NO_CALLS, bindings
+    if bindings is None:
+        bindings = _Bindings(ids)
+    seen = bindings.seen
+    calls: list[dict[str, Any]] = []
+    for part in data:
         call: FunctionCall = part.functionCall  # type: ignore[assignment]
-        if bindings is None:
-            bindings = _Bindings(ids)
         base = f"{call.name}:{compact_json(call.args or {})}"
-        seen = bindings.seen
         key = f"{base}#{seen.get(base, 0)}"
         seen[base] = seen.get(base, 0) + 1
-        if calls is None:
-            calls = []
         calls.append({"type": "tool_use", "toolCallId": _call_id(call, key, bindings), "toolName": call.name,
                       "toolInput": call.args or {}})
-    text = "".join(texts)
-    if calls is None:
-        return {"role": "assistant", "content": text}, _NO_CALLS, bindings
     content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     return {"role": "assistant", "content": content + calls}, calls, bindings
 
@@ -251,27 +259,14 @@ def _call_id(call: FunctionCall, key: str, ids: _Bindings) -> str:
 def _user(found: list[Part], ids: CallIds | _Bindings, previous: list[dict[str, Any]]) -> dict[str, Any]:
     if len(found) == 1 and _plain(part := found[0]):  # the common user turn: one text
         return {"role": "user", "content": "" if part.thought is True else part.text}
-    texts: list[str] = []
-    results: list[dict[str, Any]] = []
-    unclaimed: list[dict[str, Any]] | None = None
-    for part in found:
-        if _plain(part):
-            if part.thought is not True:
-                texts.append(part.text)  # type: ignore[arg-type]
-            continue
-        kind = _kind(part)
-        if part.thought is True:
-            continue
-        if kind != "functionResponse":
-            raise Unusual
-        if unclaimed is None:
-            unclaimed = list(previous)
-        results.append(_result(part.functionResponse, ids, unclaimed))  # type: ignore[arg-type]
-    if not results:
+    texts, data = _texts_and(found, "functionResponse")
+    if not data:
         return {"role": "user", "content": "\n\n".join(texts)}
     if texts:
         raise Unusual
-    return {"role": "user", "content": results}
+    unclaimed = list(previous)
+    return {"role": "user", "content": [_result(part.functionResponse, ids, unclaimed)  # type: ignore[arg-type]
+                                        for part in data]}
 
 
 def _result(response: FunctionResponse, ids: CallIds | _Bindings, unclaimed: list[dict[str, Any]]) -> dict[str, Any]:
