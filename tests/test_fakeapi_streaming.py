@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -236,15 +237,41 @@ def test_server_stops_mid_stream(fake_api: FakeAPI, provider: str, drop: bool) -
     assert result.error is not None and "in the middle of an event" in result.error
 
 
-def test_sdk_sees_a_dropped_stream_as_a_protocol_error(fake_api: FakeAPI) -> None:
-    """anthropic 2.15 lets httpx2's error through from the middle of a stream (it is not wrapped)."""
+def _dropped_stream_error(fake_api: FakeAPI, provider: str, http_client: Any) -> BaseException:
+    """What the agent catches when the server drops its stream mid-body, with the SDK's own client setup."""
     fake_api.stream_knobs = {"cut_after": 6, "drop": True}
-    fake_api.brain = weather_brain("anthropic")
-    with (
-        pytest.raises(httpx2.RemoteProtocolError, match="incomplete chunked read"),
-        fake_api.anthropic().messages.stream(model="m", max_tokens=10, messages=HI) as stream,
-    ):
-        stream.get_final_message()
+    fake_api.brain = weather_brain(provider)
+    try:
+        if provider == "anthropic":
+            client = fake_api.anthropic(http_client=http_client)
+            with client.messages.stream(model="m", max_tokens=10, messages=HI) as stream:
+                stream.get_final_message()
+        else:
+            client = fake_api.openai(http_client=http_client)
+            list(client.chat.completions.create(model="m", messages=HI, stream=True))
+    except Exception as exc:  # the SDK decides the class; the test compares the two runs
+        return exc
+    raise AssertionError(f"{provider}: a dropped stream raised nothing")
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_sdk_sees_a_dropped_stream_the_same_with_and_without_blackbox(
+        fake_api: FakeAPI, tmp_path: Path, provider: str) -> None:
+    """The promise is that Blackbox changes nothing the agent sees, not which class one SDK version raises.
+
+    anthropic 2.15 let httpx2's RemoteProtocolError through from the middle of a stream and 2.17 wraps it in
+    APIConnectionError; whatever the installed SDK does bare, it must do the same through a recording session.
+    """
+    import blackbox
+
+    bare = _dropped_stream_error(fake_api, provider, httpx2.Client())
+    bb = blackbox.session("record", out=tmp_path / "run.json")
+    recorded = _dropped_stream_error(fake_api, provider, bb.http_client())
+    bb.finish(error=recorded)
+    assert type(recorded) is type(bare)
+    assert str(recorded) == str(bare)
+    assert "incomplete chunked read" in f"{bare} {bare.__cause__}"  # it is the drop, not some other failure
+    assert not blackbox.is_blackbox_error(recorded)
 
 
 def test_non_streaming_requests_are_unchanged_by_knobs(fake_api: FakeAPI) -> None:

@@ -16,6 +16,7 @@ import datetime
 import functools
 import importlib
 import time
+import weakref
 from collections.abc import AsyncIterator, Iterator
 from types import ModuleType
 from typing import Any
@@ -262,19 +263,25 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
     return BlackboxTransport, AsyncBlackboxTransport
 
 
-@functools.cache
-def _closing_client_class(http: ModuleType) -> type:
-    """The module's sync `Client`, closing its connections when it is collected unclosed: it replaces the SDK's
-    default client, which does the same, so an agent that never closes its SDK client leaks no socket.  (An
-    async client cannot close without its event loop, gone by then: the agent closes it, as the SDK's own.)"""
+def _close_transports(transports: list[Any]) -> None:
+    """Close a collected client's transports (closing twice is harmless: the pool is simply empty)."""
+    for transport in transports:
+        with contextlib.suppress(Exception):  # as the SDKs do: a half-built or closing transport is let be
+            transport.close()
 
-    class Client(http.Client):  # type: ignore[name-defined,misc]
-        def __del__(self) -> None:
-            with contextlib.suppress(Exception):  # as the SDKs do: a half-built or closing client is let be
-                if not self.is_closed:
-                    self.close()
 
-    return Client
+def _close_when_collected(client: Any) -> None:
+    """Close the sync client's connections when it is collected unclosed: it replaces the SDK's default client,
+    which does the same, so an agent that never closes its SDK client leaks no socket.  (An async client cannot
+    close without its event loop, gone by then: the agent closes it, as the SDK's own.)
+
+    A weakref callback, not `__del__`: the client usually dies in a reference cycle with the SDK's, and the
+    collector runs the finalizers of a cycle's objects in no set order, so a `__del__` could come after the
+    socket's own (its "unclosed socket" ResourceWarning).  The callback runs before any finalizer of the
+    garbage, and holds the transports (never the client), so their sockets are not garbage at all.
+    """
+    transports = [client._transport, *(mounted for mounted in client._mounts.values() if mounted is not None)]
+    weakref.finalize(client, _close_transports, transports).atexit = False
 
 
 def make_client(handler: CallHandler, flavor: str | None, *, asynchronous: bool, **kwargs: Any) -> Any:
@@ -285,8 +292,10 @@ def make_client(handler: CallHandler, flavor: str | None, *, asynchronous: bool,
     wrap = async_cls if asynchronous else sync_cls
     kwargs.setdefault("follow_redirects", True)
     kwargs.setdefault("timeout", http.Timeout(600.0, connect=5.0))
-    client = (http.AsyncClient if asynchronous else _closing_client_class(http))(**kwargs)
+    client = (http.AsyncClient if asynchronous else http.Client)(**kwargs)
     client._transport = wrap(handler, client._transport)
     client._mounts = {pattern: None if mounted is None else wrap(handler, mounted)
                       for pattern, mounted in client._mounts.items()}
+    if not asynchronous:
+        _close_when_collected(client)
     return client
