@@ -191,6 +191,9 @@ def diff_text(report: DiffReport, lengths: tuple[int, int], on: bool = False) ->
     else:
         lines.append(paint(f"first divergence at step {report.first_divergence}", "bold yellow", on))
         lines += [_side("A", report, True), _side("B", report, False)]
+        note = report.same_payload_note()
+        if note is not None:
+            lines.append(f"  {note}")
         cv = report.changed_value
         if cv is not None:
             lines.append(f"  changed {cv.key}: {shown(format_value(cv.old))} → {shown(format_value(cv.new))}")
@@ -299,6 +302,9 @@ def diff_markdown(report: DiffReport, lengths: tuple[int, int]) -> str:
                 rows.append((name, str(step.index), step.type, md_code(_short(step.hash)),
                              md_code(summarize_step(step))))
         lines += ["", *_md_table(("", "step", "type", "hash", "summary"), rows)]
+        note = report.same_payload_note()
+        if note is not None:
+            lines += ["", f"**Same payload:** {md(note)}"]
         cv = report.changed_value
         if cv is not None:
             lines += ["", f"**Changed {cv.key}:** {md_code(format_value(cv.old))} → {md_code(format_value(cv.new))}"]

@@ -9,6 +9,7 @@ JSON-equal payload (two separate recordings); `agents` matches what the step did
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 import msgspec
@@ -69,6 +70,30 @@ class DiffReport(msgspec.Struct):
     outcome_b: Outcome
     verdict: Verdict
     agents: bool = False  # compared across agents (what each step did), not by payload
+    #: The diverging steps have the same type and payload: their hashes differ only through what else the hash
+    #: covers, the time (two recordings of one run) — nothing the agent or the model did changed there.
+    same_payload: bool = False
+
+    @property
+    def time_shift(self) -> tuple[Any, Any] | None:
+        """(A's, B's) timestamp when the diverging steps differ only in their time, else None."""
+        a, b = self.step_a, self.step_b
+        if not self.same_payload or a is None or b is None or a.timestamp == b.timestamp:
+            return None
+        return a.timestamp, b.timestamp
+
+    def same_payload_note(self) -> str | None:
+        """What differs at a first divergence whose steps carry the same type and payload, in one sentence (the
+        UI's diff says the same), or None."""
+        if not self.same_payload:
+            return None
+        shift = self.time_shift
+        if shift is None:
+            return "same type, payload and time, different hash: only the stored hash differs"
+        a, b = shift
+        return (f"same type and payload, different hash: only the time differs ({_when(a)} → {_when(b)}); "
+                "nothing in this step changed. The hash covers the time, so two separate recordings differ by "
+                "hash at every step: compare them with --semantic")
 
     @property
     def mode(self) -> str:
@@ -79,7 +104,7 @@ class DiffReport(msgspec.Struct):
             if step is None:
                 return None
             return {"index": step.index, "type": step.type, "label": step_label(step), "hash": step.hash,
-                    "summary": summarize_step(step)}
+                    "timestamp": step.timestamp, "summary": summarize_step(step)}
 
         return {
             "a": self.a_id, "b": self.b_id, "mode": self.mode,
@@ -87,11 +112,20 @@ class DiffReport(msgspec.Struct):
             "stepA": side(self.step_a), "stepB": side(self.step_b),
             "changedValue": None if self.changed_value is None else msgspec.structs.asdict(self.changed_value),
             "changedFields": [msgspec.structs.asdict(f) for f in self.changed_fields],
+            "samePayload": self.same_payload,
             "aIsPrefix": self.a_is_prefix, "bIsPrefix": self.b_is_prefix,
             "outcomeA": msgspec.structs.asdict(self.outcome_a), "outcomeB": msgspec.structs.asdict(self.outcome_b),
             "verdict": {"kind": self.verdict.kind, "text": self.verdict.text},
             "rows": list(self.rows),
         }
+
+
+def _when(ms: Any) -> str:
+    """A step's timestamp as a UTC time to the millisecond (the number itself when it is no time)."""
+    try:
+        return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+    except (TypeError, ValueError, OverflowError, OSError):
+        return f"{ms} ms"
 
 
 def _same(a: Step, b: Step, semantic: bool, agents: bool = False) -> bool:
@@ -132,11 +166,13 @@ def step_changes(a: Step | None, b: Step | None, limit: int | None = None) -> li
 
 
 def _changed_value(a: Step | None, b: Step | None) -> ChangedValue | None:
+    """The first of `VALUE_KEYS` both payloads carry, when its value differs (an equal one changed nothing)."""
     if a is None or b is None or not isinstance(a.payload, dict) or not isinstance(b.payload, dict):
         return None
     for key in VALUE_KEYS:
         if key in a.payload and key in b.payload:
-            return ChangedValue(key, a.payload[key], b.payload[key])
+            old, new = a.payload[key], b.payload[key]
+            return None if json_equal(old, new) else ChangedValue(key, old, new)
     return None
 
 
@@ -201,12 +237,14 @@ def _report(a_id: str, b_id: str, semantic: bool, rows: list[Row], first: int | 
     (len_a, len_b), (step_a, step_b), (oa, ob) = lengths, steps, outcomes
     shared = first if first is not None else len(rows)
     fields = step_changes(step_a, step_b, FIELD_LIMIT) if first is not None and step_a and step_b else []
+    same_payload = step_a is not None and step_b is not None and step_a.type == step_b.type and \
+        json_equal(step_a.payload, step_b.payload)
     return DiffReport(
         a_id=a_id, b_id=b_id, semantic=semantic, rows=rows, shared_prefix=shared, first_divergence=first,
         step_a=step_a, step_b=step_b, changed_value=_changed_value(step_a, step_b), changed_fields=fields,
         a_is_prefix=first is not None and shared == len_a and len_b > len_a,
         b_is_prefix=first is not None and shared == len_b and len_a > len_b,
-        outcome_a=oa, outcome_b=ob, verdict=verdict_of(oa, ob),
+        outcome_a=oa, outcome_b=ob, verdict=verdict_of(oa, ob), same_payload=same_payload,
     )
 
 
