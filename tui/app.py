@@ -1,4 +1,7 @@
-"""The Blackbox terminal UI: opens browse (one cassette) or diff (two) and routes between the screens."""
+"""The Blackbox terminal UI: opens browse (one cassette) or diff (two), and every other screen through its door.
+
+`SCREENS` lists each screen that opens from another (`.doors`): the app gives every screen the keys of the doors
+that open from it and opens the screen behind a key (`action_open`), so the screens never open each other."""
 
 from __future__ import annotations
 
@@ -6,10 +9,11 @@ import os
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from .commands import ScreenActions
@@ -17,12 +21,22 @@ from .follow import Follower
 from .keys import Keyed
 from .messages import RunChanged, RunGrew
 from .run import Run
+from .screens.base import BlackboxModal, BlackboxScreen
+from .screens.both_values import BothValues
 from .screens.browse import BrowseScreen
 from .screens.diff import DiffScreen
+from .screens.fork import ForkScreen
 from .screens.help import HelpScreen
+from .screens.timeline import TimelineScreen
 from .state import recall_theme, remember_theme
 
-__all__ = ["BlackboxApp", "load_runs"]
+__all__ = ["SCREENS", "BlackboxApp", "load_runs"]
+
+#: Every screen that opens from another, each through its `DOOR`; on a screen they open from, their keys come in
+#: this order (after the screen's own).  A new screen: its module and one line here.
+SCREENS: list[type[BlackboxScreen[Any]] | type[BlackboxModal[Any]]] = [
+    DiffScreen, BothValues, BrowseScreen, ForkScreen, TimelineScreen,
+]
 
 # Seconds a background thread (reading a large file, checking a chain, searching) may hold the interpreter
 # while the UI thread waits for it: Python's default, 5 ms, makes every key wait that long.
@@ -47,15 +61,18 @@ class BlackboxApp(Keyed, App[None]):
     ]
 
     def __init__(self, runs: Sequence[Run], *, diff: bool = False, theme: str | None = None,
-                 demo: bool = False, remember_theme: bool = False, follow: Follower | None = None) -> None:
+                 demo: bool = False, remember_theme: bool = False, follow: Follower | None = None,
+                 agent_command: Sequence[str] = ()) -> None:
         """`remember_theme`: start in the theme last chosen and keep the one chosen now (the CLI's UI; tests
-        and snapshots leave it off so they never depend on the user's state)."""
+        and snapshots leave it off so they never depend on the user's state).  `agent_command`: the agent the UI
+        was opened with (`blackbox tui run.json -- python agent.py`), which the fork screen continues with."""
         super().__init__()
         if not runs:
             raise ValueError("BlackboxApp needs at least one run")
         self.runs = list(runs)
         self.open_with_diff = diff and len(self.runs) > 1
         self.demo = demo  # the built-in demo: its fork screen offers the demo agent
+        self.agent_command = tuple(agent_command)
         self.remember_theme = remember_theme
         self.follow = follow
         self._reading: list[Run] = []
@@ -114,19 +131,40 @@ class BlackboxApp(Keyed, App[None]):
         if self.follow is not None:
             self.follow.close()
 
-    # -- routing -------------------------------------------------------------------------------------------
+    # -- routing: every screen opens through its door ----------------------------------------------------
 
-    def open_diff(self, a: Run, b: Run, *, at: int | None = None) -> None:
+    def add_doors(self, screen: BlackboxScreen[Any] | BlackboxModal[Any]) -> None:
+        """Give `screen` the key of each door that opens from it (after its own keys: one of those wins)."""
+        prefix = screen.BINDING_PREFIX
+        bindings = screen._bindings.key_to_bindings
+        for cls in SCREENS:
+            door = cls.DOOR
+            if door is None or prefix not in door.on:
+                continue
+            binding = Binding(door.key, f"app.open('{cls.BINDING_PREFIX}')", door.description, show=door.on[prefix],
+                              key_display=door.key_display, tooltip=door.tooltip, id=f"{prefix}.{cls.BINDING_PREFIX}")
+            for key in door.key.split(","):
+                bindings.setdefault(key.strip(), []).append(binding)
+        screen.refresh_bindings()
+
+    def action_open(self, name: str) -> None:
+        """Open the screen whose door is `name` (its `BINDING_PREFIX`) from the current screen."""
+        origin: Screen[object] = self.screen
+        here = origin.here() if isinstance(origin, BlackboxScreen | BlackboxModal) else None
+        target = next((cls for cls in SCREENS if name == cls.BINDING_PREFIX), None)
+        if here is not None and target is not None:
+            target.open_from(self, here)
+
+    def open_diff(self, a: Run, b: Run, *, at: int | None = None, replace: bool = False) -> None:
+        """The diff of `a` and `b`, on `at` (else the first divergence); `replace`: instead of the current screen."""
         self.read_in_background(a)
         self.read_in_background(b)
-        self.push_screen(DiffScreen(a, b, at=at))
-
-    def open_fork(self, run: Run, index: int) -> None:
-        from .screens.fork import ForkScreen
-
-        self.push_screen(ForkScreen(run, index, demo=self.demo))
+        screen = DiffScreen(a, b, at=at)
+        if replace:
+            self.switch_screen(screen)
+        else:
+            self.push_screen(screen)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))
-

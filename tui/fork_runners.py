@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from blackbox.errors import BlackboxError, UsageError
 from blackbox.format.inert import inert
 from blackbox.format.typed import ModelInputView
-from blackbox.providers import for_model
 
 from .fork_files import fork_argv, write_inputs
 from .run import Run
@@ -43,6 +42,8 @@ KILL_GRACE = 3.0  # seconds between SIGTERM and SIGKILL when a running agent is 
 
 def provider_of(model: str | None) -> str | None:
     """The provider name a model name belongs to, or None."""
+    from blackbox.providers import for_model  # (here: every provider's codecs, needed once a fork is set up)
+
     found = for_model(model)
     return found.name if found is not None else None
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import App
 from textual.notifications import SeverityLevel
 
@@ -10,7 +12,7 @@ from blackbox.format.inert import inert
 __all__ = ["say"]
 
 
-def say(app: App[object], message: str, *, severity: SeverityLevel = "information", timeout: float = 4) -> None:
+def say(app: App[Any], message: str, *, severity: SeverityLevel = "information", timeout: float = 4) -> None:
     """Show `message` (inert, never markup: it may quote a file or a cassette) in place of any toast shown."""
     app.clear_notifications()
     app.notify(inert(message, keep_newlines=True), severity=severity, timeout=timeout, markup=False)

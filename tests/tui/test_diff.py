@@ -8,8 +8,9 @@ import pytest
 from textual.widgets import Static
 
 from blackbox.format.cassette import save
+from blackbox_tui.screens.both_values import BothValues
 from blackbox_tui.screens.browse import BrowseScreen
-from blackbox_tui.screens.diff import BothValues, DiffScreen
+from blackbox_tui.screens.diff import DiffScreen
 from blackbox_tui.screens.prompts import PathPrompt
 from tests.tui.conftest import CHILD, FIXED, HYPOTHESIS, INCIDENT, PARENT, SIZE, make_app, settle
 from tests.tui.synthetic import synthetic_cassette

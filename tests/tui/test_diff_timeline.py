@@ -26,7 +26,8 @@ async def test_t_on_the_demos_first_screen_opens_run_as_timeline_and_enter_goes_
         diff = app.screen
         assert isinstance(diff, DiffScreen)
         help_text = str(help_content(diff))  # not in the footer (80 columns hold no more): in help and the palette
-        assert "T" in help_text and "Timeline — Run A's calls over time" in help_text
+        assert "T" in help_text and "Timeline — Each model and tool call over time" in help_text
+        assert "in a diff: run A's, B's on a row only B has" in help_text
         diff.table.move_to(1)
         await pilot.press("T")
         await settle(pilot)

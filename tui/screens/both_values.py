@@ -6,7 +6,7 @@ gets as many rows there, so the two stay aligned at any width."""
 from __future__ import annotations
 
 import difflib
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events
 from textual.app import ComposeResult
@@ -18,9 +18,13 @@ from textual.widgets import Label, Static
 from blackbox.format.cassette import Step
 from blackbox.format.inert import inert
 
+from ..doors import Door, Here
 from ..run import pretty_json
 from ..widgets.payload_view import hang
 from .base import BlackboxModal
+
+if TYPE_CHECKING:
+    from ..app import BlackboxApp
 
 __all__ = ["BothValues", "aligned_json", "aligned_rows"]
 
@@ -34,6 +38,7 @@ class BothValues(BlackboxModal[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,v", "dismiss", "Close", id="values.close"),
     ]
+    DOOR = Door("v", "Both values", "Both steps' payloads side by side, aligned, changes marked", on={"diff": True})
 
     DEFAULT_CSS = """
     BothValues {
@@ -50,6 +55,12 @@ class BothValues(BlackboxModal[None]):
         self.index = index
         self.a = a
         self.b = b
+
+    @classmethod
+    def open_from(cls, app: BlackboxApp, here: Here) -> None:
+        index = here.step or 0
+        runs = (here.run, here.other or here.run)
+        app.push_screen(cls(index, *(run.steps[index] if index < len(run) else None for run in runs)))
 
     def compose(self) -> ComposeResult:
         self.lines = aligned_json(self.a, self.b)

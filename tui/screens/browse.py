@@ -1,10 +1,10 @@
-"""Browse one cassette: header, step list, detail pane; search, filter, jumps, copy, open, diff, fork."""
+"""Browse one cassette: header, step list, detail pane; search, filter, jumps, copy, open.  The diff, the fork and
+the timeline open from here through their doors (`..doors`): the app gives this screen their keys."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -15,10 +15,10 @@ from textual.reactive import var
 from textual.timer import Timer
 from textual.widgets import Input, Static
 
-from blackbox.errors import CassetteError
 from blackbox.format.cassette import Step
 from blackbox.format.inert import inert
 
+from ..doors import Door, Here
 from ..external import copy_payload, open_payload, write_payload
 from ..follow import Follower
 from ..messages import (
@@ -43,8 +43,10 @@ from ..widgets.ticker import Ticker
 from ..widgets.timeline_chart import run_timeline
 from .base import BlackboxScreen
 from .following import follow_tick, following_status
-from .prompts import PathPrompt, PickOne
-from .timeline import TimelineScreen
+from .prompts import PickOne
+
+if TYPE_CHECKING:
+    from ..app import BlackboxApp
 
 __all__ = ["REST_DELAY", "BrowseScreen"]
 
@@ -86,10 +88,6 @@ class BrowseScreen(BlackboxScreen[None]):
                 tooltip='Go to the next tool result that is an error', id="browse.next_error"),
         Binding("r", "next_result", "Next result", show=False,
                 tooltip='Go to the next tool result (a fork point)', id="browse.next_result"),
-        Binding("d", "diff", "Diff", tooltip='Compare this run with another cassette (or its fork)', id="browse.diff"),
-        Binding("f", "fork", "Fork", tooltip='Fork the run at this tool result with another value', id="browse.fork"),
-        Binding("T", "timeline", "Timeline", tooltip="Each model and tool call over time, the slowest marked",
-                id="browse.timeline"),
         Binding("c", "copy", "Copy", show=False,
                 tooltip="Copy this step's payload to the clipboard (OSC 52)", id="browse.copy"),
         Binding("w", "write", "Write payload to a file", show=False, id="browse.write"),
@@ -101,6 +99,7 @@ class BrowseScreen(BlackboxScreen[None]):
         Binding("3", "tab('tab-step')", "Hash & time tab", show=False, id="browse.tab_step"),
         Binding("escape", "clear", "Clear search/filter (or back)", show=False, id="browse.clear"),
     ]
+    DOOR = Door("enter", "Browse", "Browse run A at this step (escape comes back)", on={"diff": True})
 
     DEFAULT_CSS = """
     BrowseScreen {
@@ -449,44 +448,24 @@ class BrowseScreen(BlackboxScreen[None]):
     def action_fold(self) -> None:
         self.detail.toggle_fold()
 
-    # -- other screens -------------------------------------------------------------------------------------
+    # -- where other screens open from (their doors: `..doors`, `app.SCREENS`) --------------------------
 
-    def action_timeline(self) -> None:
-        def go_to(step: int | None) -> None:
-            if step is not None:
-                self.table.go_to_step(step, center=True)
+    def here(self) -> Here:
+        def keep(other: Run) -> None:
+            self.companion = other
 
-        self.app.push_screen(TimelineScreen(self.run), go_to)
+        def go_to(step: int) -> None:
+            self.table.go_to_step(step, center=True)
 
-    def action_diff(self) -> None:
-        if self.companion is not None:
-            self.blackbox.open_diff(self.run, self.companion)
+        return Here(self.run, self.table.step_index, self.companion, moves="press r to go to the next one",
+                    go_to=go_to, keep_other=keep)
+
+    @classmethod
+    def open_from(cls, app: BlackboxApp, here: Here) -> None:
+        """Browse the run at the row's step (from the diff: run A; escape goes back)."""
+        row = here.step or 0
+        if row >= len(here.run):
+            say(app, f"{here.side or 'This run'} has no step {row}; it ended at step {len(here.run) - 1}.",
+                severity="warning")
             return
-        self.app.push_screen(PathPrompt("Compare with which cassette? (path)", ""), self._load_companion)
-
-    def _load_companion(self, path: str | None) -> None:
-        if path:
-            self._load_worker(path)
-
-    @work(thread=True, exclusive=True, group="load")
-    def _load_worker(self, path: str) -> None:
-        try:
-            other = Run.open(Path(path).expanduser())
-        except CassetteError as exc:
-            self.app.call_from_thread(say, self.app, str(exc), severity="error", timeout=10)
-            return
-        self.app.call_from_thread(self._companion_loaded, other)
-
-    def _companion_loaded(self, other: Run) -> None:
-        self.companion = other
-        self.blackbox.open_diff(self.run, other)
-
-    def action_fork(self) -> None:
-        step = self.current_step
-        if step is None or step.type != "tool_result":
-            points = self.run.indices("type", "tool_result")[:12]
-            hint = f"tool results here: {', '.join(map(str, points))}" if points else "this run has none"
-            say(self.app, f"A fork starts at a tool_result step ({hint}); press r to go to the next one.",
-                        severity="warning")
-            return
-        self.blackbox.open_fork(self.run, step.index)
+        app.push_screen(cls(here.run, companion=here.other, at=row, back=True))

@@ -6,7 +6,8 @@ holds the new value, or a step whose hash differs while its payload does not), �
 from __future__ import annotations
 
 import threading
-from typing import Any, ClassVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -16,10 +17,11 @@ from textual.content import Content
 from textual.timer import Timer
 from textual.widgets import Static
 
-from blackbox.errors import BlackboxError
+from blackbox.errors import BlackboxError, CassetteError
 from blackbox.format.inert import inert
 
 from ..diffing import KIND_TEXT, Classifier, Comparison, agents_of, compare, field_changes, word_changes
+from ..doors import Door, Here
 from ..messages import ProgressTick, RowMoved
 from ..notice import say
 from ..run import Run, compact_json
@@ -27,22 +29,41 @@ from ..widgets.diff_table import DiffTable
 from ..widgets.fit_footer import FitFooter
 from ..widgets.ticker import Ticker
 from .base import BlackboxScreen
-from .both_values import BothValues
-from .browse import REST_DELAY, BrowseScreen
+from .browse import REST_DELAY
 from .prompts import PathPrompt
-from .timeline import TimelineScreen
 
-__all__ = ["BothValues", "DiffScreen"]  # BothValues from both_values, as before
+if TYPE_CHECKING:
+    from ..app import BlackboxApp
+
+__all__ = ["DiffScreen"]
 
 VALUE_CLIP = 70
+MIN_CLIP = 12  # a value is never clipped shorter than this, however narrow the pane
 WORDS_FROM = 40  # strings at least this long on both sides are compared word by word
 CHANGE_LIMIT = 200
 SHORT = 30  # a terminal fewer lines high than this gets a smaller header and changes pane
 
 
-def _clip(value: Any) -> str:
+def _clip(value: Any, limit: int = VALUE_CLIP) -> str:
     text = inert(compact_json(value))
-    return text if len(text) <= VALUE_CLIP else text[: VALUE_CLIP - 1] + "…"
+    return _cut(text, limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(1, limit - 1)] + "…"
+
+
+def _fit_pair(old: str, new: str, room: int) -> tuple[str, str]:
+    """Both sides of a change cut to share `room` columns (a short side whole, the long one taking the rest; never
+    shorter than `MIN_CLIP`)."""
+    if len(old) + len(new) <= room:
+        return old, new
+    half = max(MIN_CLIP, room // 2)
+    if len(old) <= half:
+        return old, _cut(new, max(MIN_CLIP, room - len(old)))
+    if len(new) <= half:
+        return _cut(old, max(MIN_CLIP, room - len(new))), new
+    return _cut(old, half), _cut(new, max(MIN_CLIP, room - half))
 
 
 #: Seconds after the comparison is drawn before the chains are checked: the check hashes every step, holding
@@ -68,17 +89,11 @@ class DiffScreen(BlackboxScreen[None]):
         Binding("s", "toggle_semantic", "Hash/semantic",
                 tooltip="Compare by stored hash, or by type and payload (two recordings), or (two imports by "
                         "different coding agents) by what each step did", id="diff.toggle_semantic"),
-        Binding("v", "view_values", "Both values",
-                tooltip="Both steps' payloads side by side, aligned, changes marked", id="diff.view_values"),
-        Binding("enter", "browse", "Browse", tooltip="Browse run A at this step (escape comes back)", id="diff.browse"),
-        Binding("f", "fork", "Fork", tooltip="Fork run A at this tool result", id="diff.fork"),
-        Binding("T", "timeline", "Timeline", show=False,  # in help (?) and the palette: 80 columns hold no more
-                tooltip="Run A's calls over time (B's on a row only B has); enter comes back here at the call's "
-                        "step", id="diff.timeline"),
         Binding("slash", "search", "Find", key_display="/", show=False, priority=True,
                 tooltip="Go to the next row whose summary holds a text", id="diff.search"),
         Binding("escape", "back", "Back", show=False, id="diff.back"),
     ]
+    DOOR = Door("d", "Diff", "Compare this run with another cassette (or its fork)", on={"browse": True})
 
     DEFAULT_CSS = """
     DiffScreen {
@@ -141,6 +156,7 @@ class DiffScreen(BlackboxScreen[None]):
         self.set_class(self.size.height < SHORT, "-short")
         self._update_verdict()
         self.call_after_refresh(self._update_columns)
+        self.call_after_refresh(self._show_changes)  # its lines are fitted to the pane's width
 
     @property
     def table(self) -> DiffTable:
@@ -267,10 +283,14 @@ class DiffScreen(BlackboxScreen[None]):
 
     def _show_changes(self) -> None:
         self._changes_timer = None
-        self.query_one("#changes", Static).update(self.changes_content(self.table.cursor))
+        box = self.query_one("#changes-box", VerticalScroll)
+        width = box.scrollable_content_region.width - 2 - (0 if box.show_vertical_scrollbar
+                                                           else box.styles.scrollbar_size_vertical)
+        self.query_one("#changes", Static).update(self.changes_content(self.table.cursor, width))
 
-    def changes_content(self, index: int) -> Content:
-        """What differs at step `index`, one changed field per line."""
+    def changes_content(self, index: int, width: int = 0) -> Content:
+        """What differs at step `index`, one changed field per line; with `width`, each field's line clipped to
+        it (a value cut at the pane's edge would go on in a row the pane has no room for)."""
         kind = self.table.kind(index) if self.comparison else "same"
         head = Content.styled(f"step {index}: ", "bold")
         if kind == "only_a":
@@ -287,19 +307,24 @@ class DiffScreen(BlackboxScreen[None]):
                                          "$text-muted")
         changes = field_changes(self.a, self.b, index, limit=CHANGE_LIMIT)
         count = f"{len(changes)} changed field{'s' if len(changes) != 1 else ''}"
-        lines = [head + Content.styled(f"{KIND_TEXT.get(kind, kind)} · {count}; v shows both steps side by side",
-                                       "$text-warning" if kind == "changed" else "$text-muted")]
+        said = f"{KIND_TEXT.get(kind, kind)} · {count}"
+        if not width or len(head.plain) + len(said) + 34 <= width:
+            said += "; v shows both steps side by side"
+        lines = [head + Content.styled(said, "$text-warning" if kind == "changed" else "$text-muted")]
         for change in changes:
-            path = Content.styled(f"{inert(change.path)}: ", "bold")
+            shown_path = inert(change.path)
+            if width and len(shown_path) > width // 2:
+                shown_path = "…" + shown_path[-(width // 2 - 1):]
+            path = Content.styled(f"{shown_path}: ", "bold")
             if isinstance(change.old, str) and isinstance(change.new, str) and \
                     min(len(change.old), len(change.new)) >= WORDS_FROM:
                 lines.append(path + _words(change.old, change.new))
                 continue
-            lines.append(path + Content.assemble(
-                (_clip(change.old) if change.old_present else "(absent)", "$text-error"),
-                (" → ", "$text-muted"),
-                (_clip(change.new) if change.new_present else "(absent)", "$text-success"),
-            ))
+            old = _clip(change.old) if change.old_present else "(absent)"
+            new = _clip(change.new) if change.new_present else "(absent)"
+            if width:
+                old, new = _fit_pair(old, new, width - len(path.plain) - 3)
+            lines.append(path + Content.assemble((old, "$text-error"), (" → ", "$text-muted"), (new, "$text-success")))
         return Content("\n").join(lines)
 
     # -- actions -------------------------------------------------------------------------------------------
@@ -329,38 +354,36 @@ class DiffScreen(BlackboxScreen[None]):
         self.query_one("#verdict", Static).update(Content.styled("comparing…", "$text-muted"))
         self._compare()
 
-    def action_view_values(self) -> None:
-        index = self.table.cursor
-        a_step = self.a.steps[index] if index < len(self.a) else None
-        b_step = self.b.steps[index] if index < len(self.b) else None
-        self.app.push_screen(BothValues(index, a_step, b_step))
+    def here(self) -> Here:
+        """Run A at the row (the timeline takes B's on a row only B has); the fork and browse doors say "A"."""
+        return Here(self.a, self.table.cursor, self.b, side="A", moves="] jumps between differences",
+                    go_to=lambda step: self.table.move_to(step, center=True))
 
-    def action_browse(self) -> None:
-        """Open run A at this row's step (escape comes back here)."""
-        row = self.table.cursor
-        if row >= len(self.a):
-            say(self.app, f"A has no step {row}; it ended at step {len(self.a) - 1}.", severity="warning")
+    @classmethod
+    def open_from(cls, app: BlackboxApp, here: Here) -> None:
+        """The diff of the run and the one it is compared with; asked for (a path), when there is none yet."""
+        if here.other is not None:
+            app.open_diff(here.run, here.other)
             return
-        self.app.push_screen(BrowseScreen(self.a, companion=self.b, at=row, back=True))
 
-    def action_fork(self) -> None:
-        row = self.table.cursor
-        if row >= len(self.a) or self.a.steps.type(row) != "tool_result":
-            say(self.app, "A fork starts at a tool_result step of A; move to one (] jumps between differences).",
-                severity="warning")
-            return
-        if self.a.path is not None:
-            self.blackbox.open_fork(self.a, row)
+        def chosen(path: str | None) -> None:
+            if path:
+                app.run_worker(lambda: load(path), thread=True, exclusive=True, group="load")
 
-    def action_timeline(self) -> None:
-        """The timeline of run A (of B where the row is only in B); a call chosen there is this screen's row."""
-        run = self.b if self.table.kind(self.table.cursor) == "only_b" else self.a
+        def load(path: str) -> None:
+            try:
+                other = Run.open(Path(path).expanduser())
+            except CassetteError as exc:
+                app.call_from_thread(say, app, str(exc), severity="error", timeout=10)
+                return
+            app.call_from_thread(loaded, other)
 
-        def go_to(step: int | None) -> None:
-            if step is not None:
-                self.table.move_to(step, center=True)
+        def loaded(other: Run) -> None:
+            if here.keep_other is not None:
+                here.keep_other(other)
+            app.open_diff(here.run, other)
 
-        self.app.push_screen(TimelineScreen(run), go_to)
+        app.push_screen(PathPrompt("Compare with which cassette? (path)", ""), chosen)
 
     def action_search(self) -> None:
         self.app.push_screen(PathPrompt("Find the next row whose summary holds (either side):", self.find_text),

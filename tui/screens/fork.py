@@ -8,8 +8,10 @@ to the log (`ForkLog`).  Each writes a fork cassette and opens the diff of paren
 from __future__ import annotations
 
 import asyncio
+import shlex
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -24,6 +26,7 @@ from blackbox.fork.plan import same_file
 from blackbox.format.inert import inert
 from blackbox.format.typed import ToolResultView
 
+from ..doors import Door, Here
 from ..fork_files import default_out, fork_argv
 from ..fork_runners import AgentRunner, ForkJob, ForkResult, ForkRunner, next_model_input, runner_for
 from ..notice import say
@@ -34,6 +37,9 @@ from ..widgets.fork_form import RUNNERS, ForkForm
 from ..widgets.fork_log import ForkLog, ForkStatus
 from .base import BlackboxScreen
 from .tool_answer import ask_tool_result
+
+if TYPE_CHECKING:
+    from ..app import BlackboxApp
 
 __all__ = ["ForkScreen", "default_out", "fork_argv"]  # the two from fork_files, as before
 
@@ -57,6 +63,8 @@ class ForkScreen(BlackboxScreen[None]):
         Binding("ctrl+g", "cancel_fork", "Cancel run", priority=True, id="fork.cancel"),
         Binding("escape", "back", "Back", id="fork.back"),
     ]
+    DOOR = Door("f", "Fork", "Fork the run at this tool result with another value (in a diff: run A)",
+                on={"browse": True, "diff": True})
 
     DEFAULT_CSS = """
     ForkScreen {  /* the form's own rules are ForkForm's; these place it and narrow it */
@@ -80,19 +88,40 @@ class ForkScreen(BlackboxScreen[None]):
     }
     """
 
-    def __init__(self, run: Run, index: int, *, demo: bool = False) -> None:
+    def __init__(self, run: Run, index: int, *, demo: bool = False, command: Sequence[str] = ()) -> None:
+        """`command`: the agent the UI was opened with, offered to continue the fork (before any remembered)."""
         super().__init__()
         if run.path is None:
             raise ValueError("a fork needs the parent cassette's file")
         self.run = run
         self.index = index
         self.demo = demo
+        self.command = tuple(command)
         self.parent_path: Path = run.path
         self.step = run.steps[index]
         self.running: ForkRunner | None = None
 
+    @classmethod
+    def open_from(cls, app: BlackboxApp, here: Here) -> None:
+        """The fork at the tool result under the cursor (of run A in a diff)."""
+        run, step = here.run, here.step
+        if step is None or step >= len(run) or run.steps.type(step) != "tool_result":
+            points = run.indices("type", "tool_result")[:12]
+            found = f"tool results here: {', '.join(map(str, points))}" if points else "this run has none"
+            of = f" of {here.side}" if here.side else ""
+            say(app, f"A fork starts at a tool_result step{of} ({found}); {here.moves or 'move to one'}.",
+                severity="warning")
+            return
+        if run.path is None:
+            say(app, "This run has no file to fork (a recording followed as it is made): fork the cassette once "
+                     "it is written.", severity="warning")
+            return
+        app.push_screen(cls(run, step, demo=app.demo, command=app.agent_command))
+
     def _remembered(self) -> ForkSettings:
         remembered = recall_fork(self.parent_path) or ForkSettings()
+        if self.command:  # the agent the UI was opened with: what the user asked for now
+            remembered.command, remembered.runner = shlex.join(self.command), "agent"
         if self.demo and not remembered.runner:
             remembered.runner = "demo"
         if remembered.runner not in RUNNERS or (remembered.runner == "demo" and not self.demo):
@@ -233,9 +262,7 @@ class ForkScreen(BlackboxScreen[None]):
             self.query_one(ForkStatus).show(f"error: the fork ran but its cassette cannot be read: {exc}", "error")
             return
         self.query_one(ForkStatus).show(f"forked {result.out}", "ok")
-        from .diff import DiffScreen
-
-        self.app.switch_screen(DiffScreen(self.run, fork, at=self.index))
+        self.blackbox.open_diff(self.run, fork, at=self.index, replace=True)
 
 
 class _Events:

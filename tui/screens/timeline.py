@@ -1,4 +1,4 @@
-"""`T` on the browse screen: the run over time, each model and tool call a bar, the slowest marked.
+"""`T` on the browse screen (and the diff): the run over time, each model and tool call a bar, the slowest marked.
 
 Enter goes back to the browse screen at the call's first step (the screen is dismissed with its index);
 `s` shows the slowest calls first.
@@ -6,7 +6,7 @@ Enter goes back to the browse screen at the call's first step (the screen is dis
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -15,10 +15,14 @@ from textual.widgets import Static
 
 from blackbox.format.timeline import SLOWEST, duration_text, tokens_text
 
+from ..doors import Door, Here
 from ..run import Run
 from ..widgets.fit_footer import FitFooter
 from ..widgets.timeline_chart import NAME_WIDTH, TimelineChart, run_timeline, times_text
 from .base import BlackboxScreen
+
+if TYPE_CHECKING:
+    from ..app import BlackboxApp
 
 __all__ = ["TimelineScreen"]
 
@@ -37,6 +41,9 @@ class TimelineScreen(BlackboxScreen[int | None]):
                 id="timeline.sort"),
         Binding("escape", "back", "Back", id="timeline.back"),
     ]
+    DOOR = Door("T", "Timeline", "Each model and tool call over time, the slowest marked; enter comes back at the "
+                "call's step (in a diff: run A's, B's on a row only B has)",
+                on={"browse": True, "diff": False})  # the diff's footer: 80 columns hold no more (help, palette)
 
     DEFAULT_CSS = """
     TimelineScreen {
@@ -53,6 +60,15 @@ class TimelineScreen(BlackboxScreen[int | None]):
         self.run = run
         self.line = run_timeline(run)
         self.by_duration = False
+
+    @classmethod
+    def open_from(cls, app: BlackboxApp, here: Here) -> None:
+        """The timeline of the run the row's step is in; a call chosen there is shown where it opened from."""
+        def go_to(step: int | None) -> None:
+            if step is not None and here.go_to is not None:
+                here.go_to(step)
+
+        app.push_screen(cls(here.run_with_step()), go_to)
 
     def compose(self) -> ComposeResult:
         yield Static(self._header(), id="timeline-header")

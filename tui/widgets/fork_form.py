@@ -12,7 +12,6 @@ from textual.containers import Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import Input, Label, RadioButton, RadioSet
 
-from blackbox.fork.whatif import key_problem
 from blackbox.format.cassette import Step
 from blackbox.format.typed import UNSET, ToolResultView
 
@@ -193,6 +192,8 @@ class ForkForm(VerticalScroll):
         return None
 
     def _continuation_problem(self) -> str | None:
+        from blackbox.fork.whatif import key_problem  # (here: it brings every provider's codecs)
+
         continuation = self.continuation
         if continuation == "script":
             script = self.query_one("#script-path", Input).value.strip()

@@ -21,8 +21,8 @@ from blackbox.format.marks import MARK
 
 from ..run import pretty_json
 
-__all__ = ["MATCH_STYLE", "REDACTED_STYLE", "PayloadView", "fold_strings", "hang", "highlight_matches", "json_content",
-           "mark_redacted", "wrapped_row"]
+__all__ = ["BREAK_AFTER", "MATCH_STYLE", "REDACTED_STYLE", "PayloadView", "fold_strings", "hang", "highlight_matches",
+           "json_content", "mark_redacted", "wrapped_row"]
 
 HIGHLIGHT_LIMIT = 64_000  # characters highlighted; beyond this the text is shown plain
 SHOW_LIMIT = 256_000  # characters shown at all; the rest is one `o`/`p` away (editor / pager)
@@ -89,15 +89,37 @@ def highlight_matches(content: Content, needle: str, current: int = 0) -> tuple[
     return content, lines
 
 
+#: Where a line too long for its row may break, after the character: a space first, else one of these (a dotted
+#: path, a URL, a date); a row is cut in the middle of a word only when it holds no such place.
+BREAK_AFTER = ",.;:/-_)]}&?=|"
+
+
+def _break(plain: str, start: int, end: int, text_from: int = 0) -> int:
+    """Where the row from `start` (at most to `end`) ends: after a space, else after punctuation, looked for in
+    the row's second half first, then in its second quarter (never before `text_from`, the line's indentation:
+    an earlier break would leave the row mostly empty); at `end` when the row holds neither."""
+    room = end - start
+    for low, high in ((start + room // 2, end), (start + room // 4, start + room // 2)):
+        low = max(low, text_from + 1)
+        space = plain.rfind(" ", low, high)
+        if space >= low:
+            return space + 1
+        for at in range(high - 1, low - 1, -1):
+            if plain[at] in BREAK_AFTER:
+                return at + 1
+    return end
+
+
 def _cuts(plain: str, width: int) -> tuple[int, list[int]]:
-    """(continuation indent, offsets) that break one line of `plain` into rows of at most `width`."""
+    """(continuation indent, offsets) that break one line of `plain` into rows of at most `width`, at word
+    boundaries where there are any (`_break`)."""
     if len(plain) <= width or width < 8:
         return 0, []
     indent = len(plain) - len(plain.lstrip(" "))
     pad = min(indent + 2, width // 2)
-    cuts = [width]
+    cuts = [_break(plain, 0, width, indent)]
     while len(plain) - cuts[-1] > width - pad:
-        cuts.append(cuts[-1] + width - pad)
+        cuts.append(_break(plain, cuts[-1], cuts[-1] + width - pad))
     return pad, cuts
 
 
