@@ -44,22 +44,24 @@ def fitting(widgets: Iterable[Widget], width: int, compact: bool) -> list[Widget
 
 
 class FitFooter(Footer):
+    _composed_for = 0  # the width the keys shown were chosen for
+
     def compose(self) -> ComposeResult:
-        yield from fitting(super().compose(), self.size.width or self.app.size.width, self.compact)
+        self._composed_for = self.size.width or self.app.size.width
+        yield from fitting(super().compose(), self._composed_for, self.compact)
 
     def on_mount(self) -> None:
         self._fit(self.app.size.width)
 
     def on_resize(self, event: events.Resize) -> None:
-        if self._fit(event.size.width) is False:
-            self.call_after_refresh(self.recompose)  # the same style, another width: other keys may fit
+        self._fit(event.size.width)
+        if event.size.width != self._composed_for:
+            self.call_after_refresh(self.recompose)  # other keys may fit (and the palette key may be due)
 
-    def _fit(self, width: int) -> bool:
-        """Compact below `WIDE` columns; True when that changed (the footer is composed again by Textual)."""
+    def _fit(self, width: int) -> None:
+        """Compact, without the palette key, below `WIDE` columns."""
         narrow = 0 < width < WIDE
-        changed = self.compact != narrow or self.show_command_palette == narrow
         if self.compact != narrow:
             self.compact = narrow
         if self.show_command_palette == narrow:
             self.show_command_palette = not narrow
-        return changed
