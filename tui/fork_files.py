@@ -11,7 +11,7 @@ from pathlib import Path
 
 from blackbox.format.writing import atomic_write
 
-__all__ = ["default_out", "fork_argv", "write_inputs"]
+__all__ = ["default_out", "fork_argv", "input_paths", "write_inputs"]
 
 MAX_TRIES = 1000  # forks of one step before the name stops counting (then the last one is proposed)
 
@@ -30,13 +30,14 @@ def default_out(parent: Path, index: int) -> Path:
         return out
 
 
-def _inputs(out: Path) -> tuple[Path, Path]:
+def input_paths(out: Path) -> tuple[Path, Path]:
+    """Where the value and the inline replies of the fork written to `out` are kept (the command reads them)."""
     return out.with_name(out.stem + ".value"), out.with_name(out.stem + ".replies")
 
 
 def write_inputs(out: Path, value_text: str, replies_text: str | None) -> tuple[Path, Path | None]:
     """Write the new value (and the inline replies, if any) beside the fork's output; their paths."""
-    value_file, replies_file = _inputs(out)
+    value_file, replies_file = input_paths(out)
     atomic_write(value_file, value_text.encode("utf-8"))
     if replies_text is None:
         return value_file, None

@@ -171,7 +171,7 @@ class WhatIfRunner(_InThread):
         if settings.continuation == "live":
             provider = job.live_provider
             if provider is None:
-                raise UsageError("name a Claude or GPT model for the live run")
+                raise UsageError("name a model for the live run (claude-…, gpt-…, gemini-…)")
             model, model_name = LiveModel(provider), job.model_name or None
         elif settings.continuation == "inline":
             with tempfile.TemporaryDirectory(prefix="blackbox-fork-") as tmp:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from blackbox.errors import CassetteError
+from blackbox.fork.agent_checks import broken_chain
 from blackbox.format.cassette import Cassette, chain_break, load
-from blackbox.format.inert import inert
 
 __all__ = ["load_intact"]
 
@@ -19,7 +18,5 @@ def load_intact(path: Path, doing: str) -> Cassette:
     cassette = load(path)
     broken = chain_break(cassette)
     if broken is not None:
-        raise CassetteError(f"{inert(str(path))}: hash chain broken at step {broken.index} ({broken.reason}); "
-                            f"it changed after it was recorded, so there is nothing sound to {doing}: run "
-                            "`blackbox verify` on it, or use the original")
+        raise broken_chain(path, broken, doing)
     return cassette

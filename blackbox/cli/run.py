@@ -18,9 +18,8 @@ from blackbox.cli.policy import PolicyOption, redactor_for
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, err_console, fail
 from blackbox.cli.term import JSON_OUTPUT
 from blackbox.errors import BlackboxUnsupportedError, CassetteError, UsageError
-from blackbox.fork.engine import thinking_refusal, uses_thinking
-from blackbox.fork.plan import check_fork_point, check_out_path, load_script, parse_set_value, same_file
-from blackbox.format.cassette import Cassette
+from blackbox.fork.agent_checks import check_agent_fork
+from blackbox.fork.plan import check_fork_point, parse_set_value, same_file
 from blackbox.format.inert import inert
 from blackbox.format.outcome import outcome
 from blackbox.format.verify import verify
@@ -324,7 +323,6 @@ def _fork_agent(cassette: Path | None, command: list[str], at: int | None, set_v
         fail("choose one continuation: --live (the real API) or --script replies.json", EXIT_USAGE)
     settings = _fork_settings(cassette, at, set_value, out, script, match_mode, pace_mode)
     settings.policy = str(policy) if policy is not None else None  # resolved and checked by _launch
-    _check_out(out)
     code, report = _launch(command, settings, placeholders=script is not None)
     error = _report_error(report)
     shown = inert(str(out))
@@ -356,18 +354,13 @@ def _refuse(options: Mapping[str, object], here: str) -> None:
 
 def _fork_settings(cassette: Path, at: int, set_value: str, out: Path, script: Path | None,
                    match: MatchMode, pace: PaceMode) -> Settings:
-    """Validate everything that can be checked before the agent starts."""
+    """Validate everything that can be checked before the agent starts (the UI's fork form runs the same checks:
+    `fork.agent_checks`)."""
     try:
         parent = load_intact(cassette, "fork")
         check_fork_point(parent, at)
         value = parse_set_value(set_value)
-        check_out_path(out, cassette, script)
-        if script is not None:
-            load_script(script)
-        elif uses_thinking(parent):
-            raise thinking_refusal()
-        else:
-            _check_live_key(parent)
+        check_agent_fork(parent, cassette, at, out, script)
     except (UsageError, BlackboxUnsupportedError) as exc:
         fail(str(exc), EXIT_USAGE)
     except CassetteError as exc:  # no parent to fork: the question cannot be asked
@@ -375,18 +368,6 @@ def _fork_settings(cassette: Path, at: int, set_value: str, out: Path, script: P
     return Settings(mode="fork", cassette=str(cassette), out=str(out), fork_at=at, fork_set=value,
                     has_fork_set=True, continue_with="script" if script is not None else "live",
                     script=str(script) if script is not None else None, match=match, pace=pace)
-
-
-def _check_live_key(parent: Cassette) -> None:
-    """A live fork's agent sends its requests to the provider the run recorded: without that provider's key
-    it would fail at its first request, and the fork would seem to blame the agent.  Say so before it runs."""
-    from blackbox.fork.whatif import key_problem, recorded_model
-    from blackbox.providers import for_model
-
-    found = for_model(recorded_model(parent))
-    problem = key_problem(found.name if found is not None else None)
-    if problem is not None:
-        raise UsageError(f"{problem}; export it, or continue from scripted replies (--script replies.json)")
 
 
 @app.command(rich_help_panel=_RUN)

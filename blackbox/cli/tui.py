@@ -15,15 +15,29 @@ from typing import Annotated, Any
 
 import typer
 
-from blackbox.cli._app import app
+from blackbox.cli._app import FlagCommand, app
 from blackbox.cli.render import EXIT_USAGE, fail
 from blackbox.format.inert import inert
 
 _PANEL = "Explore"
+_AGENT = "blackbox.agent"  # where the command line after `--` is kept (the context's meta)
 
 
-@app.command(rich_help_panel=_PANEL)
+class _AgentAfterDashes(FlagCommand):
+    """`blackbox tui CASSETTE -- python agent.py`: what follows `--` is the agent the fork screen continues with,
+    not more cassettes (click would hand both to the one CASSETTE... argument)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if "--" in args:
+            at = args.index("--")
+            ctx.meta[_AGENT] = args[at + 1:]
+            args = args[:at]
+        return super().parse_args(ctx, args)
+
+
+@app.command(rich_help_panel=_PANEL, cls=_AgentAfterDashes)
 def tui(
+    ctx: typer.Context,
     files: Annotated[
         list[Path] | None,
         typer.Argument(help="One cassette to browse, or two to compare.", metavar="CASSETTE...",
@@ -45,7 +59,7 @@ def tui(
     """Browse a cassette, diff two, and fork a run at a tool result — in the terminal.
 
     Keys: arrows or j/k move, / searches, t filters, d diffs, f forks at a tool result, ? shows every key,
-    ctrl+p opens the command palette, q quits.
+    ctrl+p opens the command palette, q quits.  After `--`: the agent command a fork continues with.
 
     [b]Examples[/b]:
 
@@ -55,11 +69,20 @@ def tui(
 
       blackbox tui parent.json fork.json
 
+      blackbox tui run.json -- python agent.py     (the fork screen continues with this agent)
+
       blackbox tui run.json --theme textual-light
 
       blackbox tui --follow run.json     (while `blackbox record --out run.json -- …` runs)
     """
     paths = list(files or [])
+    agent: list[str] | None = ctx.meta.get(_AGENT)
+    if agent is not None and not agent:
+        fail("give the agent command after `--` (blackbox tui run.json -- python agent.py), or leave out `--`",
+             EXIT_USAGE)
+    if agent and demo:
+        fail("--demo forks with the built-in demo agent; give an agent command with a cassette, not with --demo",
+             EXIT_USAGE)
     if demo and paths:
         fail("--demo opens the built-in demo; give either --demo or cassette files, not both", EXIT_USAGE)
     if not demo and not paths:
@@ -69,7 +92,7 @@ def tui(
     if follow:
         if demo or len(paths) != 1:
             fail("--follow shows one recording: give the --out path of the run (or its journal)", EXIT_USAGE)
-        _follow(paths[0], theme)
+        _follow(paths[0], theme, agent or [])
         return
     for path in paths:
         if path.is_dir():  # no cassette to show: the question cannot be asked (README, "Exit codes")
@@ -92,7 +115,7 @@ def tui(
             runs = load_runs(paths)
         except CassetteError as exc:
             fail(str(exc), EXIT_USAGE)  # the loader's message already says what to do
-        ui = BlackboxApp(runs, diff=len(paths) == 2, demo=demo, remember_theme=True)
+        ui = BlackboxApp(runs, diff=len(paths) == 2, demo=demo, remember_theme=True, agent_command=agent or ())
         if theme is not None:
             if theme not in ui.available_themes:
                 names = ", ".join(sorted(ui.available_themes))
@@ -143,7 +166,7 @@ def _exit_on_hangup(scratch: Path) -> Iterator[list[Any]]:
 _EXIT_GRACE = 10.0  # seconds a killed UI has to restore the terminal before it leaves without doing so
 
 
-def _follow(path: Path, theme: str | None) -> None:
+def _follow(path: Path, theme: str | None, agent: list[str]) -> None:
     """Wait for the recording's journal (up to FOLLOW_WAIT seconds), then open the UI on it."""
     import time
 
@@ -168,7 +191,7 @@ def _follow(path: Path, theme: str | None) -> None:
     assert cassette is not None
     run = Run(cassette, follower.out)
     run.append(update.steps, drop=update.drop)
-    ui = BlackboxApp([run], follow=follower, remember_theme=True)
+    ui = BlackboxApp([run], follow=follower, remember_theme=True, agent_command=agent)
     if theme is not None:
         ui.theme = theme
     ui.run()

@@ -22,6 +22,7 @@ __all__ = [
     "check_out_path",
     "fork_chain",
     "load_script",
+    "parse_script",
     "parse_set_value",
     "same_file",
     "tool_result_indices",
@@ -124,6 +125,11 @@ def load_script(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         data = p.read_bytes()
     except OSError as exc:
         raise UsageError(f"--script {p}: cannot read it: {exc.strerror or exc}") from None
+    return parse_script(data, p)
+
+
+def parse_script(data: bytes, p: Path) -> list[dict[str, Any]]:
+    """The replies a file at `p` holding `data` gives (`load_script`; the UI checks replies before writing them)."""
     try:
         replies = decode_json(data)
     except (msgspec.DecodeError, ValueError):

@@ -243,6 +243,23 @@ def test_fork_from_the_ui_then_see_the_divergence(terminal, tmp_path: Path, monk
     assert (tmp_path / "triage-incident-fork-at-5.json").is_file()
 
 
+def test_the_agent_given_after_dashes_continues_the_fork(terminal, tmp_path: Path, monkeypatch) -> None:
+    """`blackbox tui run.json -- python agent.py`: the fork screen starts with that agent chosen and its command
+    filled in (nothing remembered names it), and the fork it runs with it finishes."""
+    parent = tmp_path / "triage-incident.json"
+    parent.write_bytes(INCIDENT.read_bytes())
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    remember_fork(parent, ForkSettings(continuation="script", script=str(REPLIES)))  # no agent, no command
+    term = terminal(str(parent), "--", sys.executable, str(AGENT))
+    _fork_screen(term)
+    # the command's start (a long path is cut at the field's end), shown only when the agent continues
+    term.wait_for_all("Agent command (run after --)", f"{sys.executable} "[:24])
+    term.keys("C-r")
+    shown = term.wait_for("first divergence at step 5", "error:")
+    assert "first divergence at step 5" in shown, shown
+    assert (tmp_path / "triage-incident-fork-at-5.json").is_file()
+
+
 def test_what_if_from_inline_replies_without_the_agent(terminal, tmp_path: Path, monkeypatch) -> None:
     parent = tmp_path / "triage-incident.json"
     parent.write_bytes(INCIDENT.read_bytes())

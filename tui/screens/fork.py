@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import shlex
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -21,13 +22,16 @@ from textual.content import Content
 from textual.reactive import var
 from textual.widgets import Button, Input, Label, Static
 
-from blackbox.errors import CassetteError
+from blackbox.errors import BlackboxError, CassetteError
+from blackbox.fork.agent_checks import broken_chain, check_agent_fork
 from blackbox.fork.plan import same_file
+from blackbox.format.canonical import decode_json, json_value
+from blackbox.format.cassette import Cassette, ChainBreak
 from blackbox.format.inert import inert
 from blackbox.format.typed import ToolResultView
 
 from ..doors import Door, Here
-from ..fork_files import default_out, fork_argv
+from ..fork_files import default_out, fork_argv, input_paths
 from ..fork_runners import AgentRunner, ForkJob, ForkResult, ForkRunner, next_model_input, runner_for
 from ..notice import say
 from ..run import Run
@@ -62,6 +66,8 @@ class ForkScreen(BlackboxScreen[None]):
         Binding("ctrl+r", "run_fork", "Run fork", priority=True, id="fork.run"),
         Binding("ctrl+g", "cancel_fork", "Cancel run", priority=True, id="fork.cancel"),
         Binding("escape", "back", "Back", id="fork.back"),
+        Binding("ctrl+t", "text_or_json", "Text/JSON", priority=True, id="fork.text_or_json",
+                tooltip="An MCP result with one text block: edit the text itself, or the whole result as JSON"),
     ]
     DOOR = Door("f", "Fork", "Fork the run at this tool result with another value (in a diff: run A)",
                 on={"browse": True, "diff": True})
@@ -100,6 +106,7 @@ class ForkScreen(BlackboxScreen[None]):
         self.parent_path: Path = run.path
         self.step = run.steps[index]
         self.running: ForkRunner | None = None
+        self.parent_read: _Parent | None = None  # the parent, once read (`_read_parent`)
 
     @classmethod
     def open_from(cls, app: BlackboxApp, here: Here) -> None:
@@ -153,6 +160,7 @@ class ForkScreen(BlackboxScreen[None]):
         self.form.focus_value()
         self._layout(self.size.width)
         self.watch(self.form, "problem", self._recheck)  # every edit inside the form
+        self._read_parent()
 
     def on_resize(self, event: events.Resize) -> None:
         self._layout(event.size.width)
@@ -180,7 +188,8 @@ class ForkScreen(BlackboxScreen[None]):
     # -- validation: reactive ------------------------------------------------------------------------------
 
     def _find_problem(self) -> str | None:
-        """The first reason the fork cannot run yet (the form's, then the output path's), or None."""
+        """The first reason the fork cannot run yet (the form's, the output path's, then what `blackbox fork`
+        would refuse, in its words), or None."""
         found = self.form.problem
         if found:
             return found
@@ -189,7 +198,24 @@ class ForkScreen(BlackboxScreen[None]):
             return "give the path of the fork"
         if same_file(Path(out).expanduser(), self.parent_path):
             return "the fork must be written to another file than its parent"
+        parent = self.parent_read
+        if parent is None:
+            return "checking the run…"
+        if parent.broken is not None:  # every fork refuses it, the CLI's what-if and fork alike
+            return str(broken_chain(self.parent_path, parent.broken, "fork"))
+        if self.runner == "agent":
+            return agent_refusal(parent.cassette, self.parent_path, self.index, Path(out).expanduser(), self.form)
         return None
+
+    @work(thread=True, exclusive=True, group="fork-parent")
+    def _read_parent(self) -> None:
+        """The parent decoded and its chain checked, off the UI thread (a large one takes a moment)."""
+        parent = _Parent(self.run.decoded(), self.run.chain)
+        self.app.call_from_thread(self._got_parent, parent)
+
+    def _got_parent(self, parent: _Parent) -> None:
+        self.parent_read = parent
+        self._recheck()
 
     def _recheck(self) -> None:
         self.problem = self._find_problem()
@@ -239,6 +265,17 @@ class ForkScreen(BlackboxScreen[None]):
             self.running = None
         self._finished(result)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """ctrl+t only where there is a text block to edit."""
+        if action == "text_or_json":
+            return bool(self.query(ForkForm)) and self.form.block is not None
+        return True
+
+    def action_text_or_json(self) -> None:
+        problem = self.form.text_or_json()
+        if problem is not None:
+            say(self.app, problem, severity="warning")
+
     @on(Button.Pressed, "#cancel")
     def action_cancel_fork(self) -> None:
         if self.running is not None and self.running.cancel():
@@ -263,6 +300,28 @@ class ForkScreen(BlackboxScreen[None]):
             return
         self.query_one(ForkStatus).show(f"forked {result.out}", "ok")
         self.blackbox.open_diff(self.run, fork, at=self.index, replace=True)
+
+
+@dataclass(frozen=True)
+class _Parent:
+    """The parent as `blackbox fork` reads it: every step decoded, and where its chain breaks (None: intact)."""
+
+    cassette: Cassette
+    broken: ChainBreak | None
+
+
+def agent_refusal(parent: Cassette, parent_path: Path, index: int, out: Path, form: ForkForm) -> str | None:
+    """What `blackbox fork` would refuse, in its words, before it starts the agent this form runs (the value and
+    the inline replies checked as the files the runner writes for it), or None."""
+    value_file, replies_file = input_paths(out)
+    inline = form.continuation == "inline"
+    script = None if form.continuation == "live" else replies_file if inline else Path(form.script_path).expanduser()
+    try:
+        json_value(decode_json(form.value_text), where=lambda: f"--set @{value_file}")
+        check_agent_fork(parent, parent_path, index, out, script, replies=form.replies_text if inline else None)
+    except (BlackboxError, ValueError) as exc:  # (a CanonicalError is a ValueError)
+        return str(exc)
+    return None
 
 
 class _Events:

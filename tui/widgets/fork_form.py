@@ -12,29 +12,19 @@ from textual.containers import Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import Input, Label, RadioButton, RadioSet
 
-from blackbox.format.cassette import Step
-from blackbox.format.typed import UNSET, ToolResultView
+from blackbox.format.canonical import decode_json
 
 from ..fork_runners import next_model_input, provider_of, recorded_model
+from ..fork_value import TextBlock, initial_value, text_block
 from ..messages import JsonValidated
 from ..run import Run, pretty_json
 from ..state import ForkSettings
 from .json_editor import JsonEditor
 
-__all__ = ["CONTINUATIONS", "RUNNERS", "ForkForm", "initial_value"]
+__all__ = ["CONTINUATIONS", "RUNNERS", "ForkForm", "initial_value"]  # initial_value from fork_value, as before
 
 CONTINUATIONS = ("script", "inline", "live")
 RUNNERS = ("whatif", "agent", "demo")
-
-
-def initial_value(step: Step) -> str:
-    """The recorded result as editable JSON (an error result starts from its message, as a JSON string; a
-    payload that does not fit a result's shape, from all of it)."""
-    found = step.view()
-    if not isinstance(found, ToolResultView):
-        return str(pretty_json(step.payload))
-    value = found.result if found.result is not UNSET else found.error
-    return str(pretty_json(None if value is UNSET else value))
 
 
 class ForkForm(VerticalScroll):
@@ -78,13 +68,17 @@ class ForkForm(VerticalScroll):
         self.remembered = remembered
         self.demo = demo
         self.recorded_model = recorded_model(run)
-        self.recorded_provider = provider_of(self.recorded_model)
+        # an MCP result with one text block: its text is edited (`text_or_json` switches to the whole result)
+        self.block: TextBlock | None = text_block(run.steps[index])
 
     def compose(self) -> ComposeResult:
         remembered = self.remembered
         with Vertical(id="value-box"):
-            yield Label("New tool result (JSON) · ctrl+a selects all · tab moves on")
-            yield JsonEditor(initial_value(self.run.steps[self.index]), id="value")
+            yield Label(self._value_label(text=self.block is not None), id="value-label")
+            if self.block is not None:
+                yield JsonEditor(self.block.text, plain=True, id="value")
+            else:
+                yield JsonEditor(initial_value(self.run.steps[self.index]), id="value")
         with Vertical(id="settings", classes=f"-{remembered.continuation} -{remembered.runner}"):
             yield Label("After the fork point, who continues")
             with RadioSet(id="runner"):
@@ -100,7 +94,7 @@ class ForkForm(VerticalScroll):
                     yield RadioButton("live: the provider's API", id="live", value=remembered.continuation == "live")
                 yield Input(remembered.script, placeholder="replies.json: a JSON array", id="script-path")
                 with Vertical(id="model-name-part"):
-                    yield Label("model (its name picks the API: claude-… or gpt-…)")
+                    yield Label("model (its name picks the API: claude-…, gpt-…, gemini-…)")
                     yield Input(self.recorded_model or "", placeholder="claude-sonnet-4-5", id="model-name")
                 yield JsonEditor(remembered.replies or "[\n  {\"type\": \"final_answer\", \"text\": \"\"}\n]",
                                  want_list=True, id="replies")
@@ -129,7 +123,50 @@ class ForkForm(VerticalScroll):
 
     @property
     def value_text(self) -> str:
-        return self.query_one("#value", JsonEditor).text
+        """The new result as JSON text (an edited text block written back into its MCP result)."""
+        editor = self.query_one("#value", JsonEditor)
+        if editor.plain and self.block is not None:
+            return str(pretty_json(self.block.with_text(editor.text)))
+        return editor.text
+
+    @property
+    def script_path(self) -> str:
+        return self.query_one("#script-path", Input).value.strip()
+
+    @property
+    def replies_text(self) -> str:
+        return self.query_one("#replies", JsonEditor).text
+
+    @property
+    def editing_text(self) -> bool:
+        """The text of an MCP result's text block is edited (not the result's JSON)."""
+        return self.query_one("#value", JsonEditor).plain
+
+    def _value_label(self, *, text: bool) -> str:
+        if text:
+            return "New text of the MCP result's text block (the text itself) · ctrl+t: the result as JSON"
+        switch = " · ctrl+t: its text" if self.block is not None else ""
+        return f"New tool result (JSON) · ctrl+a selects all · tab moves on{switch}"
+
+    def text_or_json(self) -> str | None:
+        """Switch between the text of the MCP result's text block and the whole result as JSON, keeping what was
+        typed; None, or why it cannot switch (the JSON does not parse, or holds no one text block any more)."""
+        editor = self.query_one("#value", JsonEditor)
+        if self.block is None:
+            return "this result is no MCP result with one text block: it is edited as JSON"
+        if editor.plain:
+            editor.show_text(str(pretty_json(self.block.with_text(editor.text))), plain=False)
+        else:
+            if editor.problem:
+                return f"the new result is {editor.problem}: correct it to edit its text again"
+            found = text_block(decode_json(editor.text))
+            if found is None:
+                return "the new result holds no one text block any more: it stays JSON"
+            self.block = found
+            editor.show_text(found.text, plain=True)
+        self.query_one("#value-label", Label).update(self._value_label(text=editor.plain))
+        self.check()
+        return None
 
     @property
     def live_provider(self) -> str | None:
@@ -203,10 +240,8 @@ class ForkForm(VerticalScroll):
                 return f"no replies file at {script}"
         if continuation == "inline" and self.query_one("#replies", JsonEditor).problem:
             return f"the replies are {self.query_one('#replies', JsonEditor).problem}"
-        if continuation == "live":
-            if self.runner == "whatif":
-                if self.live_provider is None:
-                    return "name a Claude or GPT model for the live run (the cassette records no model it knows)"
-                return key_problem(self.live_provider)
-            return key_problem(self.recorded_provider)
-        return None
+        if continuation == "live" and self.runner == "whatif":
+            if self.live_provider is None:
+                return "name a model for the live run (claude-…, gpt-…, gemini-…): the run records none it knows"
+            return key_problem(self.live_provider)
+        return None  # the agent's live key: `blackbox fork`'s own check, in its words (the fork screen runs it)

@@ -66,7 +66,7 @@ class JsonArea(Keyed, TextArea):
 
 class JsonEditor(Vertical):
     """TextArea + an inline error line; `problem` (reactive) follows the text, and each new one is drawn and
-    posted (`JsonValidated`)."""
+    posted (`JsonValidated`).  `plain`: the text is any text, not JSON (an MCP result's text block)."""
 
     problem: reactive[str | None] = reactive(None, init=False, repaint=False)
 
@@ -79,15 +79,27 @@ class JsonEditor(Vertical):
     }
     """
 
-    def __init__(self, text: str = "", *, want_list: bool = False, id: str | None = None) -> None:
+    def __init__(self, text: str = "", *, want_list: bool = False, plain: bool = False, id: str | None = None) -> None:
         super().__init__(id=id)
         self._initial = text
         self.want_list = want_list
-        self.set_reactive(JsonEditor.problem, json_problem(text, want_list=want_list))
+        self.plain = plain
+        self.set_reactive(JsonEditor.problem, self._problem(text))
 
     def compose(self) -> ComposeResult:
-        yield JsonArea(editable_json(self._initial), soft_wrap=True, show_line_numbers=True, tab_behavior="focus")
+        shown = self._initial if self.plain else editable_json(self._initial)
+        yield JsonArea(shown, soft_wrap=True, show_line_numbers=True, tab_behavior="focus")
         yield Static(classes="json-error")
+
+    def _problem(self, text: str) -> str | None:
+        return None if self.plain else json_problem(text, want_list=self.want_list)
+
+    def show_text(self, text: str, *, plain: bool) -> None:
+        """Edit `text` from now on, as plain text or as JSON."""
+        self.plain = plain
+        self.query_one(TextArea).load_text(text if plain else editable_json(text))
+        self.problem = self._problem(self.text)
+        self._show()
 
     def on_mount(self) -> None:
         self._show()
@@ -107,7 +119,7 @@ class JsonEditor(Vertical):
     @on(TextArea.Changed)
     def _changed(self, event: TextArea.Changed) -> None:
         event.stop()
-        self.problem = json_problem(self.text, want_list=self.want_list)
+        self.problem = self._problem(self.text)
 
     def watch_problem(self, problem: str | None) -> None:
         self._show()
@@ -116,4 +128,4 @@ class JsonEditor(Vertical):
     def _show(self) -> None:
         line = self.query_one(".json-error", Static)
         line.set_class(self.problem is None, "-ok")
-        line.update(f"✗ {self.problem}" if self.problem else "✓ valid JSON")
+        line.update(f"✗ {self.problem}" if self.problem else "✓ text" if self.plain else "✓ valid JSON")
