@@ -56,6 +56,18 @@ async def test_help_lists_blackbox_keys_once_without_textual_generic_ones() -> N
         assert len(lines) == len(set(lines))
 
 
+def palette_highlights(app, description: str) -> bool:
+    """The open command palette lists its hits and the one highlighted (what enter runs) is `description`."""
+    from textual.command import CommandList
+
+    if not CommandPalette.is_open(app):
+        return False
+    hits = app.screen.query_one(CommandList)
+    found = hits.highlighted
+    return found is not None and hits.option_count > 0 and \
+        str(hits.get_option_at_index(found).prompt).startswith(description)
+
+
 async def test_palette_runs_an_action_on_the_screen(large_cassette: Path) -> None:
     app = make_app(large_cassette)
     async with app.run_test(size=SIZE) as pilot:
@@ -64,7 +76,8 @@ async def test_palette_runs_an_action_on_the_screen(large_cassette: Path) -> Non
         await pilot.pause()
         assert CommandPalette.is_open(app)
         await pilot.press(*"next error")
-        await pilot.pause(0.3)
+        await pilot_until(pilot, lambda: palette_highlights(app, "Next error"),
+                          "the palette to list and highlight Next error")  # the search runs in the background
         await pilot.press("enter")
         await settle(pilot)
         screen = app.screen

@@ -145,4 +145,7 @@ async def test_a_change_of_a_large_file_arriving_as_the_app_quits_is_ignored(lar
     async with app.run_test(size=SMALL) as pilot:
         await settle(pilot)
         screen = app.screen
-    screen.run_changed(screen.run)  # the screen's widgets were removed with the app
+        shown = (screen.total, list(screen.rows), screen._seen, screen._generation, screen.header)
+    assert not screen.query("#steps")  # the screen's widgets were removed with the app
+    assert screen.run_changed(screen.run) is None  # no NoMatches raised from a widget that is gone
+    assert (screen.total, list(screen.rows), screen._seen, screen._generation, screen.header) == shown  # ignored
