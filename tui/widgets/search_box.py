@@ -23,9 +23,16 @@ SEARCH_POST_EVERY = 0.15  # seconds between a search's reports of the matches fo
 class SearchBox(Input):
     """Hidden until `open`; enter submits (`Input.Submitted`), escape closes it (`SearchClosed`)."""
 
+    DEFAULT_CSS = """
+    SearchBox { border: round $accent; border-title-color: $text-muted; }
+    """
+
     def __init__(self, run: Run, *, id: str | None = None) -> None:
         super().__init__(placeholder="search summaries and payloads (enter: find, escape: close)", id=id)
         self.run = run
+        # what the keys do, on the border: the placeholder goes once something is typed, and the footer shows
+        # no key while the box takes every printable one
+        self.border_title = "search · enter: find · escape: close"
 
     def open(self, text: str) -> None:
         self.add_class("-visible")
