@@ -35,7 +35,9 @@ SIZE = (120, 36)
 
 
 async def shoot(out: Path, name: str, paths: list[Path], keys: list[str], *, diff: bool = False,
-                theme: str | None = None, demo: bool = False, search: str = "") -> Path:
+                theme: str | None = None, demo: bool = False, search: str = "", cwd: Path = REPO) -> Path:
+    """`cwd`: where paths are shown from (the scratch copies: their names alone, the same on every run)."""
+    os.chdir(cwd)
     app = BlackboxApp(load_runs(paths), diff=diff, theme=theme, demo=demo)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
@@ -88,11 +90,12 @@ async def main(out: Path) -> None:
         await shoot(out, "search", [INCIDENT], ["j"] * 4, search="VAN-14"),
         await shoot(out, "diff", [INCIDENT, HYPOTHESIS], [], diff=True),
         await shoot(out, "fork", [INCIDENT], ["j"] * 5 + ["f"]),
-        await shoot(out, "whatif-fork", [parent], ["j"] * 5 + ["f"]),
-        await shoot(out, "whatif-diff", [parent, whatif], ["right_square_bracket"], diff=True),
+        await shoot(out, "whatif-fork", [parent], ["j"] * 5 + ["f"], cwd=scratch),
+        await shoot(out, "whatif-diff", [parent, whatif], ["right_square_bracket"], diff=True, cwd=scratch),
         await shoot(out, "demo", [demo_parent, demo_fork], [], diff=True, demo=True),
         await shoot_reading(out, write_synthetic(scratch / "large.json", 100_000, trace_id="large-run")),
     ]
+    os.chdir(REPO)
     shutil.rmtree(scratch, ignore_errors=True)
     for shot in shots:
         print(shot.relative_to(REPO) if shot.is_relative_to(REPO) else shot)

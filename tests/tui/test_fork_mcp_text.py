@@ -12,6 +12,7 @@ import pytest
 from textual.widgets import Input, Label, RadioButton, RadioSet, Static, TextArea
 
 from blackbox.format.cassette import StepChain, load, save
+from blackbox_tui.commands import screen_actions
 from blackbox_tui.fork_value import text_block
 from blackbox_tui.screens.fork import ForkScreen
 from blackbox_tui.widgets.json_editor import JsonEditor
@@ -59,6 +60,7 @@ async def test_the_text_itself_is_edited_and_written_back_into_its_block(tmp_pat
         assert shown(screen) == TEXT  # the text, not "{\"temp\": 21, …}" inside the result's JSON
         assert "text block" in str(screen.query_one("#value-label", Label).render())
         assert str(screen.query_one("#value .json-error", Static).render()) == "✓ text"
+        assert "Text/JSON" in {description for description, *_ in screen_actions(screen)}  # help, palette
         screen.query_one("#value", JsonEditor).text = '{"temp": 35, "sky": "storm"}'
         await pilot.pause()
         new = json.loads(screen.form.value_text)

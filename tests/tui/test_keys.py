@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from textual.actions import parse
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
@@ -104,7 +105,11 @@ async def test_every_screen_s_bindings_appear_in_help_and_the_palette(cls: type,
         await settle(pilot)
         screen = app.screen
         assert type(screen) is cls
-        declared = {b.description for b in vars(cls)["BINDINGS"] if isinstance(b, Binding)}
+        bindings = [b for b in vars(cls)["BINDINGS"] if isinstance(b, Binding)]
+        assert bindings, f"{cls.__name__} declares no bindings"
+        # a key the screen turns off where it means nothing (check_action False: the fork's ctrl+t on a result
+        # with no text block) is listed nowhere there
+        declared = {b.description for b in bindings if screen.check_action(*parse(b.action)[1:]) is not False}
         assert declared, f"{cls.__name__} declares no bindings"
         listed = {description for description, *_ in screen_actions(screen)}
         assert declared <= listed, f"{cls.__name__}: not listed: {declared - listed}"
