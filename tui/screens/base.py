@@ -1,6 +1,7 @@
 """What every Blackbox screen carries: its help text (`HELP`), its binding prefix (`BINDING_PREFIX`, see
-`..keys`) and typed access to the app, so no screen reaches the app's routing through `Any` or by name; and, once
-mounted, the keys of the doors that open other screens from it (`..doors`: the app holds them)."""
+`..keys`) and typed access to the app, so no screen reaches the app's routing through `Any` or by name; its door
+(`DOOR`, `open_from`: how it opens from other screens, `..doors`) and, once mounted, the keys of the doors that
+open other screens from it (the app holds them)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ __all__ = ["BlackboxModal", "BlackboxScreen"]
 ResultT = TypeVar("ResultT")
 
 
-class BlackboxScreen(Keyed, Screen[ResultT]):
-    """A full screen of the UI; `HELP` opens its `?` help, its bindings' ids start with `BINDING_PREFIX`."""
+class _Blackbox(Keyed):
+    """The facts and routing both kinds of screen share (a mixin: Textual calls its `on_mount` too)."""
 
     HELP: ClassVar[str | None] = ""
     #: The key that opens this screen from others (an entry of `app.SCREENS` has one), or None.
@@ -29,7 +30,7 @@ class BlackboxScreen(Keyed, Screen[ResultT]):
     @property
     def blackbox(self) -> BlackboxApp:
         """The app (its routing: open, open_diff, read_in_background)."""
-        return cast("BlackboxApp", self.app)
+        return cast("BlackboxApp", cast(Screen[Any], self).app)
 
     @classmethod
     def open_from(cls, app: BlackboxApp, here: Here) -> None:
@@ -42,32 +43,16 @@ class BlackboxScreen(Keyed, Screen[ResultT]):
 
     def on_mount(self) -> None:
         """(After the screen's own `on_mount`: Textual calls each class's handler.)"""
-        _add_doors(self)
+        from ..app import BlackboxApp  # (here: the app imports every screen)
+
+        app = cast(Screen[Any], self).app
+        if isinstance(app, BlackboxApp):  # a screen shown by another app (a test's) has no doors
+            app.add_doors(cast("BlackboxScreen[Any] | BlackboxModal[Any]", self))
 
 
-class BlackboxModal(Keyed, ModalScreen[ResultT]):
+class BlackboxScreen(_Blackbox, Screen[ResultT]):
+    """A full screen of the UI; `HELP` opens its `?` help, its bindings' ids start with `BINDING_PREFIX`."""
+
+
+class BlackboxModal(_Blackbox, ModalScreen[ResultT]):
     """A dialog over a screen; the same facts as `BlackboxScreen`."""
-
-    HELP: ClassVar[str | None] = ""
-    DOOR: ClassVar[Door | None] = None
-
-    @property
-    def blackbox(self) -> BlackboxApp:
-        return cast("BlackboxApp", self.app)
-
-    @classmethod
-    def open_from(cls, app: BlackboxApp, here: Here) -> None:
-        raise NotImplementedError(f"{cls.__name__} has a DOOR: it says how it opens (open_from)")
-
-    def here(self) -> Here | None:
-        return None
-
-    def on_mount(self) -> None:
-        _add_doors(self)
-
-
-def _add_doors(screen: BlackboxScreen[Any] | BlackboxModal[Any]) -> None:
-    from ..app import BlackboxApp  # (here: the app imports every screen)
-
-    if isinstance(screen.app, BlackboxApp):  # a screen shown by another app (a test's) has no doors
-        screen.app.add_doors(screen)
