@@ -39,7 +39,6 @@ _OPENAI_API_TYPE = {"openai": "chat_completions", "azure": "chat_completions", "
 _PARAMS = {"maxTokens": "max_tokens", "temperature": "temperature", "topP": "top_p", "topK": "top_k",
            "stop": "stop_sequences", "seed": "seed", "frequencyPenalty": "frequency_penalty",
            "presencePenalty": "presence_penalty"}
-_FINISH = {None: "stop", "length": "length", "refusal": "content_filter"}
 
 
 class Link(msgspec.Struct, frozen=True):
@@ -82,6 +81,13 @@ def _ns(timestamp: float) -> int:
     return int(timestamp * _MS)
 
 
+def _at(step: Step) -> int:
+    """A step's time in nanoseconds: its millisecond, plus its index in nanoseconds, so steps recorded within one
+    millisecond (a scripted model, a quick tool) keep their order in a backend that sorts spans by start time,
+    and a span lasts at least a nanosecond; still within the recorded millisecond (an import reads it back)."""
+    return _ns(step.timestamp) + min(step.index, _MS - 1)
+
+
 def _same(value: Any) -> Any:
     return value
 
@@ -99,14 +105,6 @@ def _provider_of(model: str) -> tuple[str, str | None]:
     if provider is None:
         return "unknown", None
     return _PROVIDER_NAMES.get(provider.name, provider.name), _OPENAI_API_TYPE.get(provider.name)
-
-
-def _finish(output: Any) -> str:
-    if isinstance(output, dict) and output.get("type") in ("tool_calls", "tool_call"):
-        stop = output.get("stop")
-        return "length" if stop == "length" else "stop" if stop == "end" else "tool_call"
-    stop = output.get("stop") if isinstance(output, dict) else None
-    return _FINISH.get(stop, "stop")
 
 
 def _usage(tokens: Tokens | None) -> dict[str, Any]:
@@ -149,7 +147,7 @@ def _chat_attributes(model_input: Step, output: Step | None, with_content: bool,
     attrs["blackbox.step.index"] = model_input.index
     attrs["blackbox.step.hash"] = model_input.hash
     if output is not None:
-        attrs["gen_ai.response.finish_reasons"] = [_finish(output.payload)]
+        attrs["gen_ai.response.finish_reasons"] = [content.finish_reason(output.payload)]
         attrs.update(_usage(output.tokens))
         attrs["blackbox.output.step.hash"] = output.hash
     if with_content:
@@ -262,9 +260,9 @@ def _root(cassette: Cassette, trace: int, parent: Cassette | None) -> SpanData:
             anchor = _call_of(parent.steps, at)
             links.append(Link(parent_trace, span_id(parent_trace, anchor.hash if anchor else "root"),
                               {"blackbox.fork.at_step": at, "blackbox.link": "forked_from"}))
-    start = steps[0].timestamp if steps else cassette.createdAt
-    end = steps[-1].timestamp if steps else start
-    return SpanData("invoke_agent", trace, span_id(trace, "root"), None, "INTERNAL", _ns(start), _ns(end), attrs,
+    start = _at(steps[0]) if steps else _ns(cassette.createdAt)
+    end = _at(steps[-1]) if steps else start
+    return SpanData("invoke_agent", trace, span_id(trace, "root"), None, "INTERNAL", start, end, attrs,
                     error, links)
 
 
@@ -304,7 +302,7 @@ def cassette_spans(cassette: Cassette, *, with_content: bool = False, parent: Ca
             name = f"chat {model}" if model else "chat"
             error = None if closing is not None else _failed_call(following)
             spans.append(SpanData(name, trace, span_id(trace, first.hash), root.span_id, "CLIENT",
-                                  _ns(first.timestamp), _ns(end_step.timestamp), attrs, error))
+                                  _at(first), _at(end_step), attrs, error))
             continue
         attrs, error = _tool_attributes(first, closing, with_content, policy)
         if closing is not None and at is not None and closing.index == at:
@@ -312,5 +310,5 @@ def cassette_spans(cassette: Cassette, *, with_content: bool = False, parent: Ca
             if original is not None:
                 attrs["blackbox.fork.original_hash"] = original.hash
         spans.append(SpanData(f"execute_tool {attrs['gen_ai.tool.name']}", trace, span_id(trace, first.hash),
-                              root.span_id, "INTERNAL", _ns(first.timestamp), _ns(end_step.timestamp), attrs, error))
+                              root.span_id, "INTERNAL", _at(first), _at(end_step), attrs, error))
     return spans
