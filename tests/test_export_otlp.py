@@ -84,8 +84,10 @@ def test_every_span_name_kind_attribute_parent_and_time_follows_the_cassette(
     assert [s.kind for s in spans] == [1, 3, 1, 1, 3]  # INTERNAL, CLIENT
     assert root.parent_span_id == b"" and all(s.parent_span_id == root.span_id for s in spans[1:])
     assert len({s.span_id for s in spans}) == 5
-    assert [(s.start_time_unix_nano // MS, s.end_time_unix_nano // MS) for s in spans] == [
-        (1000, 1900), (1000, 1250), (1300, 1400), (1420, 1500), (1600, 1900)]
+    # each step's millisecond; a step after another of the same millisecond a microsecond later (the last two)
+    assert [(s.start_time_unix_nano, s.end_time_unix_nano) for s in spans] == [
+        (1000 * MS, 1900 * MS + 1000), (1000 * MS, 1250 * MS), (1300 * MS, 1400 * MS), (1420 * MS, 1500 * MS),
+        (1600 * MS, 1900 * MS)]
     assert attributes(root) == {"gen_ai.operation.name": "invoke_agent", "blackbox.cassette.id": "weather-run",
                                 "blackbox.cassette.head_hash": head, "blackbox.format_version": 2,
                                 "blackbox.created_at": 1000}
@@ -98,7 +100,7 @@ def test_every_span_name_kind_attribute_parent_and_time_follows_the_cassette(
         "gen_ai.request.stop_sequences": ["END"], "gen_ai.tool.definitions": definitions,
         "gen_ai.response.finish_reasons": ["tool_call"],
         "gen_ai.usage.input_tokens": 120, "gen_ai.usage.output_tokens": 30,
-        "gen_ai.usage.cache_read.input_tokens": 100, "gen_ai.usage.cache_write.input_tokens": 5,
+        "gen_ai.usage.cache_read.input_tokens": 100, "gen_ai.usage.cache_creation.input_tokens": 5,
         "gen_ai.usage.reasoning.output_tokens": 7,
         "blackbox.step.index": 0, "blackbox.step.hash": steps[0].hash, "blackbox.output.step.hash": steps[1].hash}
     assert attributes(chat2)["gen_ai.response.finish_reasons"] == ["stop"]
@@ -125,21 +127,32 @@ def test_content_only_with_the_flag_in_the_conventions_shapes_with_keys_masked(
     rich_cassette(tmp_path / "run.json", result=f"sunny {KEY}")
     with Receiver() as receiver:
         [spans] = export(capsys, receiver, tmp_path / "run.json", "--content")
-    _, chat1, tool1, tool2, chat2 = spans
+    root, chat1, tool1, tool2, chat2 = spans
     a = attributes(chat1)
+    # the root carries the run's request and answer (a backend's trace list shows them)
+    assert {k: json.loads(v) for k, v in attributes(root).items() if k.startswith("gen_ai.") and k.endswith("s")} == {
+        "gen_ai.system_instructions": [{"type": "text", "content": "Be brief."}],
+        "gen_ai.input.messages": [{"role": "user", "parts": [{"type": "text", "content": "Weather?"}]}],
+        "gen_ai.output.messages": json.loads(attributes(chat2)["gen_ai.output.messages"])}
     assert json.loads(a["gen_ai.system_instructions"]) == [{"type": "text", "content": "Be brief."}]
     assert json.loads(a["gen_ai.input.messages"]) == [{"role": "user", "parts": [{"type": "text",
                                                                                   "content": "Weather?"}]}]
     assert json.loads(a["gen_ai.output.messages"]) == [{"role": "assistant", "parts": [
         {"type": "text", "content": "Let me check."},
         {"type": "tool_call", "id": "call-0", "name": "get_weather", "arguments": {"city": "Paris"}},
-        {"type": "tool_call", "id": "call-1", "name": "forecast", "arguments": {"city": "Rome"}}]}]
+        {"type": "tool_call", "id": "call-1", "name": "forecast", "arguments": {"city": "Rome"}}],
+        "finish_reason": "tool_call"}]
+    [answer] = json.loads(attributes(chat2)["gen_ai.output.messages"])
+    assert (answer["role"], [p["type"] for p in answer["parts"]], answer["finish_reason"]) == ("assistant", ["text"],
+                                                                                                 "stop")
     assert json.loads(a["gen_ai.tool.definitions"])[0] == {
         "type": "function", "name": "get_weather", "description": "Get the weather.", "parameters": {"type": "object"}}
     history = json.loads(attributes(chat2)["gen_ai.input.messages"])
-    assert history[2] == {"role": "tool", "parts": [
-        {"type": "tool_call_response", "id": "call-0", "name": "get_weather", "response": "sunny [redacted]"},
-        {"type": "tool_call_response", "id": "call-1", "name": "forecast", "response": "boom", "error": True}]}
+    assert history[2:] == [  # one tool message per result, each with its id
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "call-0", "name": "get_weather",
+                                    "response": "sunny [redacted]"}]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "call-1", "name": "forecast",
+                                    "response": "boom", "error": True}]}]
     assert json.loads(attributes(tool1)["gen_ai.tool.call.arguments"]) == {"city": "Paris"}
     assert json.loads(attributes(tool1)["gen_ai.tool.call.result"]) == "sunny [redacted]"
     assert json.loads(attributes(tool2)["gen_ai.tool.call.result"]) == {"error": "boom"}
@@ -358,15 +371,33 @@ def test_wrong_flags_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert code in (1, 2) and message in err and err.count("\n") == 1
 
 
-def test_without_the_otel_extra_the_error_names_it(tmp_path: Path) -> None:
+HIDE_OTEL = ("import sys\nfor name in ('opentelemetry', 'opentelemetry.sdk', 'opentelemetry.exporter'):\n"
+             "    sys.modules[name] = None  # as if the otel extra were not installed\n"
+             "from blackbox.cli import main\nmain(sys.argv[1:])\n")
+
+
+def test_without_the_otel_extra_otlp_names_it_and_the_file_target_still_works(tmp_path: Path) -> None:
+    """Each exporter says what it needs: `--to otlp` is refused in one line naming the extra, before any file is
+    read; `--to otlp-json` needs no OpenTelemetry package and writes the same spans (the resource then names
+    Blackbox as the SDK that wrote them)."""
     rich_cassette(tmp_path / "run.json")
-    hide = ("import sys; sys.modules['opentelemetry.sdk'] = None; "
-            "sys.modules['opentelemetry.exporter.otlp.proto.http'] = None; "
-            "from blackbox.cli import main; main(sys.argv[1:])")
-    done = subprocess.run([sys.executable, "-c", hide, "export", str(tmp_path / "run.json"), "--to", "otlp-json",
-                           "--out", str(tmp_path / "out.json")], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 1 and done.stderr.count("\n") == 1
-    assert "pip install 'blackbox-agent[otel]'" in done.stderr and not (tmp_path / "out.json").exists()
+    with Receiver() as receiver:
+        done = subprocess.run([sys.executable, "-c", HIDE_OTEL, "export", str(tmp_path / "run.json"), "--endpoint",
+                               receiver.url], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert "--to otlp needs the otel extra" in done.stderr and "pip install 'blackbox-agent[otel]'" in done.stderr
+    assert receiver.requests == []
+
+    done = subprocess.run([sys.executable, "-c", HIDE_OTEL, "export", str(tmp_path / "run.json"), "--to", "otlp-json",
+                           "--out", str(tmp_path / "bare.json")], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    bare = json.loads((tmp_path / "bare.json").read_text())["resourceSpans"][0]
+    resource = {a["key"]: a["value"]["stringValue"] for a in bare["resource"]["attributes"]}
+    assert resource["telemetry.sdk.name"] == "blackbox" and resource["service.name"] == "blackbox"
+    subprocess.run([sys.executable, "-m", "blackbox", "export", str(tmp_path / "run.json"), "--to", "otlp-json",
+                    "--out", str(tmp_path / "full.json")], check=True, capture_output=True, timeout=600)
+    full = json.loads((tmp_path / "full.json").read_text())["resourceSpans"][0]
+    assert bare["scopeSpans"] == full["scopeSpans"] and len(full["scopeSpans"][0]["spans"]) == 5
 
 
 def test_a_folder_export_shows_progress_on_a_terminal(tmp_path: Path) -> None:

@@ -18,7 +18,8 @@ from blackbox.cli.jsonout import print_json
 from blackbox.cli.render import EXIT_USAGE, console, fail
 from blackbox.cli.term import JSON_OUTPUT
 from blackbox.errors import UsageError
-from blackbox.exporters.registry import EXPORTERS, Exporter, Target
+from blackbox.exporters.base import Exporter, Target
+from blackbox.exporters.registry import EXPORTERS
 from blackbox.exporters.spans import GENAI_SEMCONV
 from blackbox.format.inert import inert
 
@@ -32,17 +33,24 @@ def _help() -> str:
     lines = ["Export a cassette or a folder of them as OpenTelemetry GenAI traces (OTLP, or its JSON file).", "",
              f"The spans follow the GenAI semantic conventions {GENAI_SEMCONV}.", ""]
     for name, exporter in EXPORTERS.items():
-        lines += [f"[bold]{name}[/]: {escape(exporter.description)}.", ""]
+        needs = (f" Needs the {exporter.extra} extra: pip install 'blackbox-agent\\[{exporter.extra}]'."
+                 if exporter.extra else "")
+        lines += [f"[bold]{name}[/]: {escape(exporter.description)}.{needs}", ""]
     lines += ["One trace per cassette: an invoke_agent root, a chat span per model call, an execute_tool span "
               "per tool call; ids derived from the cassette's hashes, so exporting twice gives the same trace. "
               "A fork is its own trace, linked to its parent's span at the fork point (the parent is looked for "
               "beside the fork, in the folder, or given with --parent). Message content only with --content, keys "
-              "masked. Needs the otel extra: pip install 'blackbox-agent\\[otel]'.", "",
+              "masked.", "",
               "[bold]Examples[/]", "",
               "  blackbox export traces/run.json --endpoint http://localhost:6006/v1/traces", "",
               "  blackbox export traces/ --to otlp --header x-mlflow-experiment-id=0", "",
               "  blackbox export traces/run.json --to otlp-json --out run.otlp.json --content"]
     return "\n".join(lines) + "\n"
+
+
+def _names(fact: str) -> str:
+    """The `--to` names of the exporters with `fact` (`needs_out`, `network`), for a message."""
+    return ", ".join(name for name, exporter in EXPORTERS.items() if getattr(exporter, fact)) or "none"
 
 
 def _headers(values: list[str]) -> dict[str, str]:
@@ -61,7 +69,7 @@ def export_command(
                                          show_default=False)],
     to: Annotated[str, typer.Option("--to", help=f"The target: {', '.join(EXPORTERS)}.", metavar="TARGET")]
     = "otlp",
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="The file to write (otlp-json).",
+    out: Annotated[Path | None, typer.Option("--out", "-o", help=f"The file to write ({_names('needs_out')}).",
                                              show_default=False)] = None,
     endpoint: Annotated[str | None, typer.Option("--endpoint", help="The OTLP/HTTP traces URL (a base URL gets "
                                                  "/v1/traces); default OTEL_EXPORTER_OTLP_*, else "
@@ -83,30 +91,30 @@ def export_command(
     if exporter.needs_out and out is None:
         fail(f"--to {to} writes a file: --out FILE is needed", EXIT_USAGE)
     if not exporter.needs_out and out is not None:
-        fail(f"--out is for a file target (otlp-json); --to {to} sends to --endpoint", EXIT_USAGE)
+        fail(f"--out is for a file target ({_names('needs_out')}); --to {to} writes no file", EXIT_USAGE)
     if not exporter.network and (endpoint is not None or header):
-        fail(f"--endpoint and --header are for --to otlp; --to {to} writes --out", EXIT_USAGE)
+        fail(f"--endpoint and --header are for a network target ({_names('network')}); --to {to} sends nothing",
+             EXIT_USAGE)
     if not path.exists():
         fail(f"{inert(str(path))}: no such file or folder; check the path", EXIT_USAGE)
     if out is not None and out.is_dir():
         fail(f"--out {inert(str(out))} is a folder; name the file to write", EXIT_USAGE)
     target = Target(out, endpoint, _headers(header or []))
     from blackbox.errors import BlackboxError, CassetteError, WriteError
-    from blackbox.exporters.otlp import endpoint_url, require
 
     try:
-        endpoint_url(endpoint)
+        exporter.check(target)
     except BlackboxError as exc:
         fail(str(exc), EXIT_USAGE)
     try:
-        require()
+        exporter.require()  # what this target needs, asked before a file is read
         files, batches, linked = _run(path, exporter, target, content, parent)
     except CassetteError as exc:  # a file that is not a cassette that verifies: nothing to export (exit 2)
         fail(str(exc), EXIT_USAGE)
     except (BlackboxError, WriteError) as exc:  # the extra missing, the backend or the write failed
         fail(str(exc))
     spans = sum(len(b) for b in batches)
-    where = str(out) if out is not None else (endpoint or "the OTLP endpoint")
+    where = exporter.where(target)
     if json_out:
         print_json({"ok": True, "to": to, "cassettes": len(files), "traces": len(batches), "spans": spans,
                     "linkedForks": linked, "content": content, "out": str(out) if out is not None else None})
@@ -136,10 +144,7 @@ def _run(path: Path, exporter: Exporter, target: Target, content: bool,
     with progress(f"reading {path.name}") as update:
         files, batches, linked = span_batches(path, with_content=content, parent=parent, loaded=update,
                                               redactor=redactor)
-    from blackbox.exporters.otlp import endpoint_url, shown
-
-    url = endpoint_url(target.endpoint)
-    where = (f" to {shown(url)}" if url else " over OTLP") if exporter.network else ""
+    where = f" to {exporter.where(target)}" if exporter.network else ""
     with progress(f"exporting {len(files)} cassette(s){where}") as bar:
         exporter.export(batches, target, lambda n: bar(n, len(batches)), bar.say)
     return files, batches, linked

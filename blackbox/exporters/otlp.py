@@ -1,8 +1,8 @@
-"""Spans as OpenTelemetry sends them: the SDK's `ReadableSpan`s, the OTLP protobuf request (and the JSON form
-of any SDK spans), and the OTLP/HTTP exporter (`opentelemetry-sdk`, `opentelemetry-exporter-otlp-proto-http`:
-the `otel` extra).
+"""`--to otlp`: the spans sent over OTLP/HTTP (protobuf) with OpenTelemetry's own exporter; and the SDK's
+`ReadableSpan`s, the OTLP protobuf request and its JSON form that it builds on (`opentelemetry-sdk`,
+`opentelemetry-exporter-otlp-proto-http`: the `otel` extra).
 
-Imported only when an export runs, so the core and `blackbox --help` never load OpenTelemetry.
+OpenTelemetry is imported only when an export runs, so the core and `blackbox --help` never load it.
 """
 
 from __future__ import annotations
@@ -14,27 +14,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from blackbox.errors import BlackboxError
+from blackbox.errors import UsageError
+from blackbox.exporters.base import Exporter, ExportError, Target
 from blackbox.exporters.spans import SCHEMA_URL, SCOPE, SpanData
 
-__all__ = ["MISSING", "ExportError", "endpoint_url", "readable_json", "readable_spans", "request_of",
-           "require", "send", "shown"]
-
-MISSING = ("OpenTelemetry export needs the otel extra: pip install 'blackbox-agent[otel]' "
-           "(opentelemetry-sdk and opentelemetry-exporter-otlp-proto-http)")
-
-
-class ExportError(BlackboxError):
-    """An export that did not happen; one line, never a span's content."""
-
-
-def require() -> None:
-    """ExportError naming the extra when OpenTelemetry's SDK or OTLP exporter is not installed."""
-    try:
-        import opentelemetry.exporter.otlp.proto.http.trace_exporter
-        import opentelemetry.sdk.trace  # noqa: F401
-    except ImportError:
-        raise ExportError(MISSING) from None
+__all__ = ["ExportError", "Otlp", "endpoint_url", "readable_json", "readable_spans", "request_of", "send", "shown"]
 
 
 def readable_spans(spans: Sequence[SpanData], service: str = "blackbox") -> list[Any]:
@@ -140,8 +124,8 @@ def endpoint_url(endpoint: str | None) -> str | None:
 
     parts = urlsplit(endpoint)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ExportError("--endpoint must be an http:// or https:// URL (the OTLP/HTTP traces endpoint, "
-                          "such as http://localhost:4318/v1/traces)")
+        raise UsageError("--endpoint must be an http:// or https:// URL (the OTLP/HTTP traces endpoint, "
+                         "such as http://localhost:4318/v1/traces)")
     return endpoint if parts.path.strip("/") else endpoint.rstrip("/") + "/v1/traces"
 
 
@@ -190,3 +174,34 @@ def send(spans: Sequence[SpanData], endpoint: str | None, headers: Mapping[str, 
                               "headers (--header K=V, OTEL_EXPORTER_OTLP_HEADERS)")
         raise ExportError(f"{where} did not answer (refused or timed out); start the backend or check "
                           "--endpoint / OTEL_EXPORTER_OTLP_ENDPOINT")
+
+
+class Otlp(Exporter):
+    """OTLP over HTTP/protobuf, one request per cassette: a refusal stores none of that cassette."""
+
+    name = "otlp"
+    description = ("OTLP over HTTP/protobuf (Phoenix, MLflow, Langfuse, Jaeger, a collector); OTEL_EXPORTER_OTLP_* "
+                   "honoured, default http://localhost:4318/v1/traces")
+    network = True
+    extra = "otel"
+    modules = ("opentelemetry.sdk.trace", "opentelemetry.exporter.otlp.proto.http.trace_exporter")
+
+    def check(self, target: Target) -> None:
+        endpoint_url(target.endpoint)
+
+    def where(self, target: Target) -> str:
+        url = endpoint_url(target.endpoint)
+        return shown(url) if url is not None else "the OTLP endpoint (OTEL_EXPORTER_OTLP_*, else localhost:4318)"
+
+    def export(self, batches: Sequence[Sequence[SpanData]], target: Target,
+               done: Callable[[int], None] | None = None, note: Callable[[str], None] | None = None) -> None:
+        for n, batch in enumerate(batches, start=1):
+            try:
+                send(batch, target.endpoint, target.headers, note=note)
+            except ExportError as exc:
+                if len(batches) == 1:
+                    raise
+                raise ExportError(f"{exc} (cassette {n} of {len(batches)}: the {n - 1} before it were sent, the "
+                                  "rest were not)") from None
+            if done is not None:
+                done(n)

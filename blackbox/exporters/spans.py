@@ -29,6 +29,7 @@ SCHEMA_URL = "https://opentelemetry.io/schemas/1.42.0"
 SCOPE = "blackbox.exporters"
 
 _MS = 1_000_000  # nanoseconds in a millisecond
+_US = 1_000  # nanoseconds in a microsecond
 
 # gen_ai.provider.name of each Blackbox provider (the registry's names); a model no provider claims is "unknown"
 _PROVIDER_NAMES = {"anthropic": "anthropic", "openai": "openai", "responses": "openai", "gemini": "gcp.gemini",
@@ -39,7 +40,6 @@ _OPENAI_API_TYPE = {"openai": "chat_completions", "azure": "chat_completions", "
 _PARAMS = {"maxTokens": "max_tokens", "temperature": "temperature", "topP": "top_p", "topK": "top_k",
            "stop": "stop_sequences", "seed": "seed", "frequencyPenalty": "frequency_penalty",
            "presencePenalty": "presence_penalty"}
-_FINISH = {None: "stop", "length": "length", "refusal": "content_filter"}
 
 
 class Link(msgspec.Struct, frozen=True):
@@ -82,6 +82,20 @@ def _ns(timestamp: float) -> int:
     return int(timestamp * _MS)
 
 
+def _times(steps: list[Step]) -> dict[int, int]:
+    """Each step's time in nanoseconds by its index: its millisecond, plus a microsecond per step before it in
+    that same millisecond (up to 999).  Steps recorded within one millisecond (a scripted model, a quick tool)
+    then keep their order in a backend that sorts spans by start time at microsecond precision (Phoenix),
+    and a span lasts at least a microsecond; every time stays within its recorded millisecond."""
+    out: dict[int, int] = {}
+    previous, rank = None, 0
+    for step in steps:
+        rank = rank + 1 if step.timestamp == previous else 0
+        previous = step.timestamp
+        out[step.index] = _ns(step.timestamp) + min(rank, 999) * _US
+    return out
+
+
 def _same(value: Any) -> Any:
     return value
 
@@ -101,14 +115,6 @@ def _provider_of(model: str) -> tuple[str, str | None]:
     return _PROVIDER_NAMES.get(provider.name, provider.name), _OPENAI_API_TYPE.get(provider.name)
 
 
-def _finish(output: Any) -> str:
-    if isinstance(output, dict) and output.get("type") in ("tool_calls", "tool_call"):
-        stop = output.get("stop")
-        return "length" if stop == "length" else "stop" if stop == "end" else "tool_call"
-    stop = output.get("stop") if isinstance(output, dict) else None
-    return _FINISH.get(stop, "stop")
-
-
 def _usage(tokens: Tokens | None) -> dict[str, Any]:
     if tokens is None:
         return {}
@@ -116,7 +122,7 @@ def _usage(tokens: Tokens | None) -> dict[str, Any]:
     if tokens.cacheRead is not None:
         out["gen_ai.usage.cache_read.input_tokens"] = tokens.cacheRead
     if tokens.cacheWrite is not None:
-        out["gen_ai.usage.cache_write.input_tokens"] = tokens.cacheWrite
+        out["gen_ai.usage.cache_creation.input_tokens"] = tokens.cacheWrite
     if tokens.reasoning is not None:
         out["gen_ai.usage.reasoning.output_tokens"] = tokens.reasoning
     return out
@@ -149,16 +155,35 @@ def _chat_attributes(model_input: Step, output: Step | None, with_content: bool,
     attrs["blackbox.step.index"] = model_input.index
     attrs["blackbox.step.hash"] = model_input.hash
     if output is not None:
-        attrs["gen_ai.response.finish_reasons"] = [_finish(output.payload)]
+        attrs["gen_ai.response.finish_reasons"] = [content.finish_reason(output.payload)]
         attrs.update(_usage(output.tokens))
         attrs["blackbox.output.step.hash"] = output.hash
     if with_content:
-        system = request.get("systemPrompt")
-        if isinstance(system, str) and system:
-            attrs["gen_ai.system_instructions"] = content.json_text([{"type": "text", "content": system}], redact)
-        attrs["gen_ai.input.messages"] = content.json_text(content.input_messages(request.get("messages")), redact)
+        attrs.update(_request_content(request, redact))
         if output is not None:
             attrs["gen_ai.output.messages"] = content.json_text(content.output_messages(output.payload), redact)
+    return attrs
+
+
+def _request_content(request: dict[str, Any], redact: Callable[[Any], Any]) -> dict[str, Any]:
+    """`gen_ai.system_instructions` (when the request has a system prompt) and `gen_ai.input.messages`."""
+    attrs: dict[str, Any] = {}
+    system = request.get("systemPrompt")
+    if isinstance(system, str) and system:
+        attrs["gen_ai.system_instructions"] = content.json_text([{"type": "text", "content": system}], redact)
+    attrs["gen_ai.input.messages"] = content.json_text(content.input_messages(request.get("messages")), redact)
+    return attrs
+
+
+def _run_content(steps: list[Step], redact: Callable[[Any], Any]) -> dict[str, Any]:
+    """The run's own input and answer, for the root span (with content): the first model call's system prompt
+    and messages, and the last model output when it is the final answer.  A backend shows them as the run's
+    request and response (MLflow's trace list, Phoenix's agent span)."""
+    first = next((s for s in steps if s.type == "model_input" and isinstance(s.payload, dict)), None)
+    attrs = _request_content(first.payload, redact) if first is not None else {}
+    last = next((s for s in reversed(steps) if s.type == "model_output"), None)
+    if last is not None and isinstance(last.payload, dict) and last.payload.get("type") == "final_answer":
+        attrs["gen_ai.output.messages"] = content.json_text(content.output_messages(last.payload), redact)
     return attrs
 
 
@@ -238,7 +263,8 @@ def fork_point(cassette: Cassette, parent: Cassette | None) -> int | None:
     return int(tail) if tail.isdigit() and int(tail) < len(cassette.steps) else None
 
 
-def _root(cassette: Cassette, trace: int, parent: Cassette | None) -> SpanData:
+def _root(cassette: Cassette, trace: int, parent: Cassette | None, times: dict[int, int],
+          run_content: dict[str, Any]) -> SpanData:
     steps = cassette.steps
     last = steps[-1].payload if steps and steps[-1].type == "metadata" else None
     attrs: dict[str, Any] = {"gen_ai.operation.name": "invoke_agent", "blackbox.cassette.id": cassette.id,
@@ -250,6 +276,7 @@ def _root(cassette: Cassette, trace: int, parent: Cassette | None) -> SpanData:
         error = reason if isinstance(reason, str) else "run_failed"
     elif not (isinstance(last, dict) and last.get("event") == "run_completed"):
         attrs["blackbox.run.incomplete"] = True
+    attrs.update(run_content)
     links: list[Link] = []
     if cassette.parentId is not None:
         attrs["blackbox.fork.parent_id"] = cassette.parentId
@@ -262,9 +289,9 @@ def _root(cassette: Cassette, trace: int, parent: Cassette | None) -> SpanData:
             anchor = _call_of(parent.steps, at)
             links.append(Link(parent_trace, span_id(parent_trace, anchor.hash if anchor else "root"),
                               {"blackbox.fork.at_step": at, "blackbox.link": "forked_from"}))
-    start = steps[0].timestamp if steps else cassette.createdAt
-    end = steps[-1].timestamp if steps else start
-    return SpanData("invoke_agent", trace, span_id(trace, "root"), None, "INTERNAL", _ns(start), _ns(end), attrs,
+    start = times[steps[0].index] if steps else _ns(cassette.createdAt)
+    end = times[steps[-1].index] if steps else start
+    return SpanData("invoke_agent", trace, span_id(trace, "root"), None, "INTERNAL", start, end, attrs,
                     error, links)
 
 
@@ -292,7 +319,8 @@ def cassette_spans(cassette: Cassette, *, with_content: bool = False, parent: Ca
     policy, by default); keys are masked after it in any case."""
     policy = redact or content.redact
     trace = trace_id(cassette)
-    root = _root(cassette, trace, parent)
+    times = _times(cassette.steps)
+    root = _root(cassette, trace, parent, times, _run_content(cassette.steps, policy) if with_content else {})
     spans = [root]
     at = fork_point(cassette, parent)
     original = parent.steps[at] if parent is not None and at is not None and at < len(parent.steps) else None
@@ -304,7 +332,7 @@ def cassette_spans(cassette: Cassette, *, with_content: bool = False, parent: Ca
             name = f"chat {model}" if model else "chat"
             error = None if closing is not None else _failed_call(following)
             spans.append(SpanData(name, trace, span_id(trace, first.hash), root.span_id, "CLIENT",
-                                  _ns(first.timestamp), _ns(end_step.timestamp), attrs, error))
+                                  times[first.index], times[end_step.index], attrs, error))
             continue
         attrs, error = _tool_attributes(first, closing, with_content, policy)
         if closing is not None and at is not None and closing.index == at:
@@ -312,5 +340,5 @@ def cassette_spans(cassette: Cassette, *, with_content: bool = False, parent: Ca
             if original is not None:
                 attrs["blackbox.fork.original_hash"] = original.hash
         spans.append(SpanData(f"execute_tool {attrs['gen_ai.tool.name']}", trace, span_id(trace, first.hash),
-                              root.span_id, "INTERNAL", _ns(first.timestamp), _ns(end_step.timestamp), attrs, error))
+                              root.span_id, "INTERNAL", times[first.index], times[end_step.index], attrs, error))
     return spans

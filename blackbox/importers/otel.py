@@ -201,7 +201,9 @@ def _tokens(span: Span) -> Tokens | None:
     if num("gen_ai.usage.input_tokens") is None and num("gen_ai.usage.output_tokens") is None:
         return None
     return Tokens(num("gen_ai.usage.input_tokens") or 0, num("gen_ai.usage.output_tokens") or 0,
-                  num("gen_ai.usage.cache_read.input_tokens"), num("gen_ai.usage.cache_write.input_tokens"),
+                  num("gen_ai.usage.cache_read.input_tokens"),
+                  next((n for n in (num("gen_ai.usage.cache_creation.input_tokens"),  # the conventions' name,
+                                    num("gen_ai.usage.cache_write.input_tokens")) if n is not None), None),  # older
                   num("gen_ai.usage.reasoning.output_tokens"))
 
 

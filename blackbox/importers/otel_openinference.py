@@ -22,7 +22,7 @@ KIND = "openinference.span.kind"
 _USAGE = {"llm.token_count.prompt": "gen_ai.usage.input_tokens",
           "llm.token_count.completion": "gen_ai.usage.output_tokens",
           "llm.token_count.prompt_details.cache_read": "gen_ai.usage.cache_read.input_tokens",
-          "llm.token_count.prompt_details.cache_write": "gen_ai.usage.cache_write.input_tokens",
+          "llm.token_count.prompt_details.cache_write": "gen_ai.usage.cache_creation.input_tokens",
           "llm.token_count.completion_details.reasoning": "gen_ai.usage.reasoning.output_tokens"}
 _PARAMS = {"max_tokens": "max_tokens", "max_output_tokens": "max_tokens", "max_completion_tokens": "max_tokens",
            "temperature": "temperature", "top_p": "top_p", "seed": "seed",
