@@ -7,7 +7,6 @@ JSON value and any `json.dumps` options."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,9 @@ from blackbox.format.cassette import load
 from blackbox.format.verify import verify
 from blackbox.redaction.apply import Redactor
 from blackbox.redaction.policy import policy_from_table
+from tests.agents.loops import anthropic_agent, openai_agent
 from tests.fakeapi import FakeAPI, anthropic_message, chat_completion, turn_brain
+from tests.test_redaction_sessions import clean_environment
 
 pytest_plugins = ["tests.conftest_fakeapi"]
 
@@ -55,51 +56,29 @@ def lookup_customer(customer_id: str) -> dict[str, Any]:
 
 @pytest.fixture
 def policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    for name in [n for n in os.environ if n.startswith("BLACKBOX_")]:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("BLACKBOX_REDACT_KEY", "a test key of thirty-two characters")
+    clean_environment(monkeypatch)
     path = tmp_path / "redact.toml"
     path.write_text(POLICY)
     yield path
+
+
+SCHEMA = {"type": "object", "properties": {"customer_id": {"type": "string"}}}
 
 
 def anthropic_run(bb: blackbox.Session, fake: FakeAPI, dumps: Callable[[Any], str]) -> str:
     import anthropic
 
     client = anthropic.Anthropic(http_client=bb.http_client(), base_url=fake.url, api_key="test-key", max_retries=0)
-    tools = bb.tools({"lookup_customer": lookup_customer})
-    schema = {"type": "object", "properties": {"customer_id": {"type": "string"}}}
-    messages: list[Any] = [{"role": "user", "content": f"Look up {CUSTOMER}"}]
-    for _ in range(3):
-        reply = client.messages.create(model="claude-sonnet-4-6", max_tokens=64, messages=messages, tools=[
-            {"name": "lookup_customer", "description": "Find a customer.", "input_schema": schema}])
-        uses = [b for b in reply.content if b.type == "tool_use"]
-        if not uses:
-            return "".join(b.text for b in reply.content if b.type == "text")
-        messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in reply.content]})
-        messages.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": u.id, "content": dumps(tools[u.name](**u.input))} for u in uses]})
-    raise AssertionError("too many turns")
+    return anthropic_agent(client, bb.tools({"lookup_customer": lookup_customer}), f"Look up {CUSTOMER}",
+                           tool_defs=[{"name": "lookup_customer", "input_schema": SCHEMA}], dumps=dumps)
 
 
 def openai_run(bb: blackbox.Session, fake: FakeAPI, dumps: Callable[[Any], str]) -> str:
     import openai
 
     client = openai.OpenAI(http_client=bb.http_client(), base_url=fake.openai_url, api_key="test-key", max_retries=0)
-    tools = bb.tools({"lookup_customer": lookup_customer})
-    schema = {"type": "object", "properties": {"customer_id": {"type": "string"}}}
-    messages: list[Any] = [{"role": "user", "content": f"Look up {CUSTOMER}"}]
-    for _ in range(3):
-        reply = client.chat.completions.create(model="gpt-5.1", messages=messages, tools=[
-            {"type": "function", "function": {"name": "lookup_customer", "parameters": schema}}])
-        message = reply.choices[0].message
-        if not message.tool_calls:
-            return message.content or ""
-        messages.append(message.model_dump(exclude_none=True, exclude={"annotations", "refusal"}))
-        for call in message.tool_calls:
-            result = tools[call.function.name](**json.loads(call.function.arguments))
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": dumps(result)})
-    raise AssertionError("too many turns")
+    return openai_agent(client, bb.tools({"lookup_customer": lookup_customer}), f"Look up {CUSTOMER}", tool_defs=[
+        {"type": "function", "function": {"name": "lookup_customer", "parameters": SCHEMA}}], dumps=dumps)
 
 
 BRAINS = {

@@ -21,23 +21,17 @@ from blackbox.live.recorder import journal_path
 from tests.cli_helpers import run_cli
 from tests.fakeapi import FakeAPI, anthropic_message, turn_brain
 from tests.test_launcher import blackbox as launch
+from tests.test_redaction_refusals import agent_script
+from tests.test_redaction_sessions import CUSTOMER, EMAIL
+from tests.test_redaction_sessions import POLICY as SESSIONS_POLICY
 
 pytest_plugins = ["tests.conftest_fakeapi"]
 
 REDACT_KEY = "rk-7Qm2Vx9Lp4Tz8Bn3Hc6Wd1Fg5Js0Ky"
 FILE_KEY = "kf-3Nh8Rw2Xq6Lm9Tv4Pb7Cz1Gd5Sy0Ej"
 API_KEY = "sk-ant-api03-Zq8Wm3Xv7Ln2Tb6Rc1Hp5Jd9Fs4Kg0Ya"
-EMAIL = "grace.hopper@navy.example.com"
-CUSTOMER = "CUST-884422"
 AWS = "AKIAIOSFODNN7EXAMPLE"
-POLICY = """
-detectors = ["email", "card", "cloud-key"]
-key-file = "redact.key"
-[[rules]]
-name = "customer"
-action = "mask"
-pattern = "CUST-[0-9]{6}"
-"""
+POLICY = SESSIONS_POLICY.replace('"ip"]', '"cloud-key"]\nkey-file = "redact.key"')  # and a key file
 
 
 @pytest.fixture
@@ -138,28 +132,9 @@ def test_redact_without_a_policy_applies_what_scan_reports(work: Path, capsys: p
 
 # -- forks under a policy from an unredacted parent -------------------------------------------------------
 
-AGENT = f"""
-import json
-import anthropic
-import blackbox
-
-bb = blackbox.session()
-client = anthropic.Anthropic(http_client=bb.http_client(), max_retries=0)
-tools = bb.tools({{"lookup_customer": lambda customer_id: {{"id": customer_id, "email": {EMAIL!r}, "aws": {AWS!r}}},
-                  "send_mail": lambda to: {{"sent": to}}}})
-messages = [{{"role": "user", "content": "Customer {CUSTOMER} ({EMAIL}) cannot log in"}}]
-schema = {{"type": "object"}}
-for _ in range(6):
-    reply = client.messages.create(model="claude-sonnet-4-6", max_tokens=64, messages=messages, tools=[
-        {{"name": name, "description": name, "input_schema": schema}} for name in tools])
-    uses = [b for b in reply.content if b.type == "tool_use"]
-    if not uses:
-        break
-    messages.append({{"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in reply.content]}})
-    messages.append({{"role": "user", "content": [{{"type": "tool_result", "tool_use_id": u.id,
-                                                  "content": json.dumps(tools[u.name](**u.input))}} for u in uses]}})
-bb.finish()
-"""
+AGENT = agent_script(f'{{"lookup_customer": lambda customer_id: {{"id": customer_id, "email": {EMAIL!r}, '
+                     f'"aws": {AWS!r}}}, "send_mail": lambda to: {{"sent": to}}}}',
+                     f"Customer {CUSTOMER} ({EMAIL}) cannot log in")
 NEW = "new.person@example.org"
 
 

@@ -67,18 +67,21 @@ def test_every_shape_the_key_check_refuses_is_masked_by_the_readme_policy(texts:
     assert REDACTOR("model_input", redacted) == redacted  # applying it again changes nothing
 
 
-AGENT = f"""
+def agent_script(tools: str, prompt: str) -> str:
+    """An agent on the anthropic SDK (the fake API's URL and a key from the environment) that sends each tool
+    result to the model as `json.dumps(...)` text; `tools` is the dict of its tools, as Python source."""
+    return f"""
 import json
 import anthropic
 import blackbox
 
 bb = blackbox.session()
 client = anthropic.Anthropic(http_client=bb.http_client(), max_retries=0)
-tools = bb.tools({{"read_config": lambda: {{"service": "billing", "token": {TOKEN!r}}}}})
-messages = [{{"role": "user", "content": "Which billing token is set?"}}]
-for _ in range(3):
+tools = bb.tools({tools})
+messages = [{{"role": "user", "content": {prompt!r}}}]
+for _ in range(6):
     reply = client.messages.create(model="claude-sonnet-4-6", max_tokens=64, messages=messages, tools=[
-        {{"name": "read_config", "description": "The service's settings.", "input_schema": {{"type": "object"}}}}])
+        {{"name": name, "description": name, "input_schema": {{"type": "object"}}}} for name in tools])
     uses = [b for b in reply.content if b.type == "tool_use"]
     if not uses:
         break
@@ -88,6 +91,10 @@ for _ in range(3):
 bb.finish()
 print("DONE")
 """
+
+
+AGENT = agent_script(f'{{"read_config": lambda: {{"service": "billing", "token": {TOKEN!r}}}}}',
+                     "Which billing token is set?")
 
 
 def brain() -> Any:

@@ -1,7 +1,8 @@
 """`blackbox scan` (the leak check) and `blackbox redact` (a policy applied to an existing cassette).
 
 Both take the policy from `--policy`, else BLACKBOX_POLICY, else the project's pyproject.toml
-(`blackbox.redaction.active_redactor`).  Neither ever prints a value it found: a hit shows its mark.
+(`blackbox.redaction.active_redactor`); `redact` without one applies what `scan` reports (the built-in
+detectors and the known keys).  Neither ever prints a value it found: a hit shows its mark.
 """
 
 from __future__ import annotations
@@ -44,10 +45,11 @@ def scan_command(
 ) -> None:
     """Check cassettes, crash journals and leftover temporary files for values in the clear.
 
-    A hit is a known key (an API key in the environment, the redaction key), a value a built-in detector
-    finds (e-mail, phone, card, JWT, credentials, cloud keys, private keys, URL passwords, IP addresses) or
-    one the policy's rules name. Exit 0 when clean, 1 listing each hit's file, step and path (the value
-    masked), 2 when a path is missing or the policy is wrong.
+    A hit is a known key or any 20-character piece of one (an API key in the environment, the redaction key
+    and the policy's key-file), a value a built-in detector finds (e-mail, phone, card, JWT, credentials,
+    cloud keys, private keys, URL passwords, IP addresses) or one the policy's rules name. Exit 0 when clean,
+    1 listing each hit's file, step and path (the value masked), 2 when a path is missing or the policy is
+    wrong.
 
     [bold]Examples[/]
       blackbox scan tests/cassettes

@@ -216,8 +216,9 @@ class Redactor:
         # A conversation's history comes back in every request: what each string holds is found once.
         self._finds: dict[str, frozenset[int]] = {}
         self._texts: dict[tuple[str, frozenset[int]], tuple[str, Edits]] = {}
-        # While a tool result sent back as JSON text is redacted: what was replaced in each string changed.
-        self._log: dict[tuple[str, str], Edits] | None = None
+        # What was replaced in each string a text rule changed (text, result): a tool result sent back as JSON
+        # text is redacted inside its literals with it (a pure function of the pair: any thread may share it).
+        self._edits: dict[tuple[str, str], Edits] = {}
         self._in_place: dict[tuple[str, str], str] = {}
         # The detectors' looser shapes the key check refuses outside user data, with the rule that masks them.
         self._outside = [(OUTSIDE[r.detector.name], r) for r in policy.rules if r.detector is not None
@@ -239,19 +240,14 @@ class Redactor:
         # A tool result the agent sent back as JSON text: path and header rules see its structure, and what
         # they change is replaced in the text where it stands, the rest kept byte for byte (`jsontext`).
         parsed = _replaced(payload, {p: v for p, (v, _) in texts.items()})
-        self._log = {}
-        try:
-            out = self._apply(step_type, parsed)
-            log = self._log
-        finally:
-            self._log = None
+        out = self._apply(step_type, parsed)
         if out is parsed:  # nothing changed (the walk shares what it leaves alone)
             return payload
-        kept = {p: (text if _at(out, p) is value else self._text_in_place(text, value, _at(out, p), log))
+        kept = {p: (text if _at(out, p) is value else self._text_in_place(text, value, _at(out, p)))
                 for p, (value, text) in texts.items()}
         return _replaced(out, kept)
 
-    def _text_in_place(self, text: str, before: Any, after: Any, log: dict[tuple[str, str], Edits]) -> Any:
+    def _text_in_place(self, text: str, before: Any, after: Any) -> Any:
         """The JSON text with the policy's changes made where they stand; a value replaced whole stays its bare
         mark; compact JSON only when the text cannot be mapped (`jsontext.in_place`)."""
         if not isinstance(after, dict | list):
@@ -259,7 +255,7 @@ class Redactor:
         compact = _compact(after)
         known = self._in_place.get((text, compact))
         if known is None:
-            known = in_place(text, before, after, lambda old, new: log.get((old, new))) or compact
+            known = in_place(text, before, after, lambda old, new: self._edits.get((old, new))) or compact
             self._remember(self._in_place, (text, compact), known)
         return known
 
@@ -403,8 +399,8 @@ class Redactor:
             return text
         known = self._texts.get((text, rules))
         if known is not None:
-            if self._log is not None and known[1]:
-                self._log[(text, known[0])] = known[1]
+            if known[1]:  # (cleared from the edits since)
+                self._edits.setdefault((text, known[0]), known[1])
             return known[0]
         for i, rule in self._text:
             if i not in rules:
@@ -433,8 +429,9 @@ class Redactor:
         out.append(text[pos:])
         result = "".join(out)
         self._remember(self._texts, (text, rules), (result, tuple(edits)))
-        if self._log is not None:
-            self._log[(text, result)] = tuple(edits)
+        if len(self._edits) > 20_000:
+            self._edits.clear()
+        self._edits[(text, result)] = tuple(edits)
         return result
 
     @staticmethod

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 
 from blackbox.format.secrets import CREDENTIAL_SHAPES
 
-__all__ = ["DETECTORS", "OUTSIDE", "Detector", "luhn_ok"]
+__all__ = ["DETECTORS", "OUTSIDE", "Detector", "luhn_ok", "merged"]
 
 Span = tuple[int, int]
 
@@ -42,6 +42,7 @@ class Detector:
         self.hint = re.compile(hint, re.ASCII) if isinstance(hint, str) else None
         self.literals = hint if isinstance(hint, tuple) else ()  # or: one of these strings
         self.not_after = re.compile(not_after, re.ASCII) if not_after is not None else None
+        self._free = re.compile(f"(?!{not_after}).", re.ASCII | re.DOTALL) if not_after is not None else None
         # The key check's shapes this detector answers for (format/secrets' table), each with a literal every
         # match holds: found as they are, whatever the pattern and the check above say.
         self.refused = tuple((_literal(shape), re.compile(shape, re.ASCII))
@@ -50,27 +51,25 @@ class Detector:
     def spans(self, text: str) -> Iterator[Span]:
         """Where in `text` this detector finds its kind of value (non-overlapping, left to right)."""
         extra = [m.span() for literal, pattern in self.refused if literal in text for m in pattern.finditer(text)]
-        if not extra:
-            yield from self._own(text)
-            return
-        spans = sorted([*self._own(text), *extra])
-        start, end = spans[0]
-        for a, b in spans[1:]:  # overlapping spans as one: the union is masked
-            if a < end:
-                end = max(end, b)
-                continue
-            yield start, end
-            start, end = a, b
-        yield start, end
+        yield from merged([*self._own(text), *extra]) if extra else self._own(text)
 
     def _own(self, text: str) -> Iterator[Span]:
         if (self.hint is not None and self.hint.search(text) is None) or \
                 (self.literals and not any(literal in text for literal in self.literals)):
             return
-        for m in self.pattern.finditer(text):
+        pos = 0
+        while (m := self.pattern.search(text, pos)) is not None:
+            pos = max(m.end(), m.start() + 1)
             found = m.group(self.group)
             start = m.start(self.group)
-            if self.not_after is not None and start > 0 and self.not_after.match(text, start - 1):
+            if self.not_after is not None and self._free is not None and start > 0 and \
+                    self.not_after.match(text, start - 1):
+                # not a value here, but one may start inside the candidate, after a character it may follow
+                # (".0 4111 1111 1111 1111": the card after the space); the run before that is skipped at once
+                free = self._free.search(text, start)
+                if free is None:
+                    return
+                pos = free.end()
                 continue
             if not found:
                 continue
@@ -79,6 +78,17 @@ class Detector:
                 yield start, m.end(self.group)
             elif ok:  # the part of the candidate that is the value
                 yield start + ok[0], start + ok[1]
+
+
+def merged(spans: list[Span]) -> list[Span]:
+    """Spans in text order, overlapping ones as one (their union is what is masked)."""
+    out: list[Span] = []
+    for start, end in sorted(spans):
+        if out and start < out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
 
 
 def _literal(pattern: str) -> str:

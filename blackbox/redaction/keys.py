@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from blackbox.format.secrets import KEY_PIECE, MIN_KEY_LENGTH
-from blackbox.redaction.detectors import Detector
+from blackbox.redaction.detectors import Detector, merged
 
 __all__ = ["KnownKeys"]
 
@@ -31,39 +31,24 @@ class KnownKeys(Detector):
         self._whole = [key for key in self.keys if len(key) <= KEY_PIECE]
 
     def spans(self, text: str) -> Iterator[Span]:
-        found: list[Span] = []
-        for key in self._whole:
-            at = text.find(key)
-            while at != -1:
-                found.append((at, at + len(key)))
-                at = text.find(key, at + 1)
+        found = [(at, at + len(key)) for key in self._whole for at in _occurrences(text, key)]
         for tile, key, offset in self._tiles:
-            hit = text.find(tile)
-            while hit != -1:
-                start, end = _grown(text, hit, key, offset, len(tile))
-                if end - start >= KEY_PIECE:
-                    found.append((start, end))
-                hit = text.find(tile, hit + 1)
-        if not found:
-            return
-        found.sort()
-        start, end = found[0]
-        for a, b in found[1:]:
-            if a < end:
-                end = max(end, b)
-                continue
-            yield start, end
-            start, end = a, b
-        yield start, end
+            for hit in _occurrences(text, tile):
+                # how far the text goes on matching the key before the tile and after it
+                before = _common(text[max(0, hit - offset):hit][::-1], key[:offset][::-1])
+                after = _common(text[hit + len(tile):hit + len(key) - offset], key[offset + len(tile):])
+                if before + len(tile) + after >= KEY_PIECE:
+                    found.append((hit - before, hit + len(tile) + after))
+        return iter(merged(found))
 
 
-def _grown(text: str, hit: int, key: str, offset: int, size: int) -> Span:
-    """The span around `text[hit:hit+size]` (= `key[offset:offset+size]`) that goes on matching `key`."""
-    left = 0
-    while left < offset and left < hit and text[hit - left - 1] == key[offset - left - 1]:
-        left += 1
-    right = 0
-    while offset + size + right < len(key) and hit + size + right < len(text) and \
-            text[hit + size + right] == key[offset + size + right]:
-        right += 1
-    return hit - left, hit + size + right
+def _common(a: str, b: str) -> int:
+    """How many characters `a` and `b` share from their start."""
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+
+
+def _occurrences(text: str, part: str) -> Iterator[int]:
+    at = text.find(part)
+    while at != -1:
+        yield at
+        at = text.find(part, at + 1)
