@@ -10,7 +10,7 @@ import pytest
 
 import blackbox
 from blackbox.errors import CassetteError, SessionError
-from blackbox.format.cassette import chain_break
+from blackbox.format.cassette import chain_break, load
 from blackbox.format.outcome import outcome
 from blackbox.format.secrets import Secrets
 from blackbox.format.verify import verify
@@ -119,7 +119,8 @@ def test_a_step_holding_a_key_is_never_journaled(tmp_path: Path) -> None:
     assert journal.read_bytes() == b""
     with pytest.raises(SessionError, match=r"^refusing to write the cassette: step 2 contains the API key"):
         rec.write()
-    assert list(tmp_path.iterdir()) == []
+    kept = tmp_path / "run.refused.json"  # the run before the refused step, and nothing else
+    assert list(tmp_path.iterdir()) == [kept] and key not in kept.read_text() and len(load(kept).steps) == 2
 
 
 def test_a_session_holds_its_journal_until_the_first_request_and_keeps_it_until_finish(tmp_path: Path) -> None:

@@ -149,10 +149,11 @@ def test_a_tool_returning_the_clients_key_before_the_first_request_never_reaches
     proc = agent(point, fake_api, out, stdin=subprocess.PIPE)
     stdout, stderr = proc.communicate("go\n", timeout=HANG_GUARD)
     assert proc.returncode == 1, stderr
-    assert "refusing to write the cassette: step 1 contains the API key" in stderr
+    assert "Traceback" not in stderr  # the refusal is the launcher's one line (from the report), never a traceback
     assert not out.exists() and not journal_path(out).exists()
     report = out.with_suffix(".report").read_text()
     assert '"written":false' in report.replace(" ", "")
+    assert "refusing to write the cassette: step 1 contains the API key" in report
     assert_no_key(stdout, stderr, report)
     assert_no_key(*(p.read_bytes() for p in tmp_path.iterdir()))
 

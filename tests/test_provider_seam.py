@@ -74,7 +74,8 @@ def test_a_key_from_any_place_is_learned_masked_and_refused_in_the_cassette(
     with pytest.raises(SessionError, match="contains the API key") as caught:
         bb.finish()
     assert secret not in str(caught.value)
-    assert list(tmp_path.iterdir()) == []
+    kept = tmp_path / "leak.refused.json"  # only the run before the refused step, without the key
+    assert list(tmp_path.iterdir()) == [kept] and secret not in kept.read_text()
 
 
 def test_an_ordinary_header_is_not_taken_for_a_key() -> None:

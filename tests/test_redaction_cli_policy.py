@@ -6,7 +6,6 @@ the fake API, without a policy."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +22,7 @@ from tests.test_redaction_sessions import (
     CUSTOMER,
     EMAIL,
     POLICY,
+    clean_environment,
     customer_brain,
     leftover_journal,
     run_agent,
@@ -36,9 +36,7 @@ NEW = "new.person@example.org"
 @pytest.fixture
 def policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A policy file only `--policy` names: no BLACKBOX_* variable, no pyproject.toml in the working folder."""
-    for name in [n for n in os.environ if n.startswith("BLACKBOX_")]:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("BLACKBOX_REDACT_KEY", "a test key of thirty-two characters")
+    clean_environment(monkeypatch)
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)

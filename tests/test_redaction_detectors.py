@@ -19,7 +19,8 @@ FOUND = {
     "phone": [("Call +1 415 555 0132 after 5", "+1 415 555 0132"), ("tel (212) 555-0199.", "(212) 555-0199"),
               ("+44 20 7946 0958", "+44 20 7946 0958"), ("office 650-253-0000", "650-253-0000")],
     "card": [("paid with 4111 1111 1111 1111 yesterday", "4111 1111 1111 1111"),
-             ("card=5555555555554444;", "5555555555554444"), ("amex 3782-822463-10005", "3782-822463-10005")],
+             ("card=5555555555554444;", "5555555555554444"), ("amex 3782-822463-10005", "3782-822463-10005"),
+             ("v2.0 4111 1111 1111 1111", "4111 1111 1111 1111")],  # after digits it may not follow
     "jwt": [(f"token {JWT} end", JWT)],
     "credential": [("Authorization: Bearer 9f8e7d6c5b4a39281706abcdef", "Bearer 9f8e7d6c5b4a39281706abcdef"),
                    ("Authorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l", "Basic YWxhZGRpbjpvcGVuc2VzYW1l")],

@@ -49,13 +49,18 @@ path = "notes"
 PLANTED = (EMAIL, CARD, CUSTOMER, "VIP since 1999")
 
 
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No BLACKBOX_* variable but a redaction key: only what a test names decides the policy."""
+    for name in [n for n in os.environ if n.startswith("BLACKBOX_")]:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("BLACKBOX_REDACT_KEY", "a test key of thirty-two characters")
+
+
 @pytest.fixture
 def policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     path = tmp_path / "redact.toml"
     path.write_text(POLICY)
-    for name in [n for n in os.environ if n.startswith("BLACKBOX_")]:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("BLACKBOX_REDACT_KEY", "a test key of thirty-two characters")
+    clean_environment(monkeypatch)
     yield path
 
 

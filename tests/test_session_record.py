@@ -554,9 +554,10 @@ def test_a_cassette_failing_verify_is_refused(tmp_path: Path) -> None:
     bb = blackbox.session("record", out=out)
     bb.tool("read_env", lambda: {"token": "sk-proj-" + "A1b2C3d4" * 4})()
     with pytest.raises(SessionError, match=r"^refusing to write the cassette: verify provider_neutrality failed "
-                                           r"at step 1: .*re-record"):
+                                           r"at step 1: payload.result.token: .*the `cloud-key` detector"):
         bb.finish()
-    assert list(tmp_path.iterdir()) == []
+    assert list(tmp_path.iterdir()) == [tmp_path / "cred.refused.json"]  # the run before it, kept apart
+    assert [s.type for s in load(tmp_path / "cred.refused.json").steps] == ["tool_call"]
 
 
 def test_the_openai_bearer_key_is_known_to_the_session(fake_api: FakeAPI, tmp_path: Path) -> None:

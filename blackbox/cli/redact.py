@@ -1,7 +1,8 @@
 """`blackbox scan` (the leak check) and `blackbox redact` (a policy applied to an existing cassette).
 
 Both take the policy from `--policy`, else BLACKBOX_POLICY, else the project's pyproject.toml
-(`blackbox.redaction.active_redactor`).  Neither ever prints a value it found: a hit shows its mark.
+(`blackbox.redaction.active_redactor`); `redact` without one applies what `scan` reports (the built-in
+detectors and the known keys).  Neither ever prints a value it found: a hit shows its mark.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -18,8 +19,11 @@ from blackbox.cli.jsonout import print_json
 from blackbox.cli.policy import PolicyOption, redactor_for
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, fail
 from blackbox.cli.term import JSON_OUTPUT
-from blackbox.errors import CassetteError
+from blackbox.errors import CassetteError, UsageError
 from blackbox.format.inert import inert
+
+if TYPE_CHECKING:
+    from blackbox.redaction.apply import Redactor
 
 _PANEL = "Cassettes"
 
@@ -41,10 +45,11 @@ def scan_command(
 ) -> None:
     """Check cassettes, crash journals and leftover temporary files for values in the clear.
 
-    A hit is a known key (an API key in the environment, the redaction key), a value a built-in detector
-    finds (e-mail, phone, card, JWT, credentials, cloud keys, private keys, URL passwords, IP addresses) or
-    one the policy's rules name. Exit 0 when clean, 1 listing each hit's file, step and path (the value
-    masked), 2 when a path is missing or the policy is wrong.
+    A hit is a known key or any 20-character piece of one (an API key in the environment, the redaction key
+    and the policy's key-file), a value a built-in detector finds (e-mail, phone, card, JWT, credentials,
+    cloud keys, private keys, URL passwords, IP addresses) or one the policy's rules name. Exit 0 when clean,
+    1 listing each hit's file, step and path (the value masked), 2 when a path is missing or the policy is
+    wrong.
 
     [bold]Examples[/]
       blackbox scan tests/cassettes
@@ -95,8 +100,9 @@ def redact_command(
 ) -> None:
     """Apply the redaction policy to an existing cassette and re-chain it into a new one.
 
-    The new cassette links to what it was rewritten from (`redaction.rewrittenFrom`: id, final hash, steps),
-    so verify shows it. Exit 0 when written, 1 when it would not verify, 2 on a usage error.
+    Without a policy, the built-in detectors and the known keys (what scan reports) are applied, and a line
+    on stderr says so. The new cassette links to what it was rewritten from (`redaction.rewrittenFrom`: id,
+    final hash, steps), so verify shows it. Exit 0 when written, 1 when it would not verify, 2 on a usage error.
 
     [bold]Examples[/]
       blackbox redact run.json --out run.shared.json
@@ -110,10 +116,11 @@ def redact_command(
     from blackbox.redaction import redact_cassette
 
     JSON_OUTPUT.begin(json_out)
-    redactor = redactor_for(policy, required=True)
-    assert redactor is not None  # required: a missing policy failed above
+    redactor = redactor_for(policy)
     if not cassette.is_file():
         fail(f"{inert(str(cassette))}: no such file", EXIT_USAGE)
+    if redactor is None:
+        redactor = _builtin()
     if out.exists() and same_file(out, cassette):
         fail("--out must differ from the cassette: the original is kept, the link points to it", EXIT_USAGE)
     try:
@@ -141,3 +148,20 @@ def redact_command(
         summary = ", ".join(f"{rule} {n}" for rule, n in counts.items()) or "nothing"
         first = "unchanged" if changed is None else f"re-chained from step {changed}"
         sys.stdout.write(f"wrote {inert(str(out))}: {len(rewritten.steps)} step(s), {first}; redacted: {summary}\n")
+
+
+def _builtin() -> Redactor:
+    """No policy in force: the built-in detectors and the known keys, said in one line on stderr."""
+    from blackbox.live.redaction import builtin_redactor
+    from blackbox.redaction.detectors import DETECTORS
+
+    try:
+        redactor = builtin_redactor()
+    except UsageError as exc:  # BLACKBOX_REDACT_KEY too short
+        fail(str(exc), EXIT_USAGE)
+    keys = [r.name for r in redactor.policy.rules if r.name not in DETECTORS]
+    applied = f"the built-in detectors ({', '.join(DETECTORS)})" + (f" and the known keys ({', '.join(keys)})"
+                                                                     if keys else "")
+    sys.stderr.write(f"no redaction policy (--policy, BLACKBOX_POLICY or [tool.blackbox.redact] in pyproject.toml): "
+                     f"applied {applied}\n")
+    return redactor

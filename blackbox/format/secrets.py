@@ -16,6 +16,7 @@ from blackbox.wire import Request
 
 __all__ = [
     "CREDENTIAL_PATTERNS",
+    "CREDENTIAL_SHAPES",
     "FLAGGED_KEYS",
     "KEY_HEADERS",
     "KEY_PIECE",
@@ -83,21 +84,24 @@ def _compile(pattern: str) -> re.Pattern[str]:
 # (name shown in reports, pattern); the name never contains the matched text.
 PROVIDER_ID_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (what, _compile(pattern)) for api in API_FACTS for what, pattern in api.id_patterns)
+_BEARER = r"\bBearer" + _JS_SPACE + r"+[A-Za-z0-9._~+/=-]{16,}"
+#: The one table of credential shapes (docs/format.md, "Provider neutrality"): what a report calls each, the
+#: detector of `blackbox.redaction` that masks it (its matches are that detector's too, so a policy with the
+#: detector never leaves one for the key check to refuse), the pattern refused anywhere (user data
+#: included) and the looser one refused outside user data.
+CREDENTIAL_SHAPES: tuple[tuple[str, str, str, str], ...] = (
+    ("an Anthropic API key (sk-ant-…)", "cloud-key", r"sk-ant-[A-Za-z0-9_-]{20,}", r"sk-ant-?[A-Za-z0-9_-]*"),
+    ("an OpenAI project key (sk-proj-…)", "cloud-key", r"sk-proj-[A-Za-z0-9_-]{20,}", r"sk-proj-[A-Za-z0-9_-]*"),
+    ("an API key (sk-…)", "cloud-key", r"sk-[A-Za-z0-9_-]{32,}", r"\bsk-[A-Za-z0-9_-]{20,}"),
+    ("a bearer token", "credential", _BEARER, _BEARER),
+    ("a Google API key (AIza…)", "cloud-key", r"\bAIza[0-9A-Za-z_-]{35}", r"\bAIza[0-9A-Za-z_-]{35}"),
+)
 CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("an Anthropic API key (sk-ant-…)", _compile(r"sk-ant-?[A-Za-z0-9_-]*")),
-    ("an OpenAI project key (sk-proj-…)", _compile(r"sk-proj-[A-Za-z0-9_-]*")),
-    ("an API key (sk-…)", _compile(r"\bsk-[A-Za-z0-9_-]{20,}")),
-    ("a bearer token", _compile(r"\bBearer" + _JS_SPACE + r"+[A-Za-z0-9._~+/=-]{16,}")),
-    ("a Google API key (AIza…)", _compile(r"\bAIza[0-9A-Za-z_-]{35}")),
+    *((label, _compile(outside)) for label, _, _, outside in CREDENTIAL_SHAPES),
     ("an API key variable name", _compile("|".join(KEY_VARIABLES))),
 )
-REALISTIC_CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("an Anthropic API key (sk-ant-…)", _compile(r"sk-ant-[A-Za-z0-9_-]{20,}")),
-    ("an OpenAI project key (sk-proj-…)", _compile(r"sk-proj-[A-Za-z0-9_-]{20,}")),
-    ("an API key (sk-…)", _compile(r"sk-[A-Za-z0-9_-]{32,}")),
-    ("a bearer token", _compile(r"\bBearer" + _JS_SPACE + r"+[A-Za-z0-9._~+/=-]{16,}")),
-    ("a Google API key (AIza…)", _compile(r"\bAIza[0-9A-Za-z_-]{35}")),
-)
+REALISTIC_CREDENTIAL_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (label, _compile(anywhere)) for label, _, anywhere, _ in CREDENTIAL_SHAPES)
 # What mask_secrets replaces: every credential pattern but the variable names, longest forms first.
 _MASK = re.compile(
     "|".join(p.pattern for _, p in CREDENTIAL_PATTERNS[:-1]), re.ASCII

@@ -13,7 +13,9 @@
 - the code noted is the status the process ends with (`exit_status.of_system_exit`: `sys.exit(256)` is 0,
   `-1` is 255); under `blackbox record` the launcher, which sees the child's real status, corrects the
   cassette's terminal step if this hook got it wrong (`exit_terminal`), so the hook is the fallback;
-- an uncaught exception: `sys.excepthook` (chained) notes exit code 1 (130 for KeyboardInterrupt);
+- an uncaught exception: `sys.excepthook` (chained) notes exit code 1 (130 for KeyboardInterrupt); one that
+  says it is a line of its own (`one_line`: a refused recording) is printed as that line, not a traceback
+  (under the launcher, which prints the session's error itself, not at all);
 - SIGINT / SIGTERM / SIGHUP, when their handler is still Python's default (a signal the process inherited as
   ignored, as under `nohup`, stays ignored): the sessions are closed with exit code 128+n (further signals
   meanwhile are ignored), then the default handler is restored and the signal re-raised so the process dies
@@ -140,6 +142,10 @@ def _rebind_exit(wrapper: Callable[..., Any]) -> None:
 
 def _excepthook(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
     _state["exit_code"] = 130 if issubclass(exc_type, KeyboardInterrupt) else 1
+    if getattr(exc, "one_line", False) is True:
+        if not os.environ.get("BLACKBOX_REPORT"):  # the launcher reads the report and says it
+            print(f"[blackbox] {exc}", file=sys.stderr)
+        return
     _previous_excepthook(exc_type, exc, tb)
 
 

@@ -23,12 +23,12 @@ from typing import Any
 import msgspec
 
 from blackbox.errors import CassetteError, SessionError
-from blackbox.format.canonical import canonical_text, decode_json, js_number, nesting_headroom
+from blackbox.format.canonical import decode_json, js_number, nesting_headroom
 from blackbox.format.cassette import SCHEMA_VERSION, Cassette, Step, StepChain, chain_break
 from blackbox.format.firstdiff import json_equal
 from blackbox.format.inert import inert
 from blackbox.format.payloads import Metadata, ModelInput, ModelOutput, ToolCall
-from blackbox.format.secrets import KeySearch, Secrets
+from blackbox.format.secrets import Secrets
 from blackbox.format.tokens import Tokens
 from blackbox.format.verify import verify
 from blackbox.format.writing import atomic_write, dumps
@@ -42,6 +42,7 @@ from blackbox.live.journal import (
     journal_steps,
 )
 from blackbox.live.redaction import ACTIVE, chosen
+from blackbox.live.refusal import beside, find_refusal, refuse
 from blackbox.providers.neutral import CallIds, calls_of
 from blackbox.redaction import redact_cassette
 from blackbox.redaction.apply import Redactor
@@ -292,14 +293,17 @@ class Recorder:
         )
 
     def write(self, extra_secrets: Iterable[str] = ()) -> Cassette:
-        """Verify, check for secrets, write atomically and drop the journal; refuse and write nothing else."""
+        """Verify, check for secrets, write atomically and drop the journal.  A step holding what no cassette
+        may is refused (`RecordingRefused`, one line): the run before it is kept beside the output (`refusal`)."""
         self.flush_tools(force=True)
         cassette = self.cassette()
-        try:
-            self._check(cassette, extra_secrets)
-        except SessionError:
-            self.discard_journal()
-            raise
+        secrets = list(dict.fromkeys((*self._secrets.values(), *extra_secrets)))
+        detectors = {r.detector.name for r in self._redact.policy.rules if r.detector is not None} \
+            if self._redact is not None else set()
+        refusal = find_refusal(cassette, secrets, detectors)
+        if refusal is not None:
+            self.discard_journal()  # it may hold the refused value: the kept run is the cassette beside
+            raise refuse(cassette, self.out, refusal, secrets, detectors)
         try:
             atomic_write(self.out, dumps(cassette))
         except OSError as exc:  # a full disk, a folder gone read-only: say what happened to both files
@@ -316,18 +320,6 @@ class Recorder:
             self._journal_failure = self._journal.failure
             self._journal.discard()
             self._journal = None
-
-    def _check(self, cassette: Cassette, extra_secrets: Iterable[str]) -> None:
-        refuse = "refusing to write the cassette: "
-        secrets = list(dict.fromkeys((*self._secrets.values(), *extra_secrets)))
-        search = KeySearch(secrets)
-        for step in cassette.steps:
-            if search and search.found_in(canonical_text(step.payload).encode("utf-8", "surrogatepass")):
-                raise SessionError(f"{refuse}step {step.index} contains the API key sent with the requests (or "
-                                   "a long piece of it); keep keys out of prompts and tool results")
-        failure = _verify_failure(cassette, secrets)
-        if failure is not None:
-            raise SessionError(f"{refuse}{failure}")
 
 
 def _verify_failure(cassette: Cassette, secrets: list[str]) -> str | None:
@@ -412,14 +404,7 @@ def recover(path: str | os.PathLike[str], redactor: Any = ACTIVE) -> Cassette:
 def recovered_path(out: str | os.PathLike[str]) -> Path:
     """Where a rescued run of `out` goes: beside it, `<name>.recovered.json` (then `.recovered-2.json`, …).
     A name taken by anything, a dangling symlink included, is skipped."""
-    out = Path(out)
-    stem = out.name.removesuffix(".json")
-    candidate = out.with_name(f"{stem}.recovered.json")
-    n = 2
-    while os.path.lexists(candidate):
-        candidate = out.with_name(f"{stem}.recovered-{n}.json")
-        n += 1
-    return candidate
+    return beside(out, "recovered")
 
 
 def rescue_journal(out: str | os.PathLike[str]) -> Path | None:

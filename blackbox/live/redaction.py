@@ -8,18 +8,21 @@ exporter, a printer) calls.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from blackbox.format.secrets import key_values
 from blackbox.live.settings import ENV_REDACT_KEY, policy_from_env, redact_key_from_env
 from blackbox.redaction import key_id
 from blackbox.redaction.apply import Redactor
-from blackbox.redaction.policy import Policy, PolicyError, find_pyproject, policy_from_file
+from blackbox.redaction.keys import KnownKeys
+from blackbox.redaction.policy import Policy, PolicyError, Rule, find_pyproject, policy_from_file, policy_from_table
 
-__all__ = ["ACTIVE", "MIN_KEY_LENGTH", "active_redactor", "chosen", "content_policy", "load_redactor", "policy_file",
-           "redact_payload"]
+__all__ = ["ACTIVE", "MIN_KEY_LENGTH", "active_redactor", "builtin_redactor", "chosen", "content_policy",
+           "known_key_rules", "load_redactor", "policy_file", "redact_payload"]
 
 #: "The policy in force": the default of every function that makes a cassette, so none can skip it.
 ACTIVE: Any = object()
@@ -47,6 +50,29 @@ def _key(policy: Policy, env: Mapping[str, str] | None) -> bytes:
         raise PolicyError(f"policy {policy.source}: `key-file` {policy.key_file} holds fewer than "
                           f"{MIN_KEY_LENGTH} characters; put 32 random hex digits in it")
     return key
+
+
+def known_key_rules(redactor: Redactor | None, env: Mapping[str, str] | None = None) -> list[Rule]:
+    """Rules that mask the known keys and any long piece of one: `api-key`, the environment's API keys;
+    `redaction-key`, the redaction key (BLACKBOX_REDACT_KEY, the one `redactor` uses, its policy's key-file even
+    when the variable overrides it).  What `blackbox scan` reports first; none when no key is known."""
+    own = [redact_key_from_env(env) or ""]
+    if redactor is not None:
+        own.append(redactor.key.decode("utf-8", "replace"))
+        if redactor.policy.key_file is not None:
+            with contextlib.suppress(OSError):
+                own.append(redactor.policy.key_file.read_bytes().strip().decode("utf-8", "replace"))
+    found = [("api-key", KnownKeys("api-key", key_values(env))), ("redaction-key", KnownKeys("redaction-key", own))]
+    return [Rule(name, "mask", detector=finder) for name, finder in found if finder.keys]
+
+
+def builtin_redactor(env: Mapping[str, str] | None = None) -> Redactor:
+    """The built-in detectors with every known key (`known_key_rules`), keyed like any policy: what `blackbox
+    redact` applies when no policy is in force, and what `blackbox scan` reports."""
+    policy = policy_from_table({}, "the built-in detectors")
+    key = _key(policy, env)
+    rules = (*known_key_rules(None, env), *policy.rules)
+    return Redactor(Policy(rules, policy.source, None, policy.digest), key, key_id(key))
 
 
 def load_redactor(path: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> Redactor:

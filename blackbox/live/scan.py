@@ -19,9 +19,8 @@ from blackbox.errors import CassetteError
 from blackbox.format.canonical import decode_json
 from blackbox.format.cassette import load
 from blackbox.format.marks import MARK
-from blackbox.format.secrets import key_values
 from blackbox.live.journal import JOURNAL_SUFFIX
-from blackbox.live.settings import redact_key_from_env
+from blackbox.live.redaction import known_key_rules
 from blackbox.redaction.apply import Redactor
 from blackbox.redaction.detectors import DETECTORS
 from blackbox.redaction.policy import Policy, Rule
@@ -56,19 +55,12 @@ class ScanResult:
 
 
 def scanner_for(policy: Redactor | None, env: Mapping[str, str] | None = None) -> Redactor:
-    """The policy's rules (or none), then every built-in detector it lacks, then the known keys as literals."""
+    """The known keys (`known_key_rules`: the API keys, the redaction key and its key-file, and any long piece
+    of one), then the policy's rules (or none), then every built-in detector it lacks."""
     rules: list[Rule] = list(policy.policy.rules) if policy is not None else []
     names = {r.name for r in rules}
     rules += [Rule(name, "mask", detector=d) for name, d in DETECTORS.items() if name not in names]
-    import re
-
-    keys = [*key_values(env)]
-    own = redact_key_from_env(env)
-    if own:
-        keys.append(own)
-    if keys:
-        alternatives = "|".join(re.escape(k) for k in sorted(set(keys), key=len, reverse=True))
-        rules.insert(0, Rule("api-key", "mask", pattern=re.compile(alternatives)))
+    rules[:0] = known_key_rules(policy, env)
     key = policy.key if policy is not None else b""
     return Redactor(Policy(tuple(rules), policy.policy.source if policy else "built-in detectors"), key, "scan")
 

@@ -26,7 +26,9 @@ from typing import Any
 
 from blackbox.format.canonical import canonical_text
 from blackbox.format.marks import MARK, dropped, is_mark, masked
-from blackbox.redaction.detectors import Detector
+from blackbox.redaction.detectors import OUTSIDE, Detector
+from blackbox.redaction.jsontext import Edits, in_place
+from blackbox.redaction.outside import mask_shapes, outside_user_data
 from blackbox.redaction.policy import Policy, Rule, Segment
 
 __all__ = ["STRUCTURAL_KEYS", "USER_KEYS", "Redactor", "token"]
@@ -213,7 +215,14 @@ class Redactor:
         self._structured = any(r.path is not None or r.header is not None for r in policy.rules)
         # A conversation's history comes back in every request: what each string holds is found once.
         self._finds: dict[str, frozenset[int]] = {}
-        self._texts: dict[tuple[str, frozenset[int]], str] = {}
+        self._texts: dict[tuple[str, frozenset[int]], tuple[str, Edits]] = {}
+        # What was replaced in each string a text rule changed (text, result): a tool result sent back as JSON
+        # text is redacted inside its literals with it (a pure function of the pair: any thread may share it).
+        self._edits: dict[tuple[str, str], Edits] = {}
+        self._in_place: dict[tuple[str, str], str] = {}
+        # The detectors' looser shapes the key check refuses outside user data, with the rule that masks them.
+        self._outside = [(OUTSIDE[r.detector.name], r) for r in policy.rules if r.detector is not None
+                         and r.detector.name in OUTSIDE and not r.scoped and r.action != "keep"]
 
     @property
     def info(self) -> dict[str, str]:
@@ -221,17 +230,44 @@ class Redactor:
         return {"policy": self.policy.digest, "key": self.key_id}
 
     def __call__(self, step_type: str, payload: Any) -> Any:
+        out = self._redacted(step_type, payload)
+        return self._outside_user_data(out) if self._outside and isinstance(out, dict) else out
+
+    def _redacted(self, step_type: str, payload: Any) -> Any:
         texts = self._json_texts(step_type, payload) if self._structured else {}
         if not texts:
             return self._apply(step_type, payload)
-        # A tool result the agent sent back as JSON text: path and header rules see its structure, and it is
-        # written back (compact) only when a rule changed it, so both sides of a replay read it alike.
+        # A tool result the agent sent back as JSON text: path and header rules see its structure, and what
+        # they change is replaced in the text where it stands, the rest kept byte for byte (`jsontext`).
         parsed = _replaced(payload, {p: v for p, (v, _) in texts.items()})
         out = self._apply(step_type, parsed)
         if out is parsed:  # nothing changed (the walk shares what it leaves alone)
             return payload
-        kept = {p: (text if _at(out, p) is value else _compact(_at(out, p))) for p, (value, text) in texts.items()}
+        kept = {p: (text if _at(out, p) is value else self._text_in_place(text, value, _at(out, p)))
+                for p, (value, text) in texts.items()}
         return _replaced(out, kept)
+
+    def _text_in_place(self, text: str, before: Any, after: Any) -> Any:
+        """The JSON text with the policy's changes made where they stand; a value replaced whole stays its bare
+        mark; compact JSON only when the text cannot be mapped (`jsontext.in_place`)."""
+        if not isinstance(after, dict | list):
+            return after
+        compact = _compact(after)
+        known = self._in_place.get((text, compact))
+        if known is None:
+            known = in_place(text, before, after, lambda old, new: self._edits.get((old, new))) or compact
+            self._remember(self._in_place, (text, compact), known)
+        return known
+
+    def _outside_user_data(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """The strings outside user data (a tool's description, a request parameter; never the run's
+        structure) with the looser credential shapes the key check refuses there masked."""
+        found = {at: new for at, text in outside_user_data(payload, STRUCTURAL_KEYS) if not is_mark(text)
+                 and (new := mask_shapes(text, self._outside, self._mark)) is not text}
+        return _replaced(payload, found) if found else payload
+
+    def _mark(self, rule: Rule, value: str) -> str:
+        return masked(rule.name, token(self.key, value)) if rule.action == "mask" else dropped(rule.name)
 
     def _json_texts(self, step_type: str, payload: Any) -> dict[Path, tuple[Any, str]]:
         found: dict[Path, tuple[Any, str]] = {}
@@ -363,7 +399,9 @@ class Redactor:
             return text
         known = self._texts.get((text, rules))
         if known is not None:
-            return known
+            if known[1]:  # (cleared from the edits since)
+                self._edits.setdefault((text, known[0]), known[1])
+            return known[0]
         for i, rule in self._text:
             if i not in rules:
                 continue
@@ -373,9 +411,10 @@ class Redactor:
                 if start < end and not any(start < e and s < end for s, e, _ in taken):
                     taken.append((start, end, rule))
         if not any(rule is not _KEEP and rule.action != "keep" for _, _, rule in taken):
-            self._remember(self._texts, (text, rules), text)
+            self._remember(self._texts, (text, rules), (text, ()))
             return text
         out: list[str] = []
+        edits: list[tuple[int, int, str]] = []
         pos = 0
         for start, end, rule in sorted(taken, key=lambda t: t[0]):
             out.append(text[pos:start])
@@ -383,11 +422,16 @@ class Redactor:
             if rule is _KEEP or rule.action == "keep":
                 out.append(value)
             else:
-                out.append(masked(rule.name, token(self.key, value)) if rule.action == "mask" else dropped(rule.name))
+                mark = self._mark(rule, value)
+                out.append(mark)
+                edits.append((start, end, mark))
             pos = end
         out.append(text[pos:])
         result = "".join(out)
-        self._remember(self._texts, (text, rules), result)
+        self._remember(self._texts, (text, rules), (result, tuple(edits)))
+        if len(self._edits) > 20_000:
+            self._edits.clear()
+        self._edits[(text, result)] = tuple(edits)
         return result
 
     @staticmethod

@@ -3,7 +3,10 @@
 Each detector is a regular expression that finds candidates and, where a shape alone says too little, a check
 of the candidate (a card number's Luhn digit and issuer prefix, a JWT's JSON header, an IP address's
 octets).  A detector yields the spans to redact: for a URL with credentials only its `user:password` part,
-so the host stays readable.  Pure: no Blackbox import, so the scan, the policy and the exporters share it.
+so the host stays readable.  Pure but for the credential table of `blackbox.format.secrets`: every shape the
+key check refuses is found by the detector the table names (`refused`), unchecked, so a policy with that
+detector never leaves one in the clear for a recording to be refused over; its looser form, refused outside
+user data, is `OUTSIDE`'s (applied there by `blackbox.redaction.apply`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ import json
 import re
 from collections.abc import Callable, Iterator
 
-__all__ = ["DETECTORS", "Detector", "luhn_ok"]
+from blackbox.format.secrets import CREDENTIAL_SHAPES
+
+__all__ = ["DETECTORS", "OUTSIDE", "Detector", "luhn_ok", "merged"]
 
 Span = tuple[int, int]
 
@@ -37,16 +42,34 @@ class Detector:
         self.hint = re.compile(hint, re.ASCII) if isinstance(hint, str) else None
         self.literals = hint if isinstance(hint, tuple) else ()  # or: one of these strings
         self.not_after = re.compile(not_after, re.ASCII) if not_after is not None else None
+        self._free = re.compile(f"(?!{not_after}).", re.ASCII | re.DOTALL) if not_after is not None else None
+        # The key check's shapes this detector answers for (format/secrets' table), each with a literal every
+        # match holds: found as they are, whatever the pattern and the check above say.
+        self.refused = tuple((_literal(shape), re.compile(shape, re.ASCII))
+                             for _, detector, shape, _ in CREDENTIAL_SHAPES if detector == name)
 
     def spans(self, text: str) -> Iterator[Span]:
         """Where in `text` this detector finds its kind of value (non-overlapping, left to right)."""
+        extra = [m.span() for literal, pattern in self.refused if literal in text for m in pattern.finditer(text)]
+        yield from merged([*self._own(text), *extra]) if extra else self._own(text)
+
+    def _own(self, text: str) -> Iterator[Span]:
         if (self.hint is not None and self.hint.search(text) is None) or \
                 (self.literals and not any(literal in text for literal in self.literals)):
             return
-        for m in self.pattern.finditer(text):
+        pos = 0
+        while (m := self.pattern.search(text, pos)) is not None:
+            pos = max(m.end(), m.start() + 1)
             found = m.group(self.group)
             start = m.start(self.group)
-            if self.not_after is not None and start > 0 and self.not_after.match(text, start - 1):
+            if self.not_after is not None and self._free is not None and start > 0 and \
+                    self.not_after.match(text, start - 1):
+                # not a value here, but one may start inside the candidate, after a character it may follow
+                # (".0 4111 1111 1111 1111": the card after the space); the run before that is skipped at once
+                free = self._free.search(text, start)
+                if free is None:
+                    return
+                pos = free.end()
                 continue
             if not found:
                 continue
@@ -55,6 +78,25 @@ class Detector:
                 yield start, m.end(self.group)
             elif ok:  # the part of the candidate that is the value
                 yield start + ok[0], start + ok[1]
+
+
+def merged(spans: list[Span]) -> list[Span]:
+    """Spans in text order, overlapping ones as one (their union is what is masked)."""
+    out: list[Span] = []
+    for start, end in sorted(spans):
+        if out and start < out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+def _literal(pattern: str) -> str:
+    """The text every match of one of the table's patterns starts with (`sk-ant-`, `Bearer`): a quick test."""
+    found = re.match(r"(?:\\b)?([A-Za-z0-9-]{3,})", pattern)
+    if found is None:
+        raise ValueError(f"a credential shape must start with a literal: {pattern}")
+    return found[1]
 
 
 def luhn_ok(digits: str) -> bool:
@@ -153,14 +195,12 @@ _ALL: tuple[Detector, ...] = (
              r"(?i)\b(?:bearer|basic)[ \t]+[A-Za-z0-9._~+/=-]{8,}", flags=re.ASCII, check=_credential,
              hint=("earer", "EARER", "asic", "ASIC")),
     Detector("cloud-key", "a cloud or service access key (AWS, Google, GitHub, Slack, Stripe, Azure, model APIs)",
-             r"\b(?:(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}|AIza[0-9A-Za-z_-]{35}|gh[pousr]_[A-Za-z0-9]{36,}"
-             r"|github_pat_[A-Za-z0-9_]{22,}|xox[abposr]-[A-Za-z0-9-]{10,}|[sr]k_live_[0-9A-Za-z]{20,}"
-             r"|sk-ant-[A-Za-z0-9_-]{20,}|sk-proj-[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9]{32,})(?![\w-])"
+             r"\b(?:(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}|gh[pousr]_[A-Za-z0-9]{36,}"
+             r"|github_pat_[A-Za-z0-9_]{22,}|xox[abposr]-[A-Za-z0-9-]{10,}|[sr]k_live_[0-9A-Za-z]{20,})(?![\w-])"
              r"|(?i:aws_secret_access_key)[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}(?![A-Za-z0-9/+=])"
              r"|AccountKey=[A-Za-z0-9+/]{80,}={0,2}", flags=re.ASCII,
-             hint=("AKIA", "ASIA", "ABIA", "ACCA", "AIza", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox",
-                   "k_live_", "sk-", "aws_secret", "AWS_SECRET",
-                   "AccountKey=")),
+             hint=("AKIA", "ASIA", "ABIA", "ACCA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox",
+                   "k_live_", "aws_secret", "AWS_SECRET", "AccountKey=")),
     Detector("private-key", "a PEM private key block",
              r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|.*\Z)",
              flags=re.DOTALL, hint="PRIVATE KEY-----"),
@@ -173,6 +213,12 @@ _ALL: tuple[Detector, ...] = (
 )
 _ORDER = ("private-key", "url-credentials", "jwt", "credential", "cloud-key", "email", "card", "phone", "ip")
 DETECTORS: dict[str, Detector] = {name: next(d for d in _ALL if d.name == name) for name in _ORDER}
+
+#: For each detector the table names, the looser shapes the key check refuses outside user data (a tool's
+#: description, a request parameter), as one pattern.
+OUTSIDE: dict[str, re.Pattern[str]] = {
+    name: re.compile("|".join(f"(?:{loose})" for _, d, _, loose in CREDENTIAL_SHAPES if d == name), re.ASCII)
+    for name in dict.fromkeys(d for _, d, _, _ in CREDENTIAL_SHAPES)}
 
 # An IPv4 candidate is always well formed (the pattern spells out each octet); an IPv6 one needs the parser.
 DETECTORS["ip"].check = lambda found: "." in found or _ipv6(found)

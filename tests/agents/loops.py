@@ -1,13 +1,15 @@
 """Agent loops written the way users write them: call the model, run the tools it asks for, repeat.
 
 Each loop takes an SDK client and a dict of (wrapped) tools and returns the final text. Tool results are sent
-back as compact JSON. The async loops run a turn's tool calls concurrently (`asyncio.gather`).
+back as compact JSON (the sync ones: as `dumps` makes them). The async loops run a turn's tool calls
+concurrently (`asyncio.gather`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
 
 SYSTEM = "You are a travel assistant. Use the tools."
@@ -65,7 +67,7 @@ def openai_tools(names: list[str] | None = None) -> list[dict[str, Any]]:
 
 def anthropic_agent(client: Any, tools: dict[str, Any], prompt: str, *, system: str = SYSTEM,
                     model: str = MODEL_A, tool_defs: list[dict[str, Any]] | None = None, max_tokens: int = 512,
-                    max_turns: int = 8) -> str:
+                    max_turns: int = 8, dumps: Callable[[Any], str] = result_text) -> str:
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
     for _ in range(max_turns):
         reply = client.messages.create(model=model, max_tokens=max_tokens, system=system, messages=messages,
@@ -77,7 +79,7 @@ def anthropic_agent(client: Any, tools: dict[str, Any], prompt: str, *, system: 
         results = []
         for use in uses:
             try:
-                content, is_error = result_text(tools[use.name](**use.input)), False
+                content, is_error = dumps(tools[use.name](**use.input)), False
             except Exception as exc:
                 content, is_error = str(exc), True
             results.append({"type": "tool_result", "tool_use_id": use.id, "content": content, "is_error": is_error})
@@ -107,17 +109,19 @@ async def async_anthropic_agent(client: Any, tools: dict[str, Any], prompt: str,
 
 
 def openai_agent(client: Any, tools: dict[str, Any], prompt: str, *, system: str = SYSTEM, model: str = MODEL_O,
-                 max_turns: int = 8) -> str:
+                 max_turns: int = 8, tool_defs: list[dict[str, Any]] | None = None,
+                 dumps: Callable[[Any], str] = result_text) -> str:
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
     for _ in range(max_turns):
-        reply = client.chat.completions.create(model=model, messages=messages, tools=openai_tools())
+        reply = client.chat.completions.create(model=model, messages=messages,
+                                               tools=tool_defs if tool_defs is not None else openai_tools())
         message = reply.choices[0].message
         if not message.tool_calls:
             return message.content or message.refusal or ""
         messages.append(message.model_dump(exclude_none=True, exclude={"annotations", "refusal"}))
         for call in message.tool_calls:
             out = tools[call.function.name](**json.loads(call.function.arguments))
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": result_text(out)})
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": dumps(out)})
     raise RuntimeError("too many turns")
 
 
