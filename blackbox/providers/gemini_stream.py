@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from blackbox.format.canonical import decode_json
+from blackbox.providers.gemini_calls import HOLLOW, StreamedBody, hollow_of
 from blackbox.providers.gemini_frames import GenaiFrames, charset_of
 from blackbox.providers.stream import (
     EventStreamCodec,
@@ -61,6 +62,7 @@ class GeminiStreamAssembler:
         self._parts: list[dict[str, Any]] = []
         self._texts: dict[int, Text] = {}  # a merged text part's pieces, by its place in `_parts`, joined once
         self._role = "model"
+        self._hollow: str | None = None  # what the first frame without content lacked (`StreamedBody.hollow`)
         self._finished = False  # the `finishReason` frame came
         self._complete: StreamResult | None = None  # the COMPLETE result of the frames so far, built when asked
         self._failed: StreamResult | None = None  # why the call is not recorded; nothing is read after it
@@ -137,6 +139,8 @@ class GeminiStreamAssembler:
         candidates = frame.get("candidates") or []
         for candidate in candidates:
             _check_candidate(need(candidate, dict, "a candidate"))
+        if self._hollow is None:
+            self._hollow = hollow_of(frame)
         if len(candidates) > 1:
             self._top["candidates"] = candidates  # several candidates: kept as they came, refused when recorded
         elif candidates:
@@ -165,7 +169,8 @@ class GeminiStreamAssembler:
                 self._parts.append(copy.deepcopy(part))
 
     def _body(self) -> dict[str, Any]:
-        body = dict(self._top)
+        body = StreamedBody(self._top)
+        body.hollow = self._hollow
         if "candidates" not in body:
             candidate = dict(self._candidate)
             parts = [dict(part, text=self._texts[n].text()) if n in self._texts else part
@@ -211,7 +216,8 @@ def _is_text(part: dict[str, Any]) -> bool:
 
 def _frames(body: dict[str, Any], size: int | None) -> Iterator[tuple[str | None, dict[str, Any] | str]]:
     """One frame per part (a text cut into `size`-character frames when asked), the last frame carrying the
-    finish reason and the usage, as the API streams."""
+    finish reason and the usage, as the API streams; then, for a body whose recorded stream held a frame without
+    content (`StreamedBody.hollow`), a frame lacking the same thing."""
     candidates = body.get("candidates") or [{}]
     candidate = candidates[0]
     content = candidate.get("content") or {}
@@ -238,6 +244,14 @@ def _frames(body: dict[str, Any], size: int | None) -> Iterator[tuple[str | None
             frame_candidate["finishReason"] = candidate.get("finishReason") or "STOP"
             if body.get("usageMetadata") is not None:
                 frame["usageMetadata"] = body["usageMetadata"]
+        yield None, frame
+    hollow = getattr(body, "hollow", None)
+    if hollow in HOLLOW:
+        index = candidate.get("index", 0)
+        lacking = {"content": [{"index": index}], "parts": [{"content": {"role": "model"}, "index": index}]}
+        frame = {**top, **({"candidates": lacking[hollow]} if hollow in lacking else {})}
+        if body.get("usageMetadata") is not None:
+            frame["usageMetadata"] = body["usageMetadata"]
         yield None, frame
 
 
