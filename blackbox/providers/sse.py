@@ -167,7 +167,7 @@ class SSEParser:
             self._seen_field = False
             if not self._event and not self._data and not self._id and self._retry is None:
                 return None  # nothing to dispatch (an empty name counts as none, as in the SDKs)
-            event = SSEEvent(self._event, "\n".join(self._data), self._id, self._retry)
+            event = SSEEvent(self._event or None, "\n".join(self._data), self._id, self._retry)  # "" is no name
             self._reset()
             return event
         if line.startswith(":"):
@@ -196,7 +196,7 @@ def simple_event(match: re.Match[bytes], last_id: str | None = None) -> SSEEvent
     (the general rules then read it, to the line the SDK raises at)."""
     name, data = match.groups()
     try:
-        return SSEEvent(None if name is None else name.decode("utf-8"), data.decode("utf-8"), last_id)
+        return SSEEvent(name.decode("utf-8") if name else None, data.decode("utf-8"), last_id)  # "" is no name
     except UnicodeDecodeError:
         return None
 
