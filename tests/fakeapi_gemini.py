@@ -11,11 +11,11 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 __all__ = ["HOSTILE", "gemini_error", "gemini_frames", "gemini_response", "gemini_turns", "hostile_stream", "is_gemini",
-           "is_gemini_stream", "last_function_responses"]
+           "is_gemini_stream", "last_function_responses", "signed_turns", "unsigned_turn"]
 
 _PATH = re.compile(r"/models/([^/:]+):(generateContent|streamGenerateContent)$")
 _STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
@@ -171,6 +171,43 @@ def gemini_turns(turns: Sequence[Any]) -> Any:
             raise AssertionError(f"gemini_turns: no scripted answer for turn {turn}")
         answer = turns[turn]
         return answer(body) if callable(answer) else answer
+
+    return brain
+
+
+def unsigned_turn(body: dict[str, Any], issued: Collection[str]) -> str | None:
+    """Why Gemini 3 answers this request 400, or None: in the current turn (the contents after the last user
+    text), a model turn (consecutive model contents are one, as a streamed chat keeps them) whose function calls
+    come back without the `thoughtSignature` the API gave them on the first call.  Stricter than the API in one
+    way: Google's placeholder signature, which the API takes, counts as missing, so a test sees the real one went
+    back."""
+    contents = body.get("contents") or []
+    start = max((n for n, content in enumerate(contents) if content.get("role") != "model"
+                 and any("text" in part for part in content.get("parts") or [])), default=-1)
+    turn: list[dict[str, Any]] = []
+    for content in [*contents[start + 1:], {"role": "user"}]:
+        if content.get("role") == "model":
+            turn += content.get("parts") or []
+            continue
+        calls = [part for part in turn if "functionCall" in part]
+        if calls and calls[0].get("thoughtSignature") not in issued:
+            return ("Function call is missing a thought_signature in functionCall parts. This is required for tools "
+                    "to work correctly, and missing thought_signature may lead to degraded model performance.")
+        turn = []
+    return None
+
+
+def signed_turns(turns: Sequence[Any], issued: Collection[str]) -> Any:
+    """`gemini_turns`, refusing (400, as Gemini 3 does) a request whose function-call turn lacks its signature."""
+    answer = gemini_turns(turns)
+
+    def brain(body: dict[str, Any]) -> Any:
+        problem = unsigned_turn(body, issued)
+        if problem is None:
+            return answer(body)
+        from tests.fakeapi import json_reply  # here: tests.fakeapi imports this module
+
+        return json_reply(gemini_error(400, problem), 400)
 
     return brain
 

@@ -9,13 +9,32 @@ as the call's id, which normalizes to the same payload.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from blackbox.providers.neutral import CallIds, compact_json, unsupported
 
-__all__ = ["HOLLOW", "PART_KINDS", "SKIP_SIGNATURE", "StreamedBody", "call_id", "call_key", "check_part", "error_body",
-           "fresh_key", "hollow_of", "is_thought"]
+__all__ = ["HOLLOW", "KEPT_PARAMS", "PART_KINDS", "REST", "SKIP_SIGNATURE", "TOP_PARAMS", "StreamedBody", "call_id",
+           "call_key", "check_part", "error_body", "fresh_key", "hollow_of", "is_thought", "signed"]
 
+#: generationConfig fields and their neutral `params` names.  Every other generationConfig field is kept too (all of
+#: it steers the model), as one param `generationConfig`; `toolConfig` and `safetySettings` under their names.
+KEPT_PARAMS: Mapping[str, str] = {
+    "maxOutputTokens": "maxTokens",
+    "temperature": "temperature",
+    "topP": "topP",
+    "topK": "topK",
+    "stopSequences": "stop",
+    "seed": "seed",
+    "presencePenalty": "presencePenalty",
+    "frequencyPenalty": "frequencyPenalty",
+    "thinkingConfig": "thinking",
+    "responseMimeType": "responseMimeType",
+    "responseSchema": "responseSchema",
+    "responseJsonSchema": "responseJsonSchema",
+}
+REST = "generationConfig"
+TOP_PARAMS = ("toolConfig", "safetySettings")  # request fields outside generationConfig kept under their names
 #: The data fields of a part Blackbox records (a part holds one of them), beside `thought` / `thoughtSignature`.
 PART_KINDS = ("text", "functionCall", "functionResponse")
 _REFUSED_PARTS = {
@@ -109,6 +128,13 @@ class StreamedBody(dict[str, Any]):
     with one too.  An attribute, never a key: no response body can claim it."""
 
     hollow: str | None = None
+
+
+def signed(part: dict[str, Any], signature: Any) -> dict[str, Any]:
+    """`part` with its `thoughtSignature`, when there is one."""
+    if isinstance(signature, str) and signature:
+        part["thoughtSignature"] = signature
+    return part
 
 
 def hollow_of(frame: dict[str, Any]) -> str | None:

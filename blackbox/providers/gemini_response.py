@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from blackbox.format.payloads import ModelOutput, ToolCall
-from blackbox.providers.gemini_calls import HOLLOW, StreamedBody, call_id, check_part, fresh_key, is_thought
+from blackbox.providers.gemini_calls import HOLLOW, StreamedBody, call_id, check_part, fresh_key, is_thought, signed
 from blackbox.providers.neutral import CallIds, calls_of, unsupported
 
 __all__ = ["normalize_response", "synthesize_response"]
@@ -119,14 +119,14 @@ def synthesize_response(output: ModelOutput | Mapping[str, Any], *, step_index: 
     if thoughts and isinstance(thoughts, list):
         for thought in thoughts:
             if isinstance(thought, dict):
-                parts.append(_signed({"text": thought.get("text") or "", "thought": True}, thought.get("signature")))
+                parts.append(signed({"text": thought.get("text") or "", "thought": True}, thought.get("signature")))
     text = output.get("text")
     if text:
-        parts.append(_signed({"text": text}, signatures.get("text")))
+        parts.append(signed({"text": text}, signatures.get("text")))
     if kind != "final_answer":  # an answer has no calls (the common reply: no call to look for)
         for call in calls_of(output):
             args = call.get("toolInput")
-            parts.append(_signed({"functionCall": {"id": call["toolCallId"], "name": call["toolName"],
+            parts.append(signed({"functionCall": {"id": call["toolCallId"], "name": call["toolName"],
                                                    "args": args if isinstance(args, dict) else {}}},
                                  signatures.get(str(call["toolCallId"]))))
     if not parts:
@@ -141,12 +141,6 @@ def synthesize_response(output: ModelOutput | Mapping[str, Any], *, step_index: 
     hollow = output.get("hollowFrame")
     body.hollow = hollow if hollow in HOLLOW else None
     return body
-
-
-def _signed(part: dict[str, Any], signature: Any) -> dict[str, Any]:
-    if isinstance(signature, str) and signature:
-        part["thoughtSignature"] = signature
-    return part
 
 
 def note_replayed(body: dict[str, Any], ids: CallIds) -> None:
