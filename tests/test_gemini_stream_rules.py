@@ -179,3 +179,21 @@ def test_a_cut_gemini_stream_warns_once_and_a_hostile_one_raises_as_without_blac
         bb.finish()
         assert outputs(tmp_path / "cut.json") == []
         assert says(capfd.readouterr().err)
+
+
+def test_a_stream_in_another_charset_is_recorded_as_the_sdk_decoded_it(fake_api: FakeAPI, tmp_path: Path) -> None:
+    """A server that says latin-1 and writes UTF-8: httpx decodes by the header, so the agent gets mojibake, and
+    the recording holds the same mojibake (not the text the bytes meant)."""
+    raw = b"".join(frame_bytes(frame) for frame in gemini_frames(gemini_response(text="Zürich is sunny.")))
+
+    def queue() -> None:
+        fake_api.queue(Reply(content_type="text/event-stream; charset=iso-8859-1", chunks=[raw]))
+
+    queue()
+    plain = agent("models", False, options(None, fake_api))
+    assert plain["text"] == "Zürich is sunny.".encode().decode("latin-1")
+    queue()
+    bb = blackbox.session("record", out=tmp_path / "latin.json")
+    assert agent("models", False, options(bb, fake_api)) == plain
+    bb.finish()
+    assert outputs(tmp_path / "latin.json")[0]["text"] == plain["text"]
