@@ -11,11 +11,11 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
-__all__ = ["gemini_error", "gemini_frames", "gemini_response", "gemini_turns", "is_gemini", "is_gemini_stream",
-           "last_function_responses"]
+__all__ = ["HOSTILE", "gemini_error", "gemini_frames", "gemini_response", "gemini_turns", "hostile_stream", "is_gemini",
+           "is_gemini_stream", "last_function_responses", "signed_turns", "unsigned_turn"]
 
 _PATH = re.compile(r"/models/([^/:]+):(generateContent|streamGenerateContent)$")
 _STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
@@ -90,8 +90,59 @@ def gemini_frames(body: dict[str, Any], piece: int = 5) -> list[dict[str, Any]]:
 
 def frame_bytes(frame: Any) -> bytes:
     """One SSE frame as the Gemini API writes it (`data: …` and a CRLF blank line)."""
-    data = frame if isinstance(frame, str) else json.dumps(frame, separators=(",", ":"), ensure_ascii=False)
+    data = frame if isinstance(frame, str) else _compact(frame)
     return f"data: {data}\r\n\r\n".encode()
+
+
+def _compact(frame: Any) -> str:
+    return json.dumps(frame, separators=(",", ":"), ensure_ascii=False)
+
+
+#: Hostile ways to write a Gemini stream (what google-genai makes of each is in `tests/test_gemini_stream_rules.py`).
+HOSTILE = ("data-no-space", "comment", "event-line", "byte-order-mark", "line-separator", "comment-after",
+           "no-blank-line", "bare-json", "pretty-json", "usage-after", "text-after", "error-not-first",
+           "finish-without-content")
+
+
+def hostile_stream(body: dict[str, Any], how: str) -> bytes:
+    """The body's stream (`gemini_frames`) written in one of the `HOSTILE` ways, as one run of bytes."""
+    frames = gemini_frames(body)
+    usage = frames[-1].get("usageMetadata")
+    plain = b"".join(frame_bytes(frame) for frame in frames)
+    if how == "data-no-space":
+        return b"".join(f"data:{_compact(frame)}\r\n\r\n".encode() for frame in frames)
+    if how == "comment":
+        return b": keep-alive\r\n\r\n" + plain
+    if how == "event-line":
+        return b"".join(f"event: message\r\ndata: {_compact(frame)}\r\n\r\n".encode() for frame in frames)
+    if how == "byte-order-mark":
+        return b"\xef\xbb\xbf" + plain
+    if how == "line-separator":  # a raw U+2028 inside a JSON string (valid JSON; a line end to google-genai)
+        frames[-2]["candidates"][0]["content"]["parts"][0]["text"] += "\u2028"
+        return b"".join(frame_bytes(frame) for frame in frames)
+    if how == "comment-after":
+        return plain + b": done\r\n\r\n"
+    if how == "no-blank-line":
+        return plain[: -len(b"\r\n\r\n")]
+    if how == "bare-json":
+        return b"".join(f"{_compact(frame)}\n".encode() for frame in frames)
+    if how == "pretty-json":
+        return b"".join(json.dumps(frame, indent=2, ensure_ascii=False).encode() + b"\n" for frame in frames)
+    if how == "usage-after":
+        return plain + frame_bytes({"usageMetadata": usage, "modelVersion": body.get("modelVersion")})
+    if how == "text-after":
+        late = {"candidates": [{"content": {"role": "model", "parts": [{"text": " Really."}]}, "index": 0}]}
+        return plain + frame_bytes(late)
+    if how == "error-not-first":  # google-genai raises only on a frame whose first key is `error`
+        frames[0]["error"] = {"code": 500, "message": "ignored", "status": "INTERNAL"}
+        return b"".join(frame_bytes(frame) for frame in frames)
+    if how == "finish-without-content":  # the finish reason alone in the last frame, as Vertex AI may send it
+        last = frames[-1]
+        del last["candidates"][0]["finishReason"], last["usageMetadata"]
+        finish = {"candidates": [{"finishReason": body["candidates"][0]["finishReason"], "index": 0}],
+                  "usageMetadata": usage}
+        return b"".join(frame_bytes(frame) for frame in frames) + frame_bytes(finish)
+    raise ValueError(f"hostile_stream: no way {how!r}")
 
 
 def gemini_error(status: int, message: str | None = None) -> dict[str, Any]:
@@ -120,6 +171,43 @@ def gemini_turns(turns: Sequence[Any]) -> Any:
             raise AssertionError(f"gemini_turns: no scripted answer for turn {turn}")
         answer = turns[turn]
         return answer(body) if callable(answer) else answer
+
+    return brain
+
+
+def unsigned_turn(body: dict[str, Any], issued: Collection[str]) -> str | None:
+    """Why Gemini 3 answers this request 400, or None: in the current turn (the contents after the last user
+    text), a model turn (consecutive model contents are one, as a streamed chat keeps them) whose function calls
+    come back without the `thoughtSignature` the API gave them on the first call.  Stricter than the API in one
+    way: Google's placeholder signature, which the API takes, counts as missing, so a test sees the real one went
+    back."""
+    contents = body.get("contents") or []
+    start = max((n for n, content in enumerate(contents) if content.get("role") != "model"
+                 and any("text" in part for part in content.get("parts") or [])), default=-1)
+    turn: list[dict[str, Any]] = []
+    for content in [*contents[start + 1:], {"role": "user"}]:
+        if content.get("role") == "model":
+            turn += content.get("parts") or []
+            continue
+        calls = [part for part in turn if "functionCall" in part]
+        if calls and calls[0].get("thoughtSignature") not in issued:
+            return ("Function call is missing a thought_signature in functionCall parts. This is required for tools "
+                    "to work correctly, and missing thought_signature may lead to degraded model performance.")
+        turn = []
+    return None
+
+
+def signed_turns(turns: Sequence[Any], issued: Collection[str]) -> Any:
+    """`gemini_turns`, refusing (400, as Gemini 3 does) a request whose function-call turn lacks its signature."""
+    answer = gemini_turns(turns)
+
+    def brain(body: dict[str, Any]) -> Any:
+        problem = unsigned_turn(body, issued)
+        if problem is None:
+            return answer(body)
+        from tests.fakeapi import json_reply  # here: tests.fakeapi imports this module
+
+        return json_reply(gemini_error(400, problem), 400)
 
     return brain
 

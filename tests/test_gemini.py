@@ -428,7 +428,8 @@ def test_what_if_continues_a_gemini_run_scripted_and_live(fake_api: FakeAPI, tmp
     assert body["generationConfig"] == {"temperature": 0.3, "maxOutputTokens": 200}
     calls = [part for part in body["contents"][1]["parts"] if "functionCall" in part]
     assert [call["functionCall"]["id"] for call in calls] == ["call-0", "call-1"]
-    assert calls[0]["thoughtSignature"] == "skip_thought_signature_validator" and "thoughtSignature" not in calls[1]
+    assert calls[0]["thoughtSignature"] == SIG_CALL and "thoughtSignature" not in calls[1]  # as the API gave it
+    assert body["contents"][1]["parts"][0] == {"text": "I should look both up.", "thought": True}
     responses = [part["functionResponse"] for part in body["contents"][2]["parts"]]
     assert responses[0] == {"id": "call-0", "name": "get_weather", "response": {"result": "snowy"}}
     assert fork.steps[-2].payload == {"type": "final_answer", "text": "Snow in Paris, sun in Rome."}

@@ -96,12 +96,15 @@ class LiveModel:
         self.url = base_url(self.provider.api, env)
         self.timeout = timeout
         self.last_tokens: Tokens | None = None  # the last reply's token counts, kept beside its output step
+        #: The conversation's outputs so far (`what_if` sets them): what the API needs back that a model_input
+        #: leaves out (Gemini's thought parts and signatures) comes from them.
+        self.outputs: list[Mapping[str, Any]] = []
 
     def reply(self, model_input: dict[str, Any], ids: CallIds) -> dict[str, Any]:
         import httpx  # deferred: `blackbox --help` and the UI's start do not pay for it
 
         provider = self.provider
-        body = provider.build_request(model_input)
+        body = provider.continue_request(model_input, self.outputs)
         url = provider.endpoint(self.url, str(model_input.get("model") or ""))
         try:
             response = httpx.post(url, json=body, headers=provider.auth_headers(self.key), timeout=self.timeout)
@@ -355,6 +358,8 @@ def what_if(
             request["model"] = model_name
         run.add("model_input", request)
         say(f"model call {turn + 1}…")
+        if isinstance(model, LiveModel):
+            model.outputs = [step.payload for step in run.chain.steps if step.type == "model_output"]
         output = model.reply(request, ids)
         run.add("model_output", output, tokens=model.last_tokens if isinstance(model, LiveModel) else None)
         calls = calls_of(output)

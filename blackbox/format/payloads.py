@@ -96,6 +96,7 @@ class FinalAnswer(TypedDict):
     stop: NotRequired[Literal["length", "refusal"]]
     thoughts: NotRequired[list[dict[str, Any]]]  # Gemini: thought parts, kept for a later turn's history
     signatures: NotRequired[dict[str, str]]  # Gemini: thoughtSignature by where it was ("text" or a call-N)
+    hollowFrame: NotRequired[str]  # Gemini, streamed: what a frame without content lacked (a replay sends one too)
 
 
 class ToolCalls(TypedDict):
@@ -105,6 +106,7 @@ class ToolCalls(TypedDict):
     stop: NotRequired[Literal["length", "end"]]  # "end": a chat turn that ended (`stop`) with tool calls
     thoughts: NotRequired[list[dict[str, Any]]]
     signatures: NotRequired[dict[str, str]]
+    hollowFrame: NotRequired[str]
 
 
 class SingleToolCall(TypedDict):

@@ -93,7 +93,7 @@ class CallHandler(Protocol):
         """A forwarded model call came back (its whole body read); None hands the response over as it came."""
         ...
 
-    def stream_call(self, call: ModelCall, content_encoding: str | None) -> StreamSink:
+    def stream_call(self, call: ModelCall, content_encoding: str | None, content_type: str = "") -> StreamSink:
         """A forwarded model call came back 2xx as an event stream: the sink its bytes are teed into."""
         ...
 

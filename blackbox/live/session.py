@@ -146,9 +146,9 @@ class Session:
                 return None
             return None if failed is None else self._error_reply(call.provider, failed, fatal=True)
 
-    def stream_call(self, call: ModelCall, content_encoding: str | None) -> StreamSink:
+    def stream_call(self, call: ModelCall, content_encoding: str | None, content_type: str = "") -> StreamSink:
         """A forwarded model call came back as a 2xx event stream: teed into the provider's assembler."""
-        return self._streams.open(call, call.provider.stream, content_encoding, self._stream_ended)
+        return self._streams.open(call, call.provider.stream, content_encoding, self._stream_ended, content_type)
 
     def _stream_ended(self, call: ModelCall, result: StreamResult) -> None:
         """Complete: recorded like its unstreamed response (a Blackbox error becomes fatal); else, not at all."""

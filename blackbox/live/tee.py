@@ -73,7 +73,7 @@ class StreamRecording:
     reported outside that lock (reporting takes the session's)."""
 
     def __init__(self, call: ModelCall, codec: StreamCodec, content_encoding: str | None, done: Done,
-                 streams: OpenStreams | None = None) -> None:
+                 streams: OpenStreams | None = None, content_type: str = "") -> None:
         self._call = call
         self._streams = streams
         self._done = done
@@ -84,7 +84,7 @@ class StreamRecording:
         self._over = False
         self._size = 0
         self._decoder: ContentDecoder | None = None
-        self._assembler = codec.assembler()
+        self._assembler = codec.assembler(content_type)
         try:
             self._decoder = ContentDecoder(content_encoding)
         except Exception as exc:  # an unknown encoding, or brotli not installed
@@ -238,9 +238,10 @@ class OpenStreams:
         self._open: set[StreamRecording] = set()
         self._lock = threading.Lock()
 
-    def open(self, call: ModelCall, codec: StreamCodec, content_encoding: str | None, done: Done) -> StreamRecording:
-        """A new recorded stream, open until its outcome is reported."""
-        stream = StreamRecording(call, codec, content_encoding, done, self)
+    def open(self, call: ModelCall, codec: StreamCodec, content_encoding: str | None, done: Done,
+             content_type: str = "") -> StreamRecording:
+        """A new recorded stream, open until its outcome is reported (`content_type`: the response's header)."""
+        stream = StreamRecording(call, codec, content_encoding, done, self, content_type)
         with self._lock:
             if not stream._over:
                 self._open.add(stream)

@@ -214,7 +214,7 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
                 response = self.inner.handle_request(request)
                 content_type = response.headers.get("content-type", "")
                 if _is_stream(response, content_type, call):
-                    sink = self.session.stream_call(call, response.headers.get("content-encoding"))
+                    sink = self.session.stream_call(call, response.headers.get("content-encoding"), content_type)
                     response.stream = stream_classes(http)[0](response.stream, sink)
                     return response
                 body = _read(response, started)
@@ -248,7 +248,7 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
                 response = await self.inner.handle_async_request(request)
                 content_type = response.headers.get("content-type", "")
                 if _is_stream(response, content_type, call):
-                    sink = self.session.stream_call(call, response.headers.get("content-encoding"))
+                    sink = self.session.stream_call(call, response.headers.get("content-encoding"), content_type)
                     response.stream = stream_classes(http)[1](response.stream, sink)
                     return response
                 body = await _aread(response, started)

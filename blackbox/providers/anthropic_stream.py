@@ -2,8 +2,9 @@
 
 The stream is `message_start`, then per content block `content_block_start` / `content_block_delta`
 (`text_delta`, `input_json_delta`, `thinking_delta`, `signature_delta`, `citations_delta`) /
-`content_block_stop`, then `message_delta` (stop reason, final usage) and `message_stop`. `ping` events and
-event types this module does not know are skipped; an `error` event fails the stream. The SDK reads on after
+`content_block_stop`, then `message_delta` (stop reason, final usage) and `message_stop`. As in the SDK, an
+event's name only sorts it (`ping`, no name or no data: skipped; `error`: fails the stream) and its data's
+`type` says what it is; types this module does not know are skipped. The SDK reads on after
 `message_stop`, and its accumulator applies a later delta too: a content or message event after it refuses the
 call (what was completed is not what the agent got).
 """
@@ -33,9 +34,10 @@ from blackbox.providers.stream import (
 
 __all__ = ["CODEC", "AnthropicStreamAssembler"]
 
-# The SDK's message accumulator acts on these after `message_stop` too (a delta there reaches the agent).
+# The SDK's message accumulator acts on events of these types (the data's `type`: the event's name only
+# decides whether the SDK skips it — `ping`, none — or raises — `error`) after `message_stop` too.
 _LATE = frozenset({"message_start", "content_block_start", "content_block_delta", "content_block_stop",
-                   "message_delta", "error"})
+                   "message_delta"})
 _TEXT_FIELDS = {"text_delta": ("text", "text"), "thinking_delta": ("thinking", "thinking")}
 
 # Runs read at once (`_runs`), exactly as `_event` reads each of their events; the shapes the API writes.
@@ -121,42 +123,47 @@ class AnthropicStreamAssembler(BaseAssembler):
 
     @staticmethod
     def _skipped(event: SSEEvent) -> bool:
-        """Events the SDK skips: pings, events without a name or without data."""
+        """Events the SDK skips by their name and data: pings, events without a name or without data."""
         return event.event in ("ping", None) or not event.data
 
     def _event(self, event: SSEEvent) -> StreamResult | None:
-        name = event.event
-        if name == "content_block_delta" and event.data:  # most of a stream: first (no block before message_start)
-            self._delta(json_data(event))
-            return None
         if self._skipped(event):
             return None
-        if name == "error":
+        if event.event == "error":  # the SDK raises on the event's name; any other name, the data's type decides
             return StreamResult(StreamStatus.ERROR, None, _error_message(event))
         data = json_data(event)
-        if name == "message_start":
+        kind = data.get("type")
+        if kind == "content_block_delta":  # most of a stream: first (no block before message_start)
+            self._delta(data)
+            return None
+        if kind == "message_start":
             if self._message is not None:
                 raise StreamFault("a second message_start")
             message = need(data.get("message"), dict, "message_start's message")
             self._message = copy.deepcopy(message)
             for block in need(message.get("content") or [], list, "message_start's content"):
                 self._blocks.append(copy.deepcopy(need(block, dict, "a content block")))
-        elif name in _LATE and self._message is None:
-            raise StreamFault(f"{name} before message_start")
-        elif name == "content_block_start":
+        elif kind in _LATE and self._message is None:
+            raise StreamFault(f"{kind} before message_start")
+        elif kind == "content_block_start":
             if need(data.get("index"), int, "content_block_start's index") != len(self._blocks):
                 raise StreamFault(f"content_block_start for block {data['index']}, not {len(self._blocks)}")
             self._blocks.append(copy.deepcopy(need(data.get("content_block"), dict, "content_block")))
-        elif name == "content_block_stop":
+        elif kind == "content_block_stop":
             self._stop_block(self._index(data))
-        elif name == "message_delta":
+        elif kind == "message_delta":
             self._message_delta(data)
-        elif name == "message_stop":
+        elif kind == "message_stop":
             return StreamResult(StreamStatus.COMPLETE, self._body())
         return None
 
     def _after(self, event: SSEEvent) -> StreamResult | None:
-        return None if self._skipped(event) or event.event not in _LATE else self.late(event.event)
+        if self._skipped(event):
+            return None
+        if event.event == "error":
+            return self.late("error")
+        kind = json_data(event).get("type")
+        return self.late(kind) if kind in _LATE else None
 
     def _runs(self, chunk: bytes, pos: int) -> int:
         """Pings (skipped, counted), and the deltas of the last block added to its text, many events at once

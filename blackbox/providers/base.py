@@ -9,7 +9,7 @@ facts outside the body (Gemini's model in the path, Azure's deployment) override
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from blackbox.apis import ApiFacts
@@ -95,6 +95,11 @@ class CodecProvider:
     def build_request(self, model_input: Mapping[str, Any]) -> dict[str, Any]:
         """The request body for a neutral `model_input` (the what-if continues a conversation with it)."""
         raise NotImplementedError
+
+    def continue_request(self, model_input: Mapping[str, Any], outputs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """`build_request`, told the conversation's outputs so far (oldest first): an API that needs back what a
+        `model_input` leaves out (Gemini's thought signatures) takes it from them."""
+        return self.build_request(model_input)
 
     def endpoint(self, base_url: str, model: str) -> str:
         """The URL a what-if sends `model`'s request to, below `base_url`."""

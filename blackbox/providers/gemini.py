@@ -12,7 +12,7 @@ back to the real API.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from blackbox.apis import facts
@@ -21,37 +21,21 @@ from blackbox.providers import gemini_response, gemini_stream, gemini_typed
 from blackbox.providers import token_counts as counts
 from blackbox.providers.base import CodecProvider
 from blackbox.providers.gemini_calls import (
-    SKIP_SIGNATURE,
+    KEPT_PARAMS,
+    REST,
+    TOP_PARAMS,
     call_id,
     call_key,
     check_part,
     error_body,
     is_thought,
 )
+from blackbox.providers.gemini_whatif import build_request
 from blackbox.providers.neutral import CallIds, neutral_tool, unsupported
-from blackbox.providers.outgoing import kept, parts, sent_as, tools_of
 from blackbox.wire import Request
 
 __all__ = ["KEPT_PARAMS", "PROVIDER", "Gemini", "build_request", "normalize_request"]
 
-#: generationConfig fields and their neutral `params` names.  Every other generationConfig field is kept too (all of
-#: it steers the model), as one param `generationConfig`; `toolConfig` and `safetySettings` under their names.
-KEPT_PARAMS: Mapping[str, str] = {
-    "maxOutputTokens": "maxTokens",
-    "temperature": "temperature",
-    "topP": "topP",
-    "topK": "topK",
-    "stopSequences": "stop",
-    "seed": "seed",
-    "presencePenalty": "presencePenalty",
-    "frequencyPenalty": "frequencyPenalty",
-    "thinkingConfig": "thinking",
-    "responseMimeType": "responseMimeType",
-    "responseSchema": "responseSchema",
-    "responseJsonSchema": "responseJsonSchema",
-}
-_REST = "generationConfig"
-_TOP_PARAMS = ("toolConfig", "safetySettings")  # request fields outside generationConfig kept under their names
 _CALL_PATH = re.compile(r"/models/([^/:]+):(generateContent|streamGenerateContent)$")
 _GOOGLE_HOSTS = ("googleapis.com",)
 _PATHS: dict[str, tuple[str, bool] | None] = {}  # route → (model, streamed) of its method call, or None
@@ -144,8 +128,8 @@ def _params(body: dict[str, Any]) -> dict[str, Any]:
         else:
             rest[name] = value
     if rest:
-        params[_REST] = rest
-    for name in _TOP_PARAMS:
+        params[REST] = rest
+    for name in TOP_PARAMS:
         if body.get(name) is not None:
             params[name] = body[name]
     return params
@@ -321,69 +305,6 @@ def _result(response: dict[str, Any], ids: CallIds, unclaimed: list[dict[str, An
             "result": {} if value is None else value}
 
 
-# ---------------------------------------------------------------------------------------------------------
-# what-if: a generateContent body for a neutral model_input
-
-_FIELDS = sent_as(KEPT_PARAMS)
-
-
-def build_request(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """A generateContent body for `payload`.  A model turn's calls carry their `call-N` id; the first call of
-    a turn carries Google's documented placeholder signature (the cassette's history has none, and Gemini 3
-    refuses a function-call turn without one)."""
-    contents: list[dict[str, Any]] = []
-    for message in payload.get("messages") or []:
-        if not isinstance(message, dict):
-            continue
-        model = message.get("role") == "assistant"
-        out: list[dict[str, Any]] = []
-        for part in parts(message.get("content")):
-            kind = part.get("type")
-            if kind == "text" and part.get("text"):
-                out.append({"text": part["text"]})
-            elif kind == "tool_use":
-                args = part.get("toolInput")
-                call: dict[str, Any] = {"functionCall": {"id": part.get("toolCallId"), "name": part.get("toolName"),
-                                                         "args": args if isinstance(args, dict) else {}}}
-                if not any("functionCall" in earlier for earlier in out):
-                    call["thoughtSignature"] = SKIP_SIGNATURE
-                out.append(call)
-            elif kind == "tool_result":
-                out.append({"functionResponse": {"id": part.get("toolCallId"), "name": part.get("toolName"),
-                                                 "response": _response_value(part)}})
-        contents.append({"role": "model" if model else "user", "parts": out})
-    body: dict[str, Any] = {"contents": contents}
-    found = payload.get("params")
-    params: Mapping[str, Any] = found if isinstance(found, dict) else {}
-    config = kept(payload, _FIELDS)
-    rest = params.get(_REST)
-    if isinstance(rest, dict):
-        config.update(rest)
-    if config:
-        body["generationConfig"] = config
-    body.update({name: params[name] for name in _TOP_PARAMS if params.get(name) is not None})
-    if isinstance(payload.get("systemPrompt"), str):
-        body["systemInstruction"] = {"parts": [{"text": payload["systemPrompt"]}]}
-    declarations = [_declared(name, description, schema) for name, description, schema in tools_of(payload)]
-    if declarations:
-        body["tools"] = [{"functionDeclarations": declarations}]
-    return body
-
-
-def _response_value(part: Mapping[str, Any]) -> dict[str, Any]:
-    if "error" in part:
-        return {"error": part.get("error")}
-    value = part.get("result")
-    return value if isinstance(value, dict) else {"result": value}
-
-
-def _declared(name: Any, description: str, schema: Any) -> dict[str, Any]:
-    """A declaration: an OpenAPI-style schema (Gemini's `parameters`, types in capitals) goes back as it came,
-    any other JSON schema as `parametersJsonSchema`."""
-    openapi = isinstance(schema, dict) and isinstance(schema.get("type"), str) and schema["type"].isupper()
-    return {"name": name, "description": description, ("parameters" if openapi else "parametersJsonSchema"): schema}
-
-
 class Gemini(CodecProvider):
     """The Gemini API's generateContent and streamGenerateContent (`alt=sse`), and Vertex AI's same paths."""
 
@@ -400,6 +321,9 @@ class Gemini(CodecProvider):
     note_replayed = staticmethod(gemini_response.note_replayed)
     error_body = staticmethod(error_body)
     build_request = staticmethod(build_request)  # type: ignore[assignment]
+
+    def continue_request(self, model_input: Mapping[str, Any], outputs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        return build_request(model_input, outputs)
 
     def matches(self, request: Request) -> bool:
         if request.method != "POST":

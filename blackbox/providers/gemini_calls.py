@@ -9,12 +9,32 @@ as the call's id, which normalizes to the same payload.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from blackbox.providers.neutral import CallIds, compact_json, unsupported
 
-__all__ = ["PART_KINDS", "SKIP_SIGNATURE", "call_id", "call_key", "check_part", "error_body", "fresh_key", "is_thought"]
+__all__ = ["HOLLOW", "KEPT_PARAMS", "PART_KINDS", "REST", "SKIP_SIGNATURE", "TOP_PARAMS", "StreamedBody", "call_id",
+           "call_key", "check_part", "error_body", "fresh_key", "hollow_of", "is_thought", "signed"]
 
+#: generationConfig fields and their neutral `params` names.  Every other generationConfig field is kept too (all of
+#: it steers the model), as one param `generationConfig`; `toolConfig` and `safetySettings` under their names.
+KEPT_PARAMS: Mapping[str, str] = {
+    "maxOutputTokens": "maxTokens",
+    "temperature": "temperature",
+    "topP": "topP",
+    "topK": "topK",
+    "stopSequences": "stop",
+    "seed": "seed",
+    "presencePenalty": "presencePenalty",
+    "frequencyPenalty": "frequencyPenalty",
+    "thinkingConfig": "thinking",
+    "responseMimeType": "responseMimeType",
+    "responseSchema": "responseSchema",
+    "responseJsonSchema": "responseJsonSchema",
+}
+REST = "generationConfig"
+TOP_PARAMS = ("toolConfig", "safetySettings")  # request fields outside generationConfig kept under their names
 #: The data fields of a part Blackbox records (a part holds one of them), beside `thought` / `thoughtSignature`.
 PART_KINDS = ("text", "functionCall", "functionResponse")
 _REFUSED_PARTS = {
@@ -95,6 +115,37 @@ def call_id(call: dict[str, Any], key: str, ids: CallIds) -> str:
         ids.bind(key, neutral_id)
     ids.note_name(neutral_id, call["name"])
     return neutral_id
+
+
+#: What a frame may lack, in the order google-genai's chats look: then they leave the turn out of their history.
+HOLLOW = ("candidates", "content", "parts")
+
+
+class StreamedBody(dict[str, Any]):
+    """A GenerateContentResponse assembled from a stream (or to be streamed) with the one thing only the stream
+    shows: `hollow`, what its first frame without content lacked (one of `HOLLOW`), else None.  google-genai's
+    chats drop a turn streamed with such a frame from the history they send next, so a replayed stream ends
+    with one too.  An attribute, never a key: no response body can claim it."""
+
+    hollow: str | None = None
+
+
+def signed(part: dict[str, Any], signature: Any) -> dict[str, Any]:
+    """`part` with its `thoughtSignature`, when there is one."""
+    if isinstance(signature, str) and signature:
+        part["thoughtSignature"] = signature
+    return part
+
+
+def hollow_of(frame: dict[str, Any]) -> str | None:
+    """What a frame lacks that google-genai's chats need (a candidate, its content, the content's parts), or None."""
+    candidates = frame.get("candidates")
+    if not candidates:
+        return "candidates"
+    content = candidates[0].get("content") if isinstance(candidates[0], dict) else None
+    if content is None:
+        return "content"
+    return None if content.get("parts") else "parts"
 
 
 _STATUS = {400: "INVALID_ARGUMENT"}

@@ -4,7 +4,9 @@ The answer's text parts are one `text` (a stream cuts it into many), its `functi
 `call-N`; an id-less call keyed as `gemini_calls` says).  What the request side never compares but the real
 API needs back in a later turn is kept in the output: the thought parts as `thoughts` (`[{"text",
 "signature"?}]`) and each `thoughtSignature` in `signatures` (under `"text"` for the answer's text, under the
-`call-N` of a call).  `usageMetadata`, `modelVersion`, `responseId` and the safety ratings are dropped.
+`call-N` of a call).  A streamed answer one of whose frames had no content keeps what that frame lacked in
+`hollowFrame` (`gemini_calls.StreamedBody`), so its replayed stream has such a frame too.  `usageMetadata`,
+`modelVersion`, `responseId` and the safety ratings are dropped.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from blackbox.format.payloads import ModelOutput, ToolCall
-from blackbox.providers.gemini_calls import call_id, check_part, fresh_key, is_thought
+from blackbox.providers.gemini_calls import HOLLOW, StreamedBody, call_id, check_part, fresh_key, is_thought, signed
 from blackbox.providers.neutral import CallIds, calls_of, unsupported
 
 __all__ = ["normalize_response", "synthesize_response"]
@@ -97,6 +99,9 @@ def _normalize_response(body: dict[str, Any], ids: CallIds) -> ModelOutput:
         output["thoughts"] = thoughts
     if signatures:
         output["signatures"] = signatures
+    hollow = getattr(body, "hollow", None)
+    if hollow in HOLLOW:
+        output["hollowFrame"] = hollow
     return cast(ModelOutput, output)
 
 
@@ -114,31 +119,28 @@ def synthesize_response(output: ModelOutput | Mapping[str, Any], *, step_index: 
     if thoughts and isinstance(thoughts, list):
         for thought in thoughts:
             if isinstance(thought, dict):
-                parts.append(_signed({"text": thought.get("text") or "", "thought": True}, thought.get("signature")))
+                parts.append(signed({"text": thought.get("text") or "", "thought": True}, thought.get("signature")))
     text = output.get("text")
     if text:
-        parts.append(_signed({"text": text}, signatures.get("text")))
+        parts.append(signed({"text": text}, signatures.get("text")))
     if kind != "final_answer":  # an answer has no calls (the common reply: no call to look for)
         for call in calls_of(output):
             args = call.get("toolInput")
-            parts.append(_signed({"functionCall": {"id": call["toolCallId"], "name": call["toolName"],
+            parts.append(signed({"functionCall": {"id": call["toolCallId"], "name": call["toolName"],
                                                    "args": args if isinstance(args, dict) else {}}},
                                  signatures.get(str(call["toolCallId"]))))
     if not parts:
         parts.append({"text": ""})
-    return {
-        "candidates": [{"content": {"role": "model", "parts": parts},
-                        "finishReason": "MAX_TOKENS" if output.get("stop") == "length" else "STOP", "index": 0}],
-        "usageMetadata": {"promptTokenCount": 0, "candidatesTokenCount": 0, "totalTokenCount": 0},
-        "modelVersion": model if model is not None else "",
-        "responseId": f"blackbox-replay-{step_index}",
-    }
-
-
-def _signed(part: dict[str, Any], signature: Any) -> dict[str, Any]:
-    if isinstance(signature, str) and signature:
-        part["thoughtSignature"] = signature
-    return part
+    body = StreamedBody(
+        candidates=[{"content": {"role": "model", "parts": parts},
+                     "finishReason": "MAX_TOKENS" if output.get("stop") == "length" else "STOP", "index": 0}],
+        usageMetadata={"promptTokenCount": 0, "candidatesTokenCount": 0, "totalTokenCount": 0},
+        modelVersion=model if model is not None else "",
+        responseId=f"blackbox-replay-{step_index}",
+    )
+    hollow = output.get("hollowFrame")
+    body.hollow = hollow if hollow in HOLLOW else None
+    return body
 
 
 def note_replayed(body: dict[str, Any], ids: CallIds) -> None:

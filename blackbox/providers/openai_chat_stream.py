@@ -16,6 +16,7 @@ from blackbox.providers.sse import DONE, SSEEvent
 from blackbox.providers.stream import (
     BaseAssembler,
     EventStreamCodec,
+    StreamFault,
     StreamResult,
     StreamStatus,
     Text,
@@ -24,7 +25,7 @@ from blackbox.providers.stream import (
     pieces,
 )
 
-__all__ = ["CODEC", "ChatStreamAssembler"]
+__all__ = ["CODEC", "ChatStreamAssembler", "refuse_thread_event"]
 
 _TOP_LEVEL = ("id", "created", "model", "system_fingerprint", "service_tier")
 # Text fields a delta carries: the answer, a refusal, and a compatible server's reasoning (`openai_compat`).
@@ -60,15 +61,14 @@ class ChatStreamAssembler(BaseAssembler):
         if event.is_done:
             self.stop()
             return StreamResult(StreamStatus.COMPLETE, self._body())
+        refuse_thread_event(event)
         data = json_data(event)
         error = data.get("error")
         if error:
             message = error.get("message") if isinstance(error, dict) else None
             text = message if isinstance(message, str) and message else "an error event in the stream"
             return StreamResult(StreamStatus.ERROR, None, text)
-        if event.event is not None and event.event != "message":
-            return None  # a named event is not a chunk: skipped, as the SDK skips unknown events
-        self._chunks += 1
+        self._chunks += 1  # whatever the event's name: the SDK reads every event's data as a chunk
         for key in _TOP_LEVEL:
             if data.get(key) is not None and key not in self._top:
                 self._top[key] = data[key]
@@ -160,9 +160,16 @@ class ChatStreamAssembler(BaseAssembler):
     def _ended(self, cut_mid_event: bool) -> StreamResult:
         body = self._body()
         finished = bool(self._choices) and all(state.finish_reason is not None for state in self._choices.values())
-        if finished and not cut_mid_event:
-            return StreamResult(StreamStatus.COMPLETE, body)  # `[DONE]` is optional; the finish reason is not
+        if finished:  # `[DONE]` is optional; the finish reason is not (an event cut short never reaches the SDK)
+            return StreamResult(StreamStatus.COMPLETE, body)
         return self._early(body, cut_mid_event)
+
+
+def refuse_thread_event(event: SSEEvent) -> None:
+    """The openai SDK hands an event named `thread.…` over wrapped with its name (the Assistants API's
+    shape), which no chat or Responses stream helper reads as the API's own event: refused."""
+    if event.event is not None and event.event.startswith("thread."):
+        raise StreamFault(f"a {event.event[:40]!r} event, which the SDK hands over in the Assistants shape")
 
 
 def _events(body: dict[str, Any], size: int | None) -> Iterator[tuple[str | None, dict[str, Any] | str]]:

@@ -16,6 +16,7 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
+from blackbox.providers.openai_chat_stream import refuse_thread_event
 from blackbox.providers.sse import SSEEvent
 from blackbox.providers.stream import (
     BaseAssembler,
@@ -58,8 +59,9 @@ class ResponsesStreamAssembler(BaseAssembler):
         if event.is_done:  # the SDK stops reading here, before any terminal event
             self.stop()
             return self._early(self._body(), False)
+        refuse_thread_event(event)
         data = json_data(event)
-        kind = data.get("type") or event.event
+        kind = data.get("type")  # the SDK reads the data's type, never the event's name
         if kind == "error" or data.get("error"):  # the SDK raises on an event holding an `error` too
             message = data.get("message")
             code = data.get("code")
@@ -88,8 +90,9 @@ class ResponsesStreamAssembler(BaseAssembler):
         if event.is_done:
             self.stop()
             return None
+        refuse_thread_event(event)
         data = json_data(event)
-        kind = data.get("type") or event.event
+        kind = data.get("type")
         return self.late(kind) if kind in _LATE or data.get("error") else None
 
     def _snapshot(self, data: dict[str, Any]) -> None:

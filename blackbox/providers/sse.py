@@ -1,20 +1,26 @@
-"""Server-sent events: an incremental parser fed bytes as they arrive, and a writer.
+"""Server-sent events as the anthropic and openai SDKs decode them: an incremental parser fed bytes as they
+arrive, and a writer.
 
-The parser follows the WHATWG event-stream rules the SDKs' own decoders follow: lines end with `\\r\\n`, `\\n`
-or `\\r` (a `\\r\\n` split across two chunks is one line end), `:` starts a comment, several `data:` lines join
-with `\\n`, one space after the colon is dropped, and a blank line dispatches the event. Like the SDKs'
-decoders (and unlike the browser rule) an event with an `event:` line but no data is still dispatched. It
-never waits for more input than the event it is in, so a transport that tees chunks to the agent can assemble
-the message with no added latency.
+The parser follows the decoder both SDKs share, which is the WHATWG event-stream reading with its own edges:
+lines end with `\\r\\n`, `\\n` or `\\r` (a `\\r\\n` split across two chunks is one line end); each line is
+decoded as strict UTF-8 (a line that is not makes the SDK raise: `SSEParser.error`, nothing after it is read);
+`:` starts a comment; several `data:` lines join with `\\n`; one space after the colon is dropped; a blank line
+dispatches the event when it has a name, data, a retry (a value `int()` reads) or an id — and the id, unlike the
+name, data and retry, is kept for every later event, so after an `id:` line every blank line dispatches one (with
+no data: the openai SDK then raises on it).  No byte-order mark is stripped.  An event never ended by a blank line
+is never dispatched.  The parser never waits for more input than the event it is in, so a transport that tees
+chunks to the agent can assemble the message with no added latency.  (google-genai reads its streams by other
+rules: `providers/gemini_frames`.)
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from typing import Any, NamedTuple
 
-__all__ = ["DONE", "SIMPLE_EVENT", "SSEEvent", "SSEParser", "encode_event", "parse_all"]
+__all__ = ["DONE", "SIMPLE_EVENT", "SSEEvent", "SSEParser", "encode_event", "parse_all", "simple_event"]
 
 #: The data of OpenAI's end-of-stream sentinel event (`data: [DONE]`).
 DONE = "[DONE]"
@@ -47,16 +53,19 @@ class SSEEvent(NamedTuple):
 class SSEParser:
     """Feed bytes in chunks of any size with `feed`; each call returns the events those bytes completed."""
 
-    __slots__ = ("_buffer", "_data", "_event", "_id", "_retry", "_seen_field", "_skip_lf")
+    __slots__ = ("_buffer", "_data", "_event", "_id", "_retry", "_seen_field", "_skip_lf", "error", "lines")
 
     def __init__(self) -> None:
         self._buffer: list[bytes] = []  # an unfinished line's pieces
         self._skip_lf = False  # the last chunk ended with "\r": a leading "\n" of the next one ends no line
         self._event: str | None = None
         self._data: list[str] = []
-        self._id: str | None = None
+        self._id: str | None = None  # the last event id: kept across events, as the SDKs keep it
         self._retry: int | None = None
-        self._seen_field = False
+        self._seen_field = False  # a field line since the last blank line (the event is unfinished)
+        self.lines = 0  #: whole lines read by the general rules (the fast path counts none)
+        #: Why the SDK raises reading this stream (a line that is not UTF-8), else None; set, nothing more is read.
+        self.error: str | None = None
 
     @property
     def idle(self) -> bool:
@@ -64,13 +73,19 @@ class SSEParser:
         return not self._buffer and not self._seen_field and not self._skip_lf
 
     @property
+    def last_id(self) -> str | None:
+        """The id every event dispatched now carries (the last `id:` line's, kept across events)."""
+        return self._id
+
+    @property
     def pending(self) -> bool:
         """True when bytes were fed that have not yet formed a whole event (a stream cut mid-event)."""
         return bool(self._buffer) or self._seen_field
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
-        """The events completed by `chunk` (possibly none), in stream order."""
-        if not chunk:
+        """The events completed by `chunk` (possibly none), in stream order; those before a line that is not
+        UTF-8 only (then `error` is set and later bytes are ignored)."""
+        if not chunk or self.error is not None:
             return []
         if self._skip_lf:
             self._skip_lf = False
@@ -81,12 +96,13 @@ class SSEParser:
         if not self._buffer and not self._seen_field and chunk.endswith(b"\n\n"):
             one = SIMPLE_EVENT.fullmatch(chunk)  # one event a chunk, as servers flush them
             if one is not None:
-                name, data = one.groups()
-                return [SSEEvent(None if name is None else name.decode("utf-8", "replace"),
-                                 data.decode("utf-8", "replace"))]
-            whole = self._whole_events(chunk)
-            if whole is not None:
-                return whole
+                event = simple_event(one, self._id)
+                if event is not None:
+                    return [event]
+            else:
+                whole = self._whole_events(chunk)
+                if whole is not None:
+                    return whole
         if b"\n" not in chunk and b"\r" not in chunk:  # the middle of a line: kept until its end comes
             self._buffer.append(chunk)
             return []
@@ -103,7 +119,14 @@ class SSEParser:
             self._skip_lf = True
         events: list[SSEEvent] = []
         for raw in lines:
-            event = self._line(raw.rstrip(b"\r\n").decode("utf-8", "replace"))
+            try:
+                line = raw.rstrip(b"\r\n").decode("utf-8")
+            except UnicodeDecodeError:
+                self.error = f"line {self.lines + 1} of the stream is not UTF-8"
+                self._buffer = []
+                break
+            self.lines += 1
+            event = self._line(line)
             if event is not None:
                 events.append(event)
         return events
@@ -116,35 +139,41 @@ class SSEParser:
         position, end = 0, len(chunk)
         while position < end:
             match = SIMPLE_EVENT.match(chunk, position)
-            if match is None:
+            event = None if match is None else simple_event(match, self._id)
+            if match is None or event is None:
                 return None
-            name, data = match.groups()
-            events.append(SSEEvent(None if name is None else name.decode("utf-8", "replace"),
-                                   data.decode("utf-8", "replace")))
+            events.append(event)
             position = match.end()
         return events
 
     def close(self) -> None:
         """End of stream: an event never ended by a blank line is discarded (the WHATWG rule, which the SDKs
-        follow too); check `pending` first to learn that the stream was cut mid-event."""
+        follow too); check `pending` first to learn that the stream was cut mid-event.  The SDKs still decode an
+        unfinished last line: one that is not UTF-8 sets `error`."""
+        if self._buffer and self.error is None:
+            try:
+                b"".join(self._buffer).decode("utf-8")
+            except UnicodeDecodeError:
+                self.error = f"line {self.lines + 1} of the stream is not UTF-8"
         self._buffer = []
         self._skip_lf = False
         self._reset()
 
     def _reset(self) -> None:
-        self._event, self._data, self._id, self._retry, self._seen_field = None, [], None, None, False
+        self._event, self._data, self._retry, self._seen_field = None, [], None, False
 
     def _line(self, line: str) -> SSEEvent | None:
         if not line:
-            if not self._seen_field:
-                return None
-            event = SSEEvent(self._event, "\n".join(self._data), self._id, self._retry)
+            self._seen_field = False
+            if not self._event and not self._data and not self._id and self._retry is None:
+                return None  # nothing to dispatch (an empty name counts as none, as in the SDKs)
+            event = SSEEvent(self._event or None, "\n".join(self._data), self._id, self._retry)  # "" is no name
             self._reset()
             return event
         if line.startswith(":"):
             return None
-        name, colon, value = line.partition(":")
-        if colon and value.startswith(" "):
+        name, _, value = line.partition(":")
+        if value.startswith(" "):
             value = value[1:]
         if name == "data":
             self._data.append(value)
@@ -154,11 +183,21 @@ class SSEParser:
             if "\0" not in value:
                 self._id = value
         elif name == "retry":
-            if value.isdigit():
+            with contextlib.suppress(ValueError):  # what the SDKs accept ("+7", " 7", "7_0"), not only digits
                 self._retry = int(value)
         else:
             return None  # an unknown field is ignored and does not make an event
         self._seen_field = True
+        return None
+
+
+def simple_event(match: re.Match[bytes], last_id: str | None = None) -> SSEEvent | None:
+    """The event a `SIMPLE_EVENT` match holds (with the stream's `last_id`); None when a line of it is not UTF-8
+    (the general rules then read it, to the line the SDK raises at)."""
+    name, data = match.groups()
+    try:
+        return SSEEvent(name.decode("utf-8") if name else None, data.decode("utf-8"), last_id)  # "" is no name
+    except UnicodeDecodeError:
         return None
 
 

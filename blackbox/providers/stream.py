@@ -21,7 +21,7 @@ from enum import Enum
 from typing import Any, Protocol
 
 from blackbox.format.canonical import decode_json
-from blackbox.providers.sse import SIMPLE_EVENT, SSEEvent, SSEParser, encode_event
+from blackbox.providers.sse import SIMPLE_EVENT, SSEEvent, SSEParser, encode_event, simple_event
 
 __all__ = [
     "BaseAssembler",
@@ -98,8 +98,9 @@ class StreamAssembler(Protocol):
 class StreamCodec(Protocol):
     """A provider's streaming wire format."""
 
-    def assembler(self) -> StreamAssembler:
-        """A fresh assembler for one streamed response."""
+    def assembler(self, content_type: str | None = None) -> StreamAssembler:
+        """A fresh assembler for one streamed response (its `content-type`, for a format whose SDK decodes the
+        body in the charset it names)."""
         ...
 
     def synthesize(self, body: dict[str, Any], *, piece_size: int | None = None) -> list[bytes]:
@@ -121,7 +122,8 @@ class EventStreamCodec:
         self._assembler = assembler
         self._events = events
 
-    def assembler(self) -> StreamAssembler:
+    def assembler(self, content_type: str | None = None) -> StreamAssembler:
+        """A fresh assembler; the charset is not asked: the anthropic and openai SDKs read bytes as UTF-8."""
         return self._assembler()
 
     def synthesize(self, body: dict[str, Any], *, piece_size: int | None = None) -> list[bytes]:
@@ -183,27 +185,42 @@ class BaseAssembler:
         pos, end = 0, len(chunk)
         while not self._parser.idle and pos < end and not self._stopped:  # an event the general rules read
             stop = end if b"\r" in chunk else _through_blank_line(chunk, pos)
-            changed = self._read(self._parser.feed(chunk[pos:stop] if pos or stop < end else chunk)) or changed
+            changed = self._parse(chunk[pos:stop] if pos or stop < end else chunk) or changed
             pos = stop
         while pos < end and not self._stopped:
             pos = self._runs(chunk, pos)
             if pos >= end or self._stopped:
                 break
             one = SIMPLE_EVENT.match(chunk, pos)
-            if one is None:
+            event = None if one is None else simple_event(one, self._parser.last_id)
+            if one is None or event is None:  # not of the simple shape, or not UTF-8: the general rules read it
                 rest = chunk[pos:] if pos else chunk
-                if len(rest) < _CARRY_LIMIT and b"\n\n" not in rest and b"\r" not in rest:
+                if one is None and len(rest) < _CARRY_LIMIT and b"\n\n" not in rest and b"\r" not in rest:
                     self._carry = rest  # an event (of the simple shape or not) whose end comes later
                 else:
-                    changed = self._read(self._parser.feed(rest)) or changed
+                    changed = self._parse(rest) or changed
                 break
             pos = one.end()
-            name, data = one.groups()
-            result = self._read_one(SSEEvent(None if name is None else name.decode("utf-8", "replace"),
-                                             data.decode("utf-8", "replace")))
+            result = self._read_one(event)
             if result is not None:
                 changed = result
         return changed
+
+    def _parse(self, data: bytes) -> StreamResult | None:
+        """`data` read by the general rules: the result its events set, or ERROR at a line that is not UTF-8
+        (the SDK decodes each line strictly and raises there, after handing over the events before it)."""
+        changed = self._read(self._parser.feed(data))
+        return self._broken() or changed
+
+    def _broken(self) -> StreamResult | None:
+        """ERROR when the parser met a line that is not UTF-8 (unless the SDK stopped reading before it)."""
+        error = self._parser.error
+        if error is None or self._stopped:
+            return None
+        self.events += 1
+        self._result = StreamResult(StreamStatus.ERROR, None, error)
+        self._stopped = True
+        return self._result
 
     def _runs(self, chunk: bytes, pos: int) -> int:
         """Read a run of events of a shape the subclass reads in bulk, starting at the event boundary `pos`;
@@ -236,16 +253,18 @@ class BaseAssembler:
         return result
 
     def finish(self) -> StreamResult:
-        if self._result is None and self._carry and not self._stopped:
-            carry, self._carry = self._carry, b""
-            self._read(self._parser.feed(carry))  # it holds no blank line: the parser keeps it as pending
-        if self._result is None:
+        if not self._stopped:
+            if self._carry:
+                carry, self._carry = self._carry, b""
+                self._parse(carry)  # it holds no blank line: the parser keeps it as pending
             cut = self._parser.pending
-            self._parser.close()
-            try:
-                self._result = self._ended(cut)
-            except Exception as exc:
-                self._result = self.refused(exc)
+            self._parser.close()  # the SDKs decode an unfinished last line too: not UTF-8, they raise
+            if self._broken() is None and self._result is None:
+                try:
+                    self._result = self._ended(cut)
+                except Exception as exc:
+                    self._result = self.refused(exc)
+        assert self._result is not None  # the SDK stops reading only at a result
         return self._result
 
     def stop(self) -> None:
