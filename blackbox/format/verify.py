@@ -235,6 +235,9 @@ class _Scanner:
             if found is not None:
                 self.problem = (None, f"{field}: {found}")
                 return
+        self._unhashed(cassette)
+        if self.problem is not None:
+            return
         ids = _SEPARATOR.join(step.id for step in cassette.steps if isinstance(step.id, str))
         if not any(literal in ids for literal in (*_SKELETON_LITERALS, *_CREDENTIAL_LITERALS, *self.keys)):
             return
@@ -242,6 +245,22 @@ class _Scanner:
             found = _string_problem(step.id, False, self.keys) if isinstance(step.id, str) else None
             if found is not None:
                 self.problem = (step.index, f"steps[{step.index}].id: {found}")
+                return
+
+
+    def _unhashed(self, cassette: Cassette) -> None:
+        """The unhashed `made` and each step's `origin` (docs/format.md, "Origin"), walked as the original walks
+        every field of the file: a provider id there (written unescaped by hand) is flagged as anywhere."""
+        if cassette.made is not None:
+            found = neutrality_problem(msgspec.to_builtins(cassette.made), self.keys, path="made")
+            if found is not None:
+                self.problem = (None, found)
+                return
+        for step in cassette.steps:
+            found = None if step.origin is None else neutrality_problem(
+                msgspec.to_builtins(step.origin), self.keys, path=f"steps[{step.index}].origin")
+            if found is not None:
+                self.problem = (step.index, found)
                 return
 
 
@@ -371,7 +390,7 @@ def _verify_lazy(lazy: LazyCassette, path: str, env: Mapping[str, str] | None, e
                  on_step: Callable[[int, int], None] | None) -> VerifyReport | None:
     """`_verify` over the payloads decoded one at a time, or None when the eager path must judge the file."""
     holder = Cassette(lazy.version, lazy.id, lazy.createdAt, [], lazy.parentId, lazy.forkedFromStepId,
-                      lazy.redaction)
+                      lazy.redaction, lazy.made)
     kept = holder.steps
 
     def decoded() -> Iterator[Step]:
@@ -382,7 +401,7 @@ def _verify_lazy(lazy: LazyCassette, path: str, env: Mapping[str, str] | None, e
                 payload = _PLAIN.decode(s.payload)
             except (msgspec.DecodeError, RecursionError):  # not UTF-8, a lone surrogate, too deep: exactly
                 raise _Unusual from None
-            step = Step(s.id, s.index, s.type, s.timestamp, payload, s.prevHash, s.hash)
+            step = Step(s.id, s.index, s.type, s.timestamp, payload, s.prevHash, s.hash, origin=s.origin)
             kept.append(step)
             yield step
 
