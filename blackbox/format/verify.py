@@ -249,19 +249,19 @@ class _Scanner:
 
 
     def _unhashed(self, cassette: Cassette) -> None:
-        """The unhashed `made` and each step's `origin` (docs/format.md, "Origin"), walked as the original walks
-        every field of the file: a provider id there (written unescaped by hand) is flagged as anywhere."""
-        if cassette.made is not None:
-            found = neutrality_problem(msgspec.to_builtins(cassette.made), self.keys, path="made")
+        """`made` and each step's `origin` (unhashed, "Origin"), walked as the original walks every field of a file."""
+        steps = ((step.index, f"steps[{step.index}].origin", step.origin) for step in cassette.steps)
+        fields = [(None, "made", cassette.made), *steps]
+        for index, path, value in fields:
+            found = None if value is None else neutrality_problem(_plain(value), self.keys, path=path)
             if found is not None:
-                self.problem = (None, found)
+                self.problem = (index, found)
                 return
-        for step in cassette.steps:
-            found = None if step.origin is None else neutrality_problem(
-                msgspec.to_builtins(step.origin), self.keys, path=f"steps[{step.index}].origin")
-            if found is not None:
-                self.problem = (step.index, found)
-                return
+
+
+def _plain(value: msgspec.Struct) -> Any:
+    """A Struct as the JSON values the file holds (arrays as lists), for the walk."""
+    return msgspec.json.decode(msgspec.json.encode(value))
 
 
 def _string_problem(text: str, user_data: bool, keys: list[str]) -> str | None:
