@@ -177,7 +177,8 @@ class Replayer:
     # -- tools -------------------------------------------------------------------------------------
 
     def claim_tool(self, name: str, tool_input: Any) -> ToolClaim:
-        """The recorded call this tool run answers: same name, then same input (in call order for duplicates)."""
+        """The recorded call this tool run answers: same name, then same input (in call order for duplicates);
+        under `--match sequence`, with no call of the same input, the first of the same name."""
         candidates = [c for c in self._turn if not c.claimed and c.call.toolName == name]
         if not candidates:
             where = self._unrun()
@@ -189,13 +190,13 @@ class Replayer:
         if self._redact is not None:
             tool_input = self._view("tool_call", {"toolCallId": chosen.call.toolCallId, "toolName": name,
                                                   "toolInput": tool_input}).get("toolInput")
-        if self.match == "strict":
-            same = next((c for c in candidates if json_equal(self._recorded_input(c), tool_input)), None)
-            if same is None:
+        same = next((c for c in candidates if json_equal(self._recorded_input(c), tool_input)), None)
+        if same is not None:  # concurrent calls of one tool may start in another order: each gets its own outcome
+            chosen = same
+        elif self.match == "strict":
                 raise divergence(chosen.call_index, f"tool {name} input", format_value(chosen.call.toolInput),
                                  format_value(tool_input), self._id_hint(chosen.call.toolInput, tool_input)
                                  or "the agent called the tool with different arguments")
-            chosen = same
         chosen.claimed = True
         self._consumed += 1 if chosen.result_index is None else 2
         call_id = chosen.call.toolCallId
