@@ -179,13 +179,16 @@ def test_a_scripted_fork_of_a_threaded_run_continues_from_the_whole_history(fake
     assert len(branch) == 3 and branch[2]["content"][0]["result"] == "snowy"
 
 
-def test_a_live_fork_sends_no_thread_id_the_server_never_issued(fake_api: FakeAPI, tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_live_fork_sends_no_thread_id_the_server_never_issued(fake_api: FakeAPI, tmp_path: Path,
+                                                                kind: str) -> None:
     out, fork = tmp_path / "run.json", tmp_path / "fork.json"
     record(runner_agent, fake_api, out)
     fake_api.reset()
     fake_api.brain = server = three_turns()  # a server that holds none of the recorded run's threads
     bb = blackbox.session("fork", cassette=out, out=fork, fork_at=3, fork_set="snowy", continue_with="live")
-    answer = runner_agent(bb, fake_api)
+    answer = runner_agent(bb, fake_api) if kind == "sync" else asyncio.run(async_runner_agent(bb, fake_api,
+                                                                                             stream=True))
     bb.finish(result=answer)
     assert answer == "Weather: snowy; sunny in Rome"
     assert server.not_found == []  # no 404 thread_not_found: the branch's first turn restated the thread
@@ -239,13 +242,18 @@ def test_a_thread_continued_from_a_reply_this_run_was_not_given_is_refused(fake_
     assert "pass thread=False to tool_runner()" in message
 
 
-def test_server_side_compaction_is_refused_before_it_is_sent(fake_api: FakeAPI, tmp_path: Path) -> None:
-    fake_api.brain = three_turns()
+def runner_after_its_first_turn(fake: FakeAPI, tmp_path: Path) -> tuple[blackbox.Session, Any]:
+    """A recording runner that has had its first reply (a tool call), for a change made between two turns."""
+    fake.brain = three_turns()
     bb = blackbox.session("record", out=tmp_path / "run.json")
     tool = anthropic.beta_tool(bb.tool("get_weather", get_weather))
-    runner = client(bb, fake_api).beta.messages.tool_runner(model=MODEL, max_tokens=200, tools=[tool],
-                                                            messages=PROMPT)
+    runner = client(bb, fake).beta.messages.tool_runner(model=MODEL, max_tokens=200, tools=[tool], messages=PROMPT)
     next(iter(runner))
+    return bb, runner
+
+
+def test_server_side_compaction_is_refused_before_it_is_sent(fake_api: FakeAPI, tmp_path: Path) -> None:
+    _, runner = runner_after_its_first_turn(fake_api, tmp_path)
     runner.compact_before_next_turn()
     message = refused(fake_api, lambda: list(runner))
     assert "server-side compaction" in message and "compact_before_next_turn()" in message
@@ -253,12 +261,7 @@ def test_server_side_compaction_is_refused_before_it_is_sent(fake_api: FakeAPI, 
 
 
 def test_tools_changed_inside_the_conversation_are_refused(fake_api: FakeAPI, tmp_path: Path) -> None:
-    fake_api.brain = three_turns()
-    bb = blackbox.session("record", out=tmp_path / "run.json")
-    tool = anthropic.beta_tool(bb.tool("get_weather", get_weather))
-    runner = client(bb, fake_api).beta.messages.tool_runner(model=MODEL, max_tokens=200, tools=[tool],
-                                                            messages=PROMPT)
-    next(iter(runner))
+    bb, runner = runner_after_its_first_turn(fake_api, tmp_path)
     runner.add_tools(anthropic.beta_tool(bb.tool("get_time", lambda city: "noon")))
     message = refused(fake_api, lambda: list(runner))
     assert "'tool_addition' blocks" in message and "add_tools()" in message

@@ -377,3 +377,21 @@ def test_what_if_continues_a_responses_run_with_the_responses_api(fake_api: Fake
     forked = load(fork)
     assert forked.steps[-2].origin is not None and forked.steps[-2].origin.api == "responses"
     assert forked.made is not None
+
+
+def test_what_if_defaults_to_the_api_the_run_used_unless_the_model_is_of_another_family() -> None:
+    from blackbox.fork.whatif import choose_provider
+    from blackbox.format.cassette import StepChain
+
+    def run(api: str, model: str) -> Any:
+        chain = StepChain("run")
+        chain.append("model_input", 0, {"messages": [{"role": "user", "content": "hi"}], "tools": [], "model": model})
+        chain.append("model_output", 1, {"type": "final_answer", "text": "x"}, origin=Origin(api, model))
+        return chain.cassette(0)
+
+    responses = run("responses", "gpt-5.1")
+    assert choose_provider(responses, None).name == "responses"  # a GPT name alone would say Chat Completions
+    assert choose_provider(responses, None, "gpt-5.2").name == "responses"
+    assert choose_provider(responses, None, "claude-sonnet-4-6").name == "anthropic"
+    assert choose_provider(responses, "openai").name == "openai"
+    assert choose_provider(run("azure", "my-deployment"), None, "gpt-5.2").name == "azure"  # a deployment's name

@@ -32,12 +32,16 @@ def anthropic_slots(body: Any) -> Slots:
     return [(block, "id") for block in _dicts(content) if block.get("type") == "tool_use"]
 
 
+def _first(body: Any, items: str, field: str) -> dict[str, Any]:
+    """The `field` object of the first of `body[items]` (the one choice, the one candidate), or an empty one."""
+    found = _dicts(body.get(items)) if isinstance(body, dict) else []
+    inner = found[0].get(field) if found else None
+    return inner if isinstance(inner, dict) else {}
+
+
 def chat_slots(body: Any) -> Slots:
     """Chat Completions: each `tool_calls` entry's `id` in the one choice's message."""
-    choices = _dicts(body.get("choices")) if isinstance(body, dict) else []
-    message = choices[0].get("message") if choices else None
-    calls = message.get("tool_calls") if isinstance(message, dict) else None
-    return [(call, "id") for call in _dicts(calls)]
+    return [(call, "id") for call in _dicts(_first(body, "choices", "message").get("tool_calls"))]
 
 
 def responses_slots(body: Any) -> Slots:
@@ -48,7 +52,5 @@ def responses_slots(body: Any) -> Slots:
 
 def gemini_slots(body: Any) -> Slots:
     """Gemini: each `functionCall` part's `id` in the one candidate (Gemini often gives none)."""
-    candidates = _dicts(body.get("candidates")) if isinstance(body, dict) else []
-    content = candidates[0].get("content") if candidates else None
-    parts = content.get("parts") if isinstance(content, dict) else None
-    return [(part["functionCall"], "id") for part in _dicts(parts) if isinstance(part.get("functionCall"), dict)]
+    parts = _dicts(_first(body, "candidates", "content").get("parts"))
+    return [(part["functionCall"], "id") for part in parts if isinstance(part.get("functionCall"), dict)]
