@@ -282,4 +282,4 @@ def test_a_managed_agent_session_is_refused_as_no_model_call(fake_api: FakeAPI, 
     bb = blackbox.session("record", out=tmp_path / "run.json")
     message = refused(fake_api, lambda: client(bb, fake_api).beta.sessions.create(agent="agent_1",
                                                                                   environment_id="env_1"))
-    assert "is not a model call Blackbox records" in message
+    assert "a managed-agent session (client.beta.sessions)" in message and "message_history" in message

@@ -7,7 +7,8 @@ before anything is sent, with advice.
   checkpointer (`InMemorySaver`), google-genai's `chats`;
 - kept on the server, refused: the Responses API's `previous_response_id` and `conversation` (raw SDK and the
   Agents SDK's `previous_response_id=`, `auto_previous_response_id=True`, `conversation_id=`), the
-  Conversations API (`client.conversations`, the Agents SDK's `OpenAIConversationsSession`).
+  Conversations API (`client.conversations`, the Agents SDK's `OpenAIConversationsSession`), `responses.compact`
+  (the Agents SDK's `OpenAIResponsesCompactionSession`), google-genai's Interactions API.
 """
 
 from __future__ import annotations
@@ -241,7 +242,8 @@ def test_the_conversations_api_is_refused_as_no_model_call(fake_api: FakeAPI, tm
     bb = blackbox.session("record", out=tmp_path / "run.json")
     client = fake_api.closes(openai.OpenAI(base_url=fake_api.openai_url, api_key="k", http_client=bb.http_client(),
                                            max_retries=0))
-    refused_before_sending(fake_api, lambda: client.conversations.create(), "/v1/conversations is not a model call")
+    refused_before_sending(fake_api, lambda: client.conversations.create(), "OpenAI's Conversations API",
+                           "keeps the conversation on the provider's servers", "SQLiteSession")
 
 
 @pytest.mark.parametrize(("kwargs", "what"), [
@@ -277,4 +279,35 @@ def test_agents_sdk_conversations_session_is_refused_before_sending(agents_sdk: 
 
     with pytest.raises(openai.BadRequestError) as caught:
         asyncio.run(go())
-    assert "/v1/conversations is not a model call" in caught.value.message and fake_api.requests == []
+    assert "OpenAIConversationsSession" in caught.value.message and fake_api.requests == []
+
+
+def test_agents_sdk_compaction_session_is_refused_before_sending(agents_sdk: Any, fake_api: FakeAPI,
+                                                                 tmp_path: Path) -> None:
+    from agents.memory import OpenAIResponsesCompactionSession
+    from openai import AsyncOpenAI
+
+    bb = blackbox.session("record", out=tmp_path / "run.json")
+
+    async def go() -> None:
+        client = AsyncOpenAI(base_url=fake_api.openai_url, api_key="k", http_client=bb.async_http_client(),
+                             max_retries=0)
+        async with client:
+            session = OpenAIResponsesCompactionSession("user-1", agents_sdk.SQLiteSession("user-1"), client=client,
+                                                       model="gpt-5.1")
+            await session.add_items([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}])
+            await session.run_compaction({"force": True})
+
+    with pytest.raises(openai.BadRequestError) as caught:
+        asyncio.run(go())
+    assert "server-side compaction (responses.compact" in caught.value.message and fake_api.requests == []
+
+
+def test_google_genai_interactions_are_refused_before_sending(fake_api: FakeAPI, tmp_path: Path) -> None:
+    genai = pytest.importorskip("google.genai")
+    bb = blackbox.session("record", out=tmp_path / "run.json")
+    client = genai.Client(api_key="k", http_options=bb.genai_http_options(base_url=fake_api.url))
+    with pytest.raises(Exception, match=r"\[blackbox\] Gemini's Interactions API \(server-side conversation state\) "
+                                        r"is not supported yet; use client.models.generate_content or chats"):
+        client.interactions.create(model="gemini-2.5-flash", input="hi", previous_interaction_id="earlier")
+    assert fake_api.requests == []
