@@ -302,6 +302,7 @@ class _Continuation:
         self.parent, self.at, self.chain, self.clock, self.redact = parent, at, chain, clock, redact
         self.last = parent.steps[at].timestamp
         self.recorded, self.marks = _recorded_results(parent)
+        self.made = made_now()  # when the continuation started (the wall clock), and with which versions
 
     def add(self, kind: str, payload: Any, timestamp: float | None = None, tokens: Tokens | None = None,
             origin: Origin | None = None) -> None:
@@ -311,7 +312,7 @@ class _Continuation:
     def finish(self, reason: str) -> tuple[Cassette, str]:
         parent = self.parent
         fork = self.chain.cassette(parent.createdAt, parent_id=parent.id, forked_from_step_id=parent.steps[self.at].id,
-                                   made=made_now(self.clock()))
+                                   made=self.made)
         return fork, reason
 
     def answer(self, call: dict[str, Any], tool_results: ToolAnswer | None) -> dict[str, Any] | str:
