@@ -264,43 +264,38 @@ def test_agents_sdk_server_conversations_are_refused_with_advice(agents_sdk: Any
     assert not any(r.body.get("previous_response_id") or r.body.get("conversation") for r in fake_api.requests)
 
 
-def test_agents_sdk_conversations_session_is_refused_before_sending(agents_sdk: Any, fake_api: FakeAPI,
-                                                                    tmp_path: Path) -> None:
-    bb = blackbox.session("record", out=tmp_path / "run.json")
-    from agents.memory import OpenAIConversationsSession
-    from openai import AsyncOpenAI
-
-    async def go() -> Any:
-        client = AsyncOpenAI(base_url=fake_api.openai_url, api_key="k", http_client=bb.async_http_client(),
-                             max_retries=0)
-        async with client:
-            session = OpenAIConversationsSession(openai_client=client)
-            return await session.get_items()
-
-    with pytest.raises(openai.BadRequestError) as caught:
-        asyncio.run(go())
-    assert "OpenAIConversationsSession" in caught.value.message and fake_api.requests == []
-
-
-def test_agents_sdk_compaction_session_is_refused_before_sending(agents_sdk: Any, fake_api: FakeAPI,
-                                                                 tmp_path: Path) -> None:
+async def compacted(agents: Any, client: Any) -> None:
+    """The Agents SDK's compaction session asked to compact a short history now."""
     from agents.memory import OpenAIResponsesCompactionSession
+
+    session = OpenAIResponsesCompactionSession("user-1", agents.SQLiteSession("user-1"), client=client, model="gpt-5.1")
+    await session.add_items([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}])
+    await session.run_compaction({"force": True})
+
+
+async def conversation_items(agents: Any, client: Any) -> None:
+    """The Agents SDK's server-side session read (its conversation is made on OpenAI's servers first)."""
+    from agents.memory import OpenAIConversationsSession
+
+    await OpenAIConversationsSession(openai_client=client).get_items()
+
+
+@pytest.mark.parametrize(("use", "what"), [(conversation_items, "OpenAIConversationsSession"),
+                                           (compacted, "server-side compaction (responses.compact")])
+def test_agents_sdk_server_sessions_are_refused_before_sending(agents_sdk: Any, fake_api: FakeAPI, tmp_path: Path,
+                                                               use: Any, what: str) -> None:
     from openai import AsyncOpenAI
 
     bb = blackbox.session("record", out=tmp_path / "run.json")
 
     async def go() -> None:
-        client = AsyncOpenAI(base_url=fake_api.openai_url, api_key="k", http_client=bb.async_http_client(),
-                             max_retries=0)
-        async with client:
-            session = OpenAIResponsesCompactionSession("user-1", agents_sdk.SQLiteSession("user-1"), client=client,
-                                                       model="gpt-5.1")
-            await session.add_items([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}])
-            await session.run_compaction({"force": True})
+        async with AsyncOpenAI(base_url=fake_api.openai_url, api_key="k", http_client=bb.async_http_client(),
+                               max_retries=0) as client:
+            await use(agents_sdk, client)
 
     with pytest.raises(openai.BadRequestError) as caught:
         asyncio.run(go())
-    assert "server-side compaction (responses.compact" in caught.value.message and fake_api.requests == []
+    assert what in caught.value.message and "send it whole" in caught.value.message and fake_api.requests == []
 
 
 def test_google_genai_interactions_are_refused_before_sending(fake_api: FakeAPI, tmp_path: Path) -> None:
