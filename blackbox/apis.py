@@ -35,6 +35,8 @@ class ApiFacts:
     #: Settings (not keys) an SDK refuses to start without, and the stand-in replay gives each when unset: a
     #: replayed call never reaches them.
     start_settings: tuple[tuple[str, str], ...] = ()
+    #: The official SDK's (module, distribution): whose version a cassette's `made` field names when it was loaded.
+    sdk: tuple[str, str] | None = None
 
 
 API_FACTS: tuple[ApiFacts, ...] = (
@@ -43,7 +45,7 @@ API_FACTS: tuple[ApiFacts, ...] = (
         base_url_variable="ANTHROPIC_BASE_URL", default_base_url="https://api.anthropic.com",
         model_prefixes=("claude",), provider_fields=("usage", "stop_reason", "stop_sequence"),
         id_patterns=(("an Anthropic tool-use id (toolu_…)", r"\btoolu_[A-Za-z0-9]*\d"),
-                     ("an Anthropic message id (msg_…)", r"\bmsg_[A-Za-z0-9]*\d"))),
+                     ("an Anthropic message id (msg_…)", r"\bmsg_[A-Za-z0-9]*\d")), sdk=("anthropic", "anthropic")),
     ApiFacts(
         "openai", "OpenAI", ("OPENAI_API_KEY",), ("authorization",),
         base_url_variable="OPENAI_BASE_URL", default_base_url="https://api.openai.com/v1",
@@ -51,7 +53,7 @@ API_FACTS: tuple[ApiFacts, ...] = (
         provider_fields=("usage", "finish_reason", "system_fingerprint"),
         id_patterns=(("an OpenAI call id (call_…)", r"\bcall_[A-Za-z0-9]{20,}"),
                      ("an OpenAI completion id (chatcmpl-…)", r"\bchatcmpl-[A-Za-z0-9]{8,}"),
-                     ("an OpenAI response id (resp_…)", r"\bresp_[A-Za-z0-9]{16,}"))),
+                     ("an OpenAI response id (resp_…)", r"\bresp_[A-Za-z0-9]{16,}")), sdk=("openai", "openai")),
     ApiFacts(
         "azure", "Azure OpenAI", ("AZURE_OPENAI_API_KEY",), ("api-key", "authorization"),
         base_url_variable="AZURE_OPENAI_ENDPOINT",
@@ -63,7 +65,7 @@ API_FACTS: tuple[ApiFacts, ...] = (
         base_url_variable="GOOGLE_GEMINI_BASE_URL", default_base_url="https://generativelanguage.googleapis.com",
         model_prefixes=("gemini", "gemma", "learnlm"), provider_fields=("usageMetadata",),
         # google-genai, pydantic-ai and LangChain all read GOOGLE_API_KEY; google-genai warns when both are set
-        placeholder_variable="GOOGLE_API_KEY"),
+        placeholder_variable="GOOGLE_API_KEY", sdk=("google.genai", "google-genai")),
 )
 
 #: Headers that API gateways and proxies take a key in, whichever model API is behind them.

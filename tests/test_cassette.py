@@ -211,7 +211,7 @@ def test_the_cassette_s_fields_are_declared_once() -> None:
     from blackbox.format.lazy import LazyCassette
 
     names = [f.name for f in msgspec.structs.fields(Cassette)]
-    assert names == ["version", "id", "createdAt", "steps", "parentId", "forkedFromStepId", "redaction"]
+    assert names == ["version", "id", "createdAt", "steps", "parentId", "forkedFromStepId", "redaction", "made"]
     for reader in (LazyCassette, CassetteHeader):
         assert issubclass(reader, CassetteOf) and [f.name for f in msgspec.structs.fields(reader)] == names
     root = Path(__file__).resolve().parent.parent

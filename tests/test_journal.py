@@ -54,7 +54,9 @@ def test_steps_are_journaled_in_call_order_and_the_journal_goes_on_a_clean_write
         ("call-1", [0, 1], 1, 1003), ("call-0", [0, 0], 1, 1004)]
     rec.tool_finished(paris, {"result": "18C"}, 1006)
     journaled = lines(journal)
+    made = journaled[0].pop("made")  # what made the run (docs/format.md, "Origin"): recovery keeps it
     assert journaled[0] == {"blackboxJournal": 1, "id": "run", "createdAt": 1000, "out": str(tmp_path / "run.json")}
+    assert made["blackbox"] and made["python"] and recover(journal).made == rec.made
     assert [(s["type"], s["payload"]["toolCallId"]) for s in journaled[4:]] == [
         ("tool_call", "call-0"), ("tool_result", "call-0"), ("tool_call", "call-1"), ("tool_result", "call-1")]
     assert recover(journal) == rec.cassette()

@@ -134,7 +134,7 @@ def test_every_provider_keeps_its_usage_as_the_same_tokens_streamed_or_not(
         assert [step.tokens for step in cassette.steps if step is not output] == [None] * (len(cassette.steps) - 1)
         assert verify(path).ok
         raw = json.loads(path.read_text(encoding="utf-8"))
-        assert list(raw["steps"][1])[-2:] == ["hash", "tokens"]  # the layout: after the hash
+        assert list(raw["steps"][1])[-3:] == ["hash", "tokens", "origin"]  # the layout: after the hash
         assert "usage" not in json.dumps([step["payload"] for step in raw["steps"]])
         # The original's neutrality check walks the whole file, keys included: nothing in `tokens` is flagged.
         assert neutrality_problem(raw, []) is None

@@ -32,10 +32,9 @@ def broken_chain(path: str | os.PathLike[str], broken: ChainBreak, doing: str) -
 def check_live_key(parent: Cassette) -> None:
     """A live fork's agent sends its requests to the provider the run recorded: without that provider's key it
     would fail at its first request, and the fork would seem to blame the agent.  Say so before it runs."""
-    from blackbox.fork.whatif import key_problem, recorded_model
-    from blackbox.providers import for_model
+    from blackbox.fork.whatif import key_problem, recorded_provider
 
-    found = for_model(recorded_model(parent))
+    found = recorded_provider(parent)
     problem = key_problem(found.name if found is not None else None)
     if problem is not None:
         raise UsageError(f"{problem}; export it, or continue from scripted replies (--script replies.json)")

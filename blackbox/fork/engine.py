@@ -126,7 +126,7 @@ class ForkEngine(Replaying, Recording):
             return self._replayed(provider, request, model_input)
         self._check_model_call(model_input)
         if self.live:
-            return ModelCall(provider, model_input, now_ms(), provider.is_stream(request))
+            return ModelCall(provider, model_input, now_ms(), provider.is_stream(request), request=request)
         started = now_ms()
         output = self.scripted_output()
         arrived = now_ms()

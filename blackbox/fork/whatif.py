@@ -28,10 +28,12 @@ from blackbox.errors import BlackboxError, UsageError
 from blackbox.fork.plan import check_fork_point, fork_chain
 from blackbox.format.canonical import canonical_bytes
 from blackbox.format.cassette import Cassette, Step, StepChain, rechain
+from blackbox.format.origin import Origin
 from blackbox.format.outcome import turn_end, turn_start
 from blackbox.format.tokens import Tokens
 from blackbox.format.typed import UNSET, ModelInputView, ToolCallView, ToolResultView, calls_in
 from blackbox.importers.registry import imported_provider
+from blackbox.live.made import made_now
 from blackbox.live.redaction import ACTIVE, chosen
 from blackbox.providers import PROVIDERS, Provider, by_name, for_model
 from blackbox.providers.neutral import CallIds, calls_of
@@ -46,7 +48,9 @@ __all__ = [
     "api_key",
     "base_url",
     "choose_provider",
+    "recorded_api",
     "recorded_model",
+    "recorded_provider",
     "what_if",
 ]
 
@@ -99,6 +103,7 @@ class LiveModel:
         #: The conversation's outputs so far (`what_if` sets them): what the API needs back that a model_input
         #: leaves out (Gemini's thought parts and signatures) comes from them.
         self.outputs: list[Mapping[str, Any]] = []
+        self.last_origin: Origin | None = None  # and who answered it: the API, model and ids
 
     def reply(self, model_input: dict[str, Any], ids: CallIds) -> dict[str, Any]:
         import httpx  # deferred: `blackbox --help` and the UI's start do not pay for it
@@ -122,6 +127,7 @@ class LiveModel:
             raise WhatIfError(f"the {provider.label} API sent a reply that is not a JSON object")
         output: dict[str, Any] = dict(provider.normalize_response(data, ids))
         self.last_tokens = provider.token_counts(data)
+        self.last_origin = provider.origin(data)
         return output
 
 
@@ -186,14 +192,32 @@ def recorded_model(parent: Cassette) -> str | None:
     return None
 
 
+def recorded_api(parent: Cassette) -> Provider | None:
+    """The API the run's last recorded model call went to: its output's unhashed `origin` (docs/format.md,
+    "Origin"), which a cassette made before Blackbox kept it, or an import, does not have."""
+    for step in reversed(parent.steps):
+        if step.type == "model_output" and step.origin is not None and step.origin.api is not None:
+            return by_name(step.origin.api)
+    return None
+
+
+def recorded_provider(parent: Cassette) -> Provider | None:
+    """The provider a live continuation of the run talks to by default: the API it used, else the one its
+    recorded model's name belongs to (None when neither says)."""
+    return recorded_api(parent) or for_model(recorded_model(parent))
+
+
 def choose_provider(parent: Cassette, provider: str | None, model_name: str | None = None) -> Provider:
-    """`provider` if given, else the one the model named (or the recorded `model`) belongs to; a clear error
-    when neither says.  A cassette does not say which API recorded it, so a GPT model means Chat Completions
-    unless `provider` says `responses`, or the run is an import of an agent whose API the importer names
-    (`Importer.provider`: Codex CLI → Responses)."""
+    """`provider` if given, else the API the run used (its calls' `origin`) unless `model_name` belongs to
+    another family, else the one the model named (or the recorded `model`) belongs to; a clear error when none
+    says.  Without an origin a GPT model means Chat Completions unless `provider` says `responses`, or the run
+    is an import of an agent whose API the importer names (`Importer.provider`: Codex CLI → Responses)."""
     if provider:
         return _named(provider)
     model = model_name or recorded_model(parent)
+    used, named = recorded_api(parent), for_model(model_name)
+    if used is not None and (named is None or named.api is used.api or not used.api.model_prefixes):
+        return used  # the same family (an Azure deployment's name says none): the API the run used
     imported = by_name(imported_provider(parent.steps) or "")
     if imported is not None and model is not None:
         return imported  # an imported agent's own API (Codex: Responses), the model its session named
@@ -281,14 +305,17 @@ class _Continuation:
         self.parent, self.at, self.chain, self.clock, self.redact = parent, at, chain, clock, redact
         self.last = parent.steps[at].timestamp
         self.recorded, self.marks = _recorded_results(parent)
+        self.made = made_now()  # when the continuation started (the wall clock), and with which versions
 
-    def add(self, kind: str, payload: Any, timestamp: float | None = None, tokens: Tokens | None = None) -> None:
+    def add(self, kind: str, payload: Any, timestamp: float | None = None, tokens: Tokens | None = None,
+            origin: Origin | None = None) -> None:
         self.last = max(self.last, self.clock() if timestamp is None else timestamp)
-        self.chain.append(kind, self.last, payload, tokens)  # type: ignore[arg-type]
+        self.chain.append(kind, self.last, payload, tokens, origin)  # type: ignore[arg-type]
 
     def finish(self, reason: str) -> tuple[Cassette, str]:
         parent = self.parent
-        fork = self.chain.cassette(parent.createdAt, parent_id=parent.id, forked_from_step_id=parent.steps[self.at].id)
+        fork = self.chain.cassette(parent.createdAt, parent_id=parent.id, forked_from_step_id=parent.steps[self.at].id,
+                                   made=self.made)
         return fork, reason
 
     def answer(self, call: dict[str, Any], tool_results: ToolAnswer | None) -> dict[str, Any] | str:
@@ -361,7 +388,8 @@ def what_if(
         if isinstance(model, LiveModel):
             model.outputs = [step.payload for step in run.chain.steps if step.type == "model_output"]
         output = model.reply(request, ids)
-        run.add("model_output", output, tokens=model.last_tokens if isinstance(model, LiveModel) else None)
+        run.add("model_output", output, tokens=model.last_tokens if isinstance(model, LiveModel) else None,
+                origin=model.last_origin if isinstance(model, LiveModel) else None)
         calls = calls_of(output)
         if output.get("type") == "final_answer" or not calls:
             text = output.get("text") if isinstance(output.get("text"), str) else ""

@@ -34,6 +34,7 @@ from blackbox.format.canonical import (
 )
 from blackbox.format.frames import surrogate_free_frame
 from blackbox.format.nesting import FILE_LEVELS, HOOK_SLACK, NotJSON, blanked, deep_payloads
+from blackbox.format.origin import Made, Origin, unhashed_problem
 from blackbox.format.tokens import Tokens, tokens_problem
 from blackbox.format.typed import View, view_of
 from blackbox.format.writing import atomic_write, dumps
@@ -76,7 +77,8 @@ Timestamp = int | float
 
 class Step(msgspec.Struct, omit_defaults=True):
     """One recorded event; fields in the TypeScript Blackbox's order, `id` not hashed.  `tokens` (a model_output's token
-    counts, docs/format.md "Token usage") comes after `hash`, only when known, and is not hashed either."""
+    counts, docs/format.md "Token usage") and `origin` (who answered it, "Origin") come after `hash`, only when
+    known, and are not hashed either."""
 
     id: str
     index: int
@@ -86,6 +88,7 @@ class Step(msgspec.Struct, omit_defaults=True):
     prevHash: str | None
     hash: str
     tokens: Tokens | None = None
+    origin: Origin | None = None
 
     def view(self) -> View:
         """The payload as a typed, read-only view (`typed.view_of`); the hash stays over `payload` itself."""
@@ -108,6 +111,7 @@ class CassetteOf(msgspec.Struct, Generic[S], omit_defaults=True):
     forkedFromStepId: str | None = None
     # What a redaction policy made of it (docs/format.md, "Redaction"): not hashed, ignored by the original.
     redaction: Any = None
+    made: Made | None = None  # when and with which versions the file was made ("Origin"): not hashed either
 
 
 class Cassette(CassetteOf[Step], omit_defaults=True):
@@ -190,6 +194,8 @@ def _structure_error(name: str, exc: msgspec.ValidationError) -> CassetteError:
     if step and step.group(2) == "tokens":
         problem = tokens_problem(missing.group(1) if missing else None, step.group(3))
         return CassetteError(f"{name}: step {step.group(1)} {problem}")
+    if (unhashed := unhashed_problem(path)) is not None:
+        return CassetteError(f"{name}: {unhashed}")
     if step:
         index, field = step.group(1), step.group(2)
         if field == "type" and "enum" in message:
@@ -441,7 +447,8 @@ class StepChain:
         self.redaction = redaction
         self.steps: list[Step] = rechain(list(prefix or []), redact) if redact is not None else list(prefix or [])
 
-    def append(self, type_: StepType, timestamp: Timestamp, payload: Any, tokens: Tokens | None = None) -> Step:
+    def append(self, type_: StepType, timestamp: Timestamp, payload: Any, tokens: Tokens | None = None,
+               origin: Origin | None = None) -> Step:
         if self.redact is not None:
             payload = self.redact(type_, payload)
         index = len(self.steps)
@@ -455,13 +462,13 @@ class StepChain:
             prevHash=prev,
             hash=step_hash(index, type_, timestamp, payload, prev),
             tokens=tokens,
+            origin=origin,
         )
         self.steps.append(step)
         return step
 
-    def cassette(
-        self, created_at: int, *, parent_id: str | None = None, forked_from_step_id: str | None = None
-    ) -> Cassette:
+    def cassette(self, created_at: int, *, parent_id: str | None = None, forked_from_step_id: str | None = None,
+                 made: Made | None = None) -> Cassette:
         return Cassette(
             version=SCHEMA_VERSION,
             id=self.trace_id,
@@ -470,12 +477,13 @@ class StepChain:
             parentId=parent_id,
             forkedFromStepId=forked_from_step_id,
             redaction=self.redaction,
+            made=made,
         )
 
 
 def rechain(steps: list[Step], transform: Callable[[str, Any], Any]) -> list[Step]:
     """`steps` with `transform(type, payload)` applied, each step from the first changed one re-hashed and
-    re-linked (ids, timestamps and token counts kept); steps `transform` leaves alone (it returns the same
+    re-linked (ids, timestamps, token counts and origins kept); steps `transform` leaves alone (it returns the same
     object) are kept."""
     out: list[Step] = []
     relinked = False

@@ -28,6 +28,7 @@ from blackbox.format.cassette import (
     read_cassette,
 )
 from blackbox.format.nesting import FILE_LEVELS, HOOK_SLACK
+from blackbox.format.origin import Origin
 from blackbox.format.tokens import Tokens
 from blackbox.format.typed import View, view_of, view_of_json
 
@@ -56,6 +57,7 @@ class LazyStep(msgspec.Struct, omit_defaults=True):
     prevHash: str | None
     hash: str
     tokens: Tokens | None = None
+    origin: Origin | None = None
 
     def view(self) -> View:
         """The payload's typed view (`typed`), decoded straight from its text; the same view `decoded().view()`
@@ -65,7 +67,7 @@ class LazyStep(msgspec.Struct, omit_defaults=True):
 
     def decoded(self) -> Step:
         return Step(self.id, self.index, self.type, self.timestamp, decode_payload(self.payload),
-                    self.prevHash, self.hash, self.tokens)
+                    self.prevHash, self.hash, self.tokens, self.origin)
 
 
 class LazyCassette(CassetteOf[LazyStep], omit_defaults=True):
@@ -75,7 +77,7 @@ class LazyCassette(CassetteOf[LazyStep], omit_defaults=True):
         with paused_gc():
             steps = [s.decoded() for s in self.steps]
         return Cassette(self.version, self.id, self.createdAt, steps, self.parentId, self.forkedFromStepId,
-                        self.redaction)
+                        self.redaction, self.made)
 
 
 _LAZY_DECODER = msgspec.json.Decoder(LazyCassette)
@@ -121,10 +123,10 @@ def loads_lazy(data: bytes, *, name: str = "cassette", check_utf8: bool = True) 
         with nesting_headroom():  # json.dumps recurses, and a payload may be as deep as `loads` reads
             steps = [LazyStep(s.id, s.index, s.type, s.timestamp,
                               TOO_DEEP_RAW if s.payload is TOO_DEEP_PAYLOAD else _raw_json(s.payload),
-                              s.prevHash, s.hash, s.tokens)
+                              s.prevHash, s.hash, s.tokens, s.origin)
                      for s in full.steps]
         return LazyCassette(full.version, full.id, full.createdAt, steps, full.parentId, full.forkedFromStepId,
-                            full.redaction)
+                            full.redaction, full.made)
     check_version({"version": lazy.version}, name)
     return lazy
 

@@ -235,6 +235,9 @@ class _Scanner:
             if found is not None:
                 self.problem = (None, f"{field}: {found}")
                 return
+        self._unhashed(cassette)
+        if self.problem is not None:
+            return
         ids = _SEPARATOR.join(step.id for step in cassette.steps if isinstance(step.id, str))
         if not any(literal in ids for literal in (*_SKELETON_LITERALS, *_CREDENTIAL_LITERALS, *self.keys)):
             return
@@ -243,6 +246,22 @@ class _Scanner:
             if found is not None:
                 self.problem = (step.index, f"steps[{step.index}].id: {found}")
                 return
+
+
+    def _unhashed(self, cassette: Cassette) -> None:
+        """`made` and each step's `origin` (unhashed, "Origin"), walked as the original walks every field of a file."""
+        steps = ((step.index, f"steps[{step.index}].origin", step.origin) for step in cassette.steps)
+        fields = [(None, "made", cassette.made), *steps]
+        for index, path, value in fields:
+            found = None if value is None else neutrality_problem(_plain(value), self.keys, path=path)
+            if found is not None:
+                self.problem = (index, found)
+                return
+
+
+def _plain(value: msgspec.Struct) -> Any:
+    """A Struct as the JSON values the file holds (arrays as lists), for the walk."""
+    return msgspec.json.decode(msgspec.json.encode(value))
 
 
 def _string_problem(text: str, user_data: bool, keys: list[str]) -> str | None:
@@ -371,7 +390,7 @@ def _verify_lazy(lazy: LazyCassette, path: str, env: Mapping[str, str] | None, e
                  on_step: Callable[[int, int], None] | None) -> VerifyReport | None:
     """`_verify` over the payloads decoded one at a time, or None when the eager path must judge the file."""
     holder = Cassette(lazy.version, lazy.id, lazy.createdAt, [], lazy.parentId, lazy.forkedFromStepId,
-                      lazy.redaction)
+                      lazy.redaction, lazy.made)
     kept = holder.steps
 
     def decoded() -> Iterator[Step]:
@@ -382,7 +401,7 @@ def _verify_lazy(lazy: LazyCassette, path: str, env: Mapping[str, str] | None, e
                 payload = _PLAIN.decode(s.payload)
             except (msgspec.DecodeError, RecursionError):  # not UTF-8, a lone surrogate, too deep: exactly
                 raise _Unusual from None
-            step = Step(s.id, s.index, s.type, s.timestamp, payload, s.prevHash, s.hash)
+            step = Step(s.id, s.index, s.type, s.timestamp, payload, s.prevHash, s.hash, origin=s.origin)
             kept.append(step)
             yield step
 

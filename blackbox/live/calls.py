@@ -43,6 +43,7 @@ class ModelCall(msgspec.Struct):
     # agent); None until then, and for an unstreamed answer, recorded as it arrives.  The model call's
     # latency is its output's timestamp less `started_at`.
     arrived_at: int | None = None
+    request: Any = None  # the request body as the provider read it (`Provider.note_answer` pairs it with the answer)
 
 
 class Reply(msgspec.Struct):
@@ -77,9 +78,12 @@ class StreamSink(Protocol):
 
 
 class Forward(msgspec.Struct):
-    """Send the request to the network; `call` is set when the response must be recorded."""
+    """Send the request to the network; `call` is set when the response must be recorded.  `body`, when set, is
+    sent in place of the request's own body (the whole conversation, where the agent named server state no
+    live server issued: `Provider.outgoing`)."""
 
     call: ModelCall | None = None
+    body: bytes | None = None
 
 
 class CallHandler(Protocol):

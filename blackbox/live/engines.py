@@ -21,17 +21,18 @@ import msgspec
 from blackbox.errors import BlackboxError, ReplayDivergenceError
 from blackbox.format.canonical import canonical_text, json_value
 from blackbox.format.cassette import Cassette, chain_break, load
+from blackbox.format.origin import Origin
 from blackbox.format.outcome import outcome
 from blackbox.format.payloads import Metadata, ModelInput, ModelOutput
 from blackbox.format.secrets import Secrets, mask_secrets
 from blackbox.format.writing import json_body
-from blackbox.live.calls import SSE, ModelCall, Reply, now_ms
+from blackbox.live.calls import SSE, Forward, ModelCall, Reply, now_ms
 from blackbox.live.recorder import Recorder, ToolSlot
 from blackbox.live.redaction import active_redactor
 from blackbox.live.replayer import Replayer, ToolClaim
 from blackbox.live.settings import Mode, Pace, Settings
 from blackbox.providers import Provider
-from blackbox.providers.neutral import CallIds
+from blackbox.providers.neutral import CallIds, calls_of
 
 __all__ = [
     "Ending",
@@ -41,6 +42,7 @@ __all__ = [
     "ReplayEngine",
     "RunSummary",
     "answer",
+    "forward",
     "load_replayable",
     "now_ms",
     "terminal_payload",
@@ -160,19 +162,31 @@ PACED_PIECE = 16
 
 
 def answer(provider: Provider, output: ModelOutput, index: int, timestamp: float, request: dict[str, Any],
-           ids: CallIds, *, spread_ms: int = 0) -> Reply:
+           ids: CallIds, *, spread_ms: int = 0, origin: Origin | None = None) -> Reply:
     """The reply carrying a recorded (or scripted) output: the provider's response body, or its event stream
-    when the request streams (spread over `spread_ms` milliseconds, else sent as fast as the agent reads)."""
+    when the request streams (spread over `spread_ms` milliseconds, else sent as fast as the agent reads).
+    With the recorded call's `origin`, the body carries the ids and model the recorded agent was given
+    (docs/format.md, "Origin"); without, Blackbox's own (`call-N`)."""
     model = request.get("model")
     body = provider.synthesize_response(output, step_index=index, timestamp_ms=int(timestamp),
                                         model=model if isinstance(model, str) else None)
     if output.get("type") != "final_answer":  # an answer names no call to note
         provider.note_replayed(body, ids)
+    if origin is not None and origin.api == provider.name:
+        body = provider.with_origin(body, origin, len(calls_of(output)))
+    provider.note_answer(request, body, ids, live=False)
     if not provider.is_stream(request):
         return Reply(200, _body_bytes(body))
     chunks = provider.stream.synthesize(body, piece_size=PACED_PIECE if spread_ms > 0 else None)
     pause = spread_ms / 1000 / (len(chunks) - 1) if spread_ms > 0 and len(chunks) > 1 else 0.0
     return Reply(200, b"".join(chunks), SSE, chunks=chunks, pause=pause)
+
+
+def forward(call: ModelCall, ids: CallIds) -> Forward:
+    """Send a model call to the network: as the agent sent it, or, when it names server state only a replay knew
+    (a fork's live branch continuing an Anthropic thread), as the provider restates it whole (`outgoing`)."""
+    instead = call.provider.outgoing(call.request, ids) if isinstance(call.request, dict) else None
+    return Forward(call, None if instead is None else _body_bytes(instead))
 
 
 def _body_bytes(body: dict[str, Any]) -> bytes:
@@ -217,6 +231,7 @@ class Recording(_Answering):
 
     mode: Mode
     recorder: Recorder | None
+    _ids: CallIds
     final_answer: str | None = None
     _written = False
 
@@ -237,7 +252,10 @@ class Recording(_Answering):
     def model_returned(self, call: ModelCall, output: ModelOutput, body: dict[str, Any] | None = None) -> None:
         arrived = call.arrived_at if call.arrived_at is not None else now_ms()
         tokens = call.provider.token_counts(body) if body is not None else None
-        self._recorder().model_step(call.model_input, call.started_at, output, arrived, tokens)
+        origin = call.provider.origin(body) if isinstance(body, dict) else None
+        if isinstance(body, dict) and isinstance(call.request, dict):
+            call.provider.note_answer(call.request, body, self._ids, live=True)
+        self._recorder().model_step(call.model_input, call.started_at, output, arrived, tokens, origin)
         self._note_output(output)
 
     def tool_finished(self, slot: ToolSlot, outcome: Outcome, at: int) -> None:
@@ -265,6 +283,7 @@ class RecordEngine(Recording):
 
     def __init__(self, settings: Settings, trace_id: str, created_at: int, ids: CallIds, secrets: Secrets) -> None:
         self.out = settings.out or ""
+        self._ids = ids
         self.recorder = Recorder(self.out, trace_id, created_at, ids, secrets=secrets,
                                  redactor=active_redactor(settings.policy))
 
@@ -273,7 +292,7 @@ class RecordEngine(Recording):
 
     def model_call(self, provider: Provider, request: dict[str, Any], model_input: ModelInput) -> Reply | ModelCall:
         self._recorder().keys_known()  # the request's key headers are noted: the held journal can be written
-        return ModelCall(provider, model_input, now_ms(), provider.is_stream(request))
+        return ModelCall(provider, model_input, now_ms(), provider.is_stream(request), request=request)
 
     def tool(self, name: str, tool_input: Any, at: int) -> ToolSlot | ToolClaim:
         return self._recorder().tool_started(name, tool_input, at)
@@ -294,7 +313,7 @@ class Replaying(_Answering):
         self._note_output(step.payload)
         spread = self.replayer.duration_ms(step) if self.pace == "recorded" else 0
         return answer(provider, step.payload, step.index, step.timestamp, request, self.replayer.ids,
-                      spread_ms=spread)
+                      spread_ms=spread, origin=step.origin)
 
 
 class ReplayEngine(Replaying):

@@ -74,7 +74,8 @@ def restamp_exit(path: str | os.PathLike[str], status: int, now: int) -> Cassett
         body.append(Step(id=step_id, index=index, type="metadata", timestamp=at, payload=new,
                          prevHash=prev, hash=step_hash(index, "metadata", at, new, prev)))
     fixed = Cassette(version=cassette.version, id=cassette.id, createdAt=cassette.createdAt, steps=body,
-                     parentId=cassette.parentId, forkedFromStepId=cassette.forkedFromStepId)
+                     parentId=cassette.parentId, forkedFromStepId=cassette.forkedFromStepId,
+                     redaction=cassette.redaction, made=cassette.made)
     if not verify(fixed).ok:
         return None  # never replace a verified file by one that is not
     atomic_write(path, dumps(fixed))

@@ -1,7 +1,7 @@
 """The crash journal beside a recording (`<out>.blackbox-journal`): what keeps a run when the process is killed.
 
 Format: JSON lines.  Line 1 is a header `{"blackboxJournal": 1, "id", "createdAt", "out", "parentId"?,
-"forkedFromStepId"?}`.  Every further line is one of:
+"forkedFromStepId"?, "made"?}` (`made`: what made the run, docs/format.md "Origin").  Every further line is one of:
 
 - a step exactly as in the cassette (chained: `index`, `prevHash`, `hash`), written in the cassette's order;
 - a tool entry `{"blackboxTool": 1, "turn", "order", "toolCall", "callAt", "toolResult", "resultAt"}`: a

@@ -27,6 +27,7 @@ from blackbox.format.canonical import decode_json, js_number, nesting_headroom
 from blackbox.format.cassette import SCHEMA_VERSION, Cassette, Step, StepChain, chain_break
 from blackbox.format.firstdiff import json_equal
 from blackbox.format.inert import inert
+from blackbox.format.origin import Origin
 from blackbox.format.payloads import Metadata, ModelInput, ModelOutput, ToolCall
 from blackbox.format.secrets import Secrets
 from blackbox.format.tokens import Tokens
@@ -41,6 +42,7 @@ from blackbox.live.journal import (
     journal_path,
     journal_steps,
 )
+from blackbox.live.made import made_now, made_of
 from blackbox.live.redaction import ACTIVE, chosen
 from blackbox.live.refusal import beside, find_refusal, refuse
 from blackbox.providers.neutral import CallIds, calls_of
@@ -114,6 +116,9 @@ class Recorder:
         self._redact = redactor
         self._chain = StepChain(trace_id, prefix=prefix, redact=redactor,
                                 redaction=redactor.info if redactor is not None else None)
+        # When the recording started and with which versions (docs/format.md, "Origin"): the SDKs an agent uses
+        # are loaded by the time it starts its session.
+        self.made = made_now()
         self._turn_calls: list[dict[str, Any]] = []
         self._turn: int | None = None  # the index of the model_output step whose turn the tools answer
         self._slots: list[ToolSlot] = []
@@ -126,6 +131,7 @@ class Recorder:
             if parent_id is not None:
                 header["parentId"] = parent_id
                 header["forkedFromStepId"] = forked_from_step_id
+            header["made"] = self.made  # what `recover` says made the run
             rescue_journal(self.out)
             self._journal = Journal(journal_path(self.out), _LINE.encode(header), self._secrets.search,
                                     hold=not self._secrets.requests_seen, out=str(self.out))
@@ -165,14 +171,14 @@ class Recorder:
             self._journal.append([_line(step) for step in steps])
 
     def model_step(self, model_input: ModelInput, started_at: int, model_output: ModelOutput, arrived_at: int,
-                   tokens: Tokens | None = None) -> None:
+                   tokens: Tokens | None = None, origin: Origin | None = None) -> None:
         """A model call: flush the previous turn's tools, then append its input and output (one journal
-        write for both: a killed process leaves both lines, neither, or a torn last one).  `tokens` go on the
-        output step, beside its hashed fields."""
+        write for both: a killed process leaves both lines, neither, or a torn last one).  `tokens` and `origin`
+        go on the output step, beside its hashed fields."""
         self.flush_tools(force=True)
         first = self._chain.append("model_input", started_at, model_input)
         try:
-            second = self._chain.append("model_output", arrived_at, model_output, tokens)
+            second = self._chain.append("model_output", arrived_at, model_output, tokens, origin)
         except BaseException:  # an output with no JSON form: the journal still mirrors the chain
             self._journal_steps(first)
             raise
@@ -288,9 +294,8 @@ class Recorder:
     # -- writing -------------------------------------------------------------------------------------
 
     def cassette(self) -> Cassette:
-        return self._chain.cassette(
-            self.created_at, parent_id=self.parent_id, forked_from_step_id=self.forked_from_step_id
-        )
+        return self._chain.cassette(self.created_at, parent_id=self.parent_id,
+                                    forked_from_step_id=self.forked_from_step_id, made=self.made)
 
     def write(self, extra_secrets: Iterable[str] = ()) -> Cassette:
         """Verify, check for secrets, write atomically and drop the journal.  A step holding what no cassette
@@ -386,14 +391,8 @@ def recover(path: str | os.PathLike[str], redactor: Any = ACTIVE) -> Cassette:
         raise CassetteError(f"{p}: not a Blackbox journal (no header line)")
     trace_id, created_at, parent_id, forked_from = _header_fields(header, p)
     steps = journal_steps(lines[1:], trace_id)
-    cassette = Cassette(
-        version=SCHEMA_VERSION,
-        id=trace_id,
-        createdAt=created_at,
-        steps=steps,
-        parentId=parent_id,
-        forkedFromStepId=forked_from,
-    )
+    cassette = Cassette(version=SCHEMA_VERSION, id=trace_id, createdAt=created_at, steps=steps, parentId=parent_id,
+                        forkedFromStepId=forked_from, made=made_of(header.get("made")))
     broken = chain_break(cassette)
     if broken is not None:
         cassette.steps = cassette.steps[: broken.index]

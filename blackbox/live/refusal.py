@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from blackbox.errors import SessionError
 from blackbox.format.canonical import canonical_text
 from blackbox.format.cassette import Cassette
@@ -70,7 +72,8 @@ def find_refusal(cassette: Cassette, secrets: Collection[str], detectors: Collec
     force (a shape one of them masks can only be left where no policy reaches: the run's structure)."""
     search = KeySearch(secrets)
     for step in cassette.steps:
-        if search and search.found_in(canonical_text(step.payload).encode("utf-8", "surrogatepass")):
+        kept = canonical_text(step.payload).encode("utf-8", "surrogatepass")
+        if search and search.found_in(kept + (b"" if step.origin is None else msgspec.json.encode(step.origin))):
             where = next((at for at, text in _strings(step.payload)
                           if search.found_in(text.encode("utf-8", "surrogatepass"))), "payload")
             return Refusal(step.index, f"step {step.index} contains the API key sent with the requests (or a long "

@@ -13,17 +13,19 @@ the next model call and before `finish()`.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
 from blackbox.errors import ReplayDivergenceError
+from blackbox.format.canonical import canonical_text
 from blackbox.format.cassette import Cassette, Step
 from blackbox.format.firstdiff import first_difference, format_value, json_equal
 from blackbox.format.outcome import Outcome, last_metadata, outcome, terminal_outcome, turn_end
 from blackbox.format.payloads import ModelInput
-from blackbox.format.secrets import mask_secrets
+from blackbox.format.secrets import PROVIDER_ID_PATTERNS, mask_secrets
 from blackbox.format.typed import ToolCallView, ToolResultView, calls_in
 from blackbox.providers.neutral import CallIds
 
@@ -80,6 +82,7 @@ class Replayer:
         self._pos = 0  # the first step not consumed at turn level
         self._consumed = 0
         self._turn: list[_TurnCall] = []
+        self._own_ids: dict[str, int] = {}  # `call-N` handed out where the cassette kept no provider id → its step
         self._open_turn()
 
     # -- where we are ------------------------------------------------------------------------------
@@ -136,9 +139,16 @@ class Replayer:
         if answer is None or answer.type != "model_output" or not isinstance(answer.payload, dict):
             raise divergence(self._pos + 1, "(root)", "no recorded model output", "a model call waiting for one",
                              "the cassette ends after this request; re-record it")
-        for call in calls_in(answer.view()):  # none from an output that does not fit (verify reports it)
+        calls = calls_in(answer.view())  # none from an output that does not fit (verify reports it)
+        kept = answer.origin.call_ids() if answer.origin is not None else []
+        kept = kept if len(kept) == len(calls) else [None] * len(calls)
+        for call, provider_id in zip(calls, kept, strict=True):
             self._ids.bind(call.toolCallId, call.toolCallId)
             self._ids.note_name(call.toolCallId, call.toolName)
+            if provider_id is not None and self._ids.lookup(provider_id) in (None, call.toolCallId):
+                self._ids.bind(provider_id, call.toolCallId)  # the agent was handed the provider's id again
+            else:
+                self._own_ids[call.toolCallId] = answer.index  # handed `call-N`: the recorded agent got another
         self._pos += 2
         self._consumed += 2
         self._open_turn()
@@ -155,12 +165,20 @@ class Replayer:
         diff = first_difference(self._view("model_input", step.payload), self._view("model_input", live))
         if diff is not None:
             raise divergence(step.index, diff.path, format_value(diff.old, diff.old_present),
-                             format_value(diff.new, diff.new_present), self._key_hint or _HINT)
+                             format_value(diff.new, diff.new_present),
+                             self._id_hint(diff.old, diff.new) or self._key_hint or _HINT)
+
+    def _id_hint(self, recorded: Any, actual: Any) -> str | None:
+        """Why a diverging value may hold another tool-call id than the recorded one: the agent put the id it was
+        handed into what it sent (a log, a result, an answer), and replay handed it Blackbox's `call-N` because
+        the cassette kept no provider id for that call (docs/format.md, "Origin")."""
+        return id_hint(self._own_ids, recorded, actual)
 
     # -- tools -------------------------------------------------------------------------------------
 
     def claim_tool(self, name: str, tool_input: Any) -> ToolClaim:
-        """The recorded call this tool run answers: same name, then same input (in call order for duplicates)."""
+        """The recorded call this tool run answers: same name, then same input (in call order for duplicates);
+        under `--match sequence`, with no call of the same input, the first of the same name."""
         candidates = [c for c in self._turn if not c.claimed and c.call.toolName == name]
         if not candidates:
             where = self._unrun()
@@ -172,12 +190,13 @@ class Replayer:
         if self._redact is not None:
             tool_input = self._view("tool_call", {"toolCallId": chosen.call.toolCallId, "toolName": name,
                                                   "toolInput": tool_input}).get("toolInput")
-        if self.match == "strict":
-            same = next((c for c in candidates if json_equal(self._recorded_input(c), tool_input)), None)
-            if same is None:
-                raise divergence(chosen.call_index, f"tool {name} input", format_value(chosen.call.toolInput),
-                                 format_value(tool_input), "the agent called the tool with different arguments")
+        same = next((c for c in candidates if json_equal(self._recorded_input(c), tool_input)), None)
+        if same is not None:  # concurrent calls of one tool may start in another order: each gets its own outcome
             chosen = same
+        elif self.match == "strict":
+                raise divergence(chosen.call_index, f"tool {name} input", format_value(chosen.call.toolInput),
+                                 format_value(tool_input), self._id_hint(chosen.call.toolInput, tool_input)
+                                 or "the agent called the tool with different arguments")
         chosen.claimed = True
         self._consumed += 1 if chosen.result_index is None else 2
         call_id = chosen.call.toolCallId
@@ -212,9 +231,29 @@ class Replayer:
         if not json_equal(recorded, terminal):
             raise divergence(len(self._steps) - 1 if recorded is not None else len(self._steps), "outcome",
                              outcome(self.cassette).describe(), terminal_outcome(terminal).describe(),
-                             "the run ended differently from the recording")
+                             self._id_hint(recorded, terminal) or "the run ended differently from the recording")
         self._consumed = len(self._steps)
         return outcome(self.cassette)
+
+
+_OWN_ID = re.compile(r"\bcall-\d+\b")
+
+
+def id_hint(own: dict[str, int], recorded: Any, actual: Any) -> str | None:
+    """The hint for a divergence whose actual side names a `call-N` replay handed out in place of a provider id
+    (`own`: those ids → the step of the output that asked for them) while the recorded side does not."""
+    try:
+        text, was = canonical_text(actual), canonical_text(recorded)
+    except Exception:  # a value with no JSON form (NaN): no hint, the divergence says the rest
+        return None
+    handed = next((found for found in _OWN_ID.findall(text) if found in own and found not in was), None)
+    if handed is None:
+        return None
+    seen = next((label for label, pattern in PROVIDER_ID_PATTERNS if pattern.search(was)), "the provider's id")
+    return (f"the agent used the tool-call id {handed} that replay handed it for the call step {own[handed]} asked "
+            f"for, where the recorded run was handed {seen}: this cassette keeps no provider id for that call "
+            "(recorded before Blackbox kept them, imported, or scripted), so replay hands out Blackbox's own; "
+            "re-record the run to keep the provider's ids")
 
 
 def _key_hint(cassette: Cassette, redact: Any) -> str | None:

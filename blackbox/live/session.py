@@ -22,7 +22,7 @@ from blackbox.format.canonical import canonical_text, decode_json
 from blackbox.format.secrets import Secrets
 from blackbox.live import process_exit
 from blackbox.live.calls import Forward, ModelCall, Reply, Request, StreamSink
-from blackbox.live.engines import Ending, Engine, OffEngine, RecordEngine, ReplayEngine, RunSummary, now_ms
+from blackbox.live.engines import Ending, Engine, OffEngine, RecordEngine, ReplayEngine, RunSummary, forward, now_ms
 from blackbox.live.recorder import ToolSlot
 from blackbox.live.replayer import ToolClaim
 from blackbox.live.report import SessionReport, write_report
@@ -118,7 +118,7 @@ class Session:
         decision = self._engine.model_call(provider, body, model_input)
         if isinstance(decision, ModelCall):
             self._model_calls += 1
-            return Forward(decision)
+            return forward(decision, self._ids)
         return decision
 
     def _check_quiet(self, when: str) -> None:

@@ -179,6 +179,15 @@ def _set_elapsed(response: Any, started: float) -> None:
         response.elapsed = datetime.timedelta(seconds=time.perf_counter() - started)
 
 
+def _replaced(http: ModuleType, request: Any, body: bytes | None) -> Any:
+    """`request` with `body` in place of its own (headers, extensions and all else kept, the length set anew)."""
+    if body is None:
+        return request
+    headers = [(k, v) for k, v in request.headers.raw if k.lower() not in (b"content-length", b"transfer-encoding")]
+    return http.Request(request.method, request.url, headers=[*headers, (b"content-length", str(len(body)).encode())],
+                        content=body, extensions=request.extensions)
+
+
 def _recorded(http: ModuleType, handler: CallHandler, call: ModelCall, request: Any, response: Any,
               content_type: str, body: bytes) -> Any:
     """Hand the response to the session; the agent gets it as it came, unless the session answers instead."""
@@ -211,7 +220,7 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
                 return self.inner.handle_request(request)
             started = time.perf_counter()
             try:
-                response = self.inner.handle_request(request)
+                response = self.inner.handle_request(_replaced(http, request, decision.body))
                 content_type = response.headers.get("content-type", "")
                 if _is_stream(response, content_type, call):
                     sink = self.session.stream_call(call, response.headers.get("content-encoding"), content_type)
@@ -245,7 +254,7 @@ def transport_classes(http: ModuleType) -> tuple[type, type]:
                 return await self.inner.handle_async_request(request)
             started = time.perf_counter()
             try:
-                response = await self.inner.handle_async_request(request)
+                response = await self.inner.handle_async_request(_replaced(http, request, decision.body))
                 content_type = response.headers.get("content-type", "")
                 if _is_stream(response, content_type, call):
                     sink = self.session.stream_call(call, response.headers.get("content-encoding"), content_type)

@@ -83,11 +83,27 @@ def for_model(model: Any) -> Provider | None:
                  if provider.infers and name.startswith(provider.api.model_prefixes or ("\0",))), None)
 
 
+#: Endpoints that keep a conversation on the provider's servers (path piece → what it is): refused with the advice
+#: that fits them, not the general one (wrapping them as a tool would replay their answer but not their state).
+SERVER_CONVERSATIONS: tuple[tuple[str, str], ...] = (
+    ("/responses/compact", "server-side compaction (responses.compact, the Agents SDK's "
+                           "OpenAIResponsesCompactionSession)"),
+    ("/conversations", "OpenAI's Conversations API (client.conversations, the Agents SDK's "
+                       "OpenAIConversationsSession)"),
+    ("/v1/sessions", "a managed-agent session (client.beta.sessions), whose agent runs on the server"),
+)
+
+
 def unknown_request(request: Request, *, offline: bool) -> BlackboxUnsupportedError:
     """The refusal of a request no provider knows.  Never a silent hole: replay cannot answer it, and a
     recording that let it pass would hold a run that cannot replay, so record refuses it too (its query is
     never shown: it may carry a key)."""
     what = f"{request.method} {request.host}{request.path}"
+    kept = next((name for piece, name in SERVER_CONVERSATIONS if piece in request.path), None)
+    if kept is not None:
+        return BlackboxUnsupportedError(
+            f"{what}: {kept} keeps the conversation on the provider's servers, which no cassette can hold; keep the "
+            "history in the agent (the Agents SDK's SQLiteSession, pydantic-ai's message_history) and send it whole")
     if offline:
         return BlackboxUnsupportedError(
             f"the request {what} would need the network, and replay (or a scripted fork) never uses it; only "

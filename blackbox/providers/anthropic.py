@@ -13,8 +13,9 @@ from typing import Any, cast
 
 from blackbox.apis import facts
 from blackbox.format.payloads import ModelInput, ModelOutput, ToolCall
-from blackbox.providers import anthropic_stream
+from blackbox.providers import anthropic_stream, origins
 from blackbox.providers import token_counts as counts
+from blackbox.providers.anthropic_threads import threads_of
 from blackbox.providers.base import CodecProvider
 from blackbox.providers.neutral import (
     CallIds,
@@ -24,6 +25,7 @@ from blackbox.providers.neutral import (
     unsupported,
 )
 from blackbox.providers.outgoing import kept, parts, result_text, sent_as, tools_of
+from blackbox.wire import Request
 
 __all__ = [
     "KEPT_PARAMS",
@@ -79,6 +81,7 @@ def _normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
         raise unsupported("mcp_servers (remote MCP tools run by the API)", "expose the tools as custom tools")
     if body.get("container") is not None:
         raise unsupported("a code-execution container", "drop the container parameter")
+    _refuse_server_history(body)
 
     messages_in = body.get("messages")
     if not isinstance(messages_in, list):
@@ -95,6 +98,18 @@ def _normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
     if params:
         payload["params"] = params
     return cast(ModelInput, payload)
+
+
+def _refuse_server_history(body: dict[str, Any]) -> None:
+    """Refuse what makes the server change the conversation the request sends: the model would answer from a
+    history no cassette holds (the runner's `compact_before_next_turn()`, a compaction edit)."""
+    if body.get("compaction") is not None:
+        raise unsupported("server-side compaction (compaction, the runner's compact_before_next_turn())",
+                          "let the run's conversation grow, or summarize it in the agent and send the summary")
+    management = body.get("context_management")
+    edits = management.get("edits") if isinstance(management, dict) else None
+    if any(isinstance(edit, dict) and str(edit.get("type", "")).startswith("compact") for edit in edits or ()):
+        raise unsupported("a compaction edit in context_management", "drop it from context_management")
 
 
 def _system(system: Any) -> str:
@@ -186,6 +201,9 @@ def _user_parts(blocks: list[Any], ids: CallIds) -> list[dict[str, Any]]:
             parts.append({"type": "text", "text": block.get("text", "")})
         elif kind == "tool_result":
             parts.append(_tool_result(block, ids))
+        elif kind in ("tool_addition", "tool_removal"):  # the tool runner's add_tools() / remove_tools()
+            raise unsupported(f"{kind!r} blocks (tools changed inside the conversation)",
+                              "give the agent every tool when the run starts instead of add_tools()/remove_tools()")
         else:
             raise unsupported(f"{kind!r} content blocks in a user message", _BLOCK_ADVICE)
     return parts
@@ -391,9 +409,24 @@ class Anthropic(CodecProvider):
     normalize_request = staticmethod(normalize_request)
     normalize_response = staticmethod(normalize_response)
     token_counts = staticmethod(counts.anthropic)
+    call_slots = staticmethod(origins.anthropic_slots)
     synthesize_response = staticmethod(synthesize_response)
     error_body = staticmethod(error_body)
     build_request = staticmethod(build_request)  # type: ignore[assignment]
+
+    def read_request(self, request: Request, ids: CallIds) -> tuple[dict[str, Any], ModelInput]:
+        """A message thread's turn read as the whole conversation it continues (`anthropic_threads`)."""
+        body = self.body_of(request)
+        if body.get("thread") is not None:
+            body = threads_of(ids).expand(body)
+        return body, normalize_request(body, ids)
+
+    def note_answer(self, request: dict[str, Any], response: dict[str, Any], ids: CallIds, *, live: bool) -> None:
+        if request.get("thread") is not None:
+            threads_of(ids).note(request, response, live=live)
+
+    def outgoing(self, request: dict[str, Any], ids: CallIds) -> dict[str, Any] | None:
+        return threads_of(ids).outgoing(request) if request.get("thread") is not None else None
 
     def auth_headers(self, key: str) -> dict[str, str]:
         return {"x-api-key": key, "anthropic-version": "2023-06-01"}

@@ -14,9 +14,11 @@ from typing import Any, ClassVar
 
 from blackbox.apis import ApiFacts
 from blackbox.format.canonical import decode_json
+from blackbox.format.origin import Origin, origin_of
 from blackbox.format.payloads import ModelInput, ModelOutput
 from blackbox.format.tokens import Tokens
 from blackbox.providers.neutral import CallIds, unsupported, wants_stream
+from blackbox.providers.origins import Slots, no_slots
 from blackbox.providers.stream import StreamCodec
 from blackbox.wire import Request
 
@@ -34,6 +36,10 @@ class CodecProvider:
     stream: ClassVar[StreamCodec]  # the API's event stream: assembles a recorded one, synthesizes a replayed one
     #: Whether a model name of `api` means this provider when nothing else says (chat over Responses).
     infers: ClassVar[bool] = True
+    #: Where a response body holds its id and model: what a recorded call's unhashed `origin` keeps and a
+    #: replayed response is given back (docs/format.md, "Origin"), with its calls' ids (`call_slots`).
+    response_id_field: ClassVar[str] = "id"
+    response_model_field: ClassVar[str] = "model"
 
     def matches(self, request: Request) -> bool:
         """Whether `request` is a model call of this API."""
@@ -83,6 +89,40 @@ class CodecProvider:
                             model: str | None) -> dict[str, Any]:
         """The response body an SDK accepts for a recorded output (replay, scripted forks)."""
         raise NotImplementedError
+
+    def call_slots(self, body: Any) -> Slots:
+        """Where a response body holds each tool call's id, in call order (`providers.origins`): none here."""
+        return no_slots(body)
+
+    def origin(self, body: dict[str, Any]) -> Origin | None:
+        """Who answered: this API, the model the response names, its id and its calls' ids (`origins`)."""
+        return origin_of(self.name, body.get(self.response_model_field), body.get(self.response_id_field),
+                         [holder.get(key) for holder, key in self.call_slots(body)])
+
+    def with_origin(self, body: dict[str, Any], origin: Origin, calls: int) -> dict[str, Any]:
+        """A synthesized response (of an output with `calls` calls) given the recorded answer's model, id and
+        tool-call ids where the origin kept them; the rest stays Blackbox's (`call-N`, `blackbox-replay-N`)."""
+        if origin.model is not None:
+            body[self.response_model_field] = origin.model
+        response_id = origin.response_id()
+        if response_id is not None:
+            body[self.response_id_field] = response_id
+        slots, ids = self.call_slots(body), origin.call_ids()
+        if len(slots) == calls == len(ids):
+            for (holder, key), provider_id in zip(slots, ids, strict=True):
+                if provider_id is not None:
+                    holder[key] = provider_id
+        return body
+
+    def note_answer(self, request: dict[str, Any], response: dict[str, Any], ids: CallIds, *, live: bool) -> None:
+        """Remember what an answered call leaves on the server for the session's later calls (Anthropic's message
+        threads); `live` when a real server sent `response`.  Nothing, for an API whose requests hold it all."""
+
+    def outgoing(self, request: dict[str, Any], ids: CallIds) -> dict[str, Any] | None:
+        """The body to send in place of `request` (as `read_request` gave it) when it names server state no live
+        server of this session issued (a fork's replayed prefix): the whole conversation instead; None to send
+        the request as it is."""
+        return None
 
     def note_replayed(self, body: dict[str, Any], ids: CallIds) -> None:
         """Teach `ids` what a replayed (or scripted) response body names beyond the `call-N` ids the replayer

@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from blackbox.apis import facts
 from blackbox.format.payloads import ModelInput
-from blackbox.providers import gemini_response, gemini_stream, gemini_typed
+from blackbox.providers import gemini_response, gemini_stream, gemini_typed, origins
 from blackbox.providers import token_counts as counts
 from blackbox.providers.base import CodecProvider
 from blackbox.providers.gemini_calls import (
@@ -317,6 +317,9 @@ class Gemini(CodecProvider):
     normalize_request = staticmethod(normalize_request)
     normalize_response = staticmethod(gemini_response.normalize_response)
     token_counts = staticmethod(counts.gemini)
+    call_slots = staticmethod(origins.gemini_slots)
+    response_id_field = "responseId"
+    response_model_field = "modelVersion"
     synthesize_response = staticmethod(gemini_response.synthesize_response)
     note_replayed = staticmethod(gemini_response.note_replayed)
     error_body = staticmethod(error_body)

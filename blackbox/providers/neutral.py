@@ -31,6 +31,8 @@ class CallIds:
         self._names: dict[str, str] = {}
         self._next = 0
         self._undo: list[tuple[dict[str, str], str, str | None]] | None = None  # inside `undo_on_error`
+        #: What a provider keeps between the calls of one session beyond ids (Anthropic's message threads).
+        self.memory: dict[str, object] = {}
 
     def _set(self, table: dict[str, str], key: str, value: str) -> None:
         if self._undo is not None:

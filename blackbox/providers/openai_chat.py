@@ -13,7 +13,7 @@ from typing import Any, cast
 
 from blackbox.apis import facts
 from blackbox.format.payloads import ModelInput, ModelOutput, ToolCall
-from blackbox.providers import openai_chat_stream
+from blackbox.providers import openai_chat_stream, origins
 from blackbox.providers import token_counts as counts
 from blackbox.providers.base import CodecProvider
 from blackbox.providers.neutral import (
@@ -400,6 +400,7 @@ class OpenAIChat(CodecProvider):
     normalize_request = staticmethod(normalize_request)
     normalize_response = staticmethod(normalize_response)
     token_counts = staticmethod(counts.openai_chat)
+    call_slots = staticmethod(origins.chat_slots)
     synthesize_response = staticmethod(synthesize_response)
     error_body = staticmethod(error_body)
     build_request = staticmethod(build_request)  # type: ignore[assignment]

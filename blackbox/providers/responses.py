@@ -13,7 +13,7 @@ from typing import Any, cast
 from blackbox.apis import facts
 from blackbox.format.payloads import ModelInput, ModelOutput
 from blackbox.format.tokens import Tokens
-from blackbox.providers import openai_responses, responses_stream
+from blackbox.providers import openai_responses, origins, responses_stream
 from blackbox.providers import token_counts as counts
 from blackbox.providers.base import CodecProvider
 from blackbox.providers.neutral import CallIds, compact_json
@@ -74,6 +74,7 @@ class Responses(CodecProvider):
     kept_params = KEPT_PARAMS
     stream = responses_stream.CODEC
     infers = False  # a GPT model name means Chat Completions unless the run says Responses
+    call_slots = staticmethod(origins.responses_slots)
     build_request = staticmethod(build_request)  # type: ignore[assignment]
 
     def normalize_request(self, body: dict[str, Any], ids: CallIds) -> ModelInput:
