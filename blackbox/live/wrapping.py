@@ -20,7 +20,7 @@ from blackbox.live.recorder import ToolSlot
 from blackbox.live.replayer import ReplayedToolError, ToolClaim
 from blackbox.live.tool_values import RESULT_ADVICE, ToolShape, shape_of, typed_argument_json
 
-__all__ = ["RESULT_ADVICE", "json_input", "json_result", "tool_input", "wrap_tool"]
+__all__ = ["RESULT_ADVICE", "ToolShape", "json_input", "json_result", "tool_input", "wrap_tool"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 Begin = Callable[[str, Callable[..., Any], tuple[Any, ...], dict[str, Any]], ToolSlot | ToolClaim]
