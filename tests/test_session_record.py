@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -263,18 +264,21 @@ def test_tool_errors_are_recorded_and_re_raised(fake_api: FakeAPI, tmp_path: Pat
                                          "error": "no station in Atlantis"}
 
 
-def test_unstorable_tool_values_are_refused_naming_the_tool(tmp_path: Path) -> None:
+def test_unstorable_tool_values_are_refused_naming_the_tool_and_fail_the_run(tmp_path: Path) -> None:
+    def refused(tool: Any, *args: Any, match: str) -> None:
+        bb = blackbox.session("record", out=tmp_path / "x.json")
+        with pytest.raises(SessionError, match=match):
+            bb.tool("tool", tool)(*args)
+        with pytest.raises(SessionError, match=match):  # the run fails however the framework took the error
+            bb.finish()
+        ending = load(tmp_path / "x.json").steps[-1].payload
+        assert ending["status"] == "error" and re.search(match, ending["message"])
+
+    refused(lambda: {"a", "b"}, match=r"'tool' returned a set .*annotate its return type \(-> set\)")
+    refused(lambda value: value, b"raw", match=r"arguments of tool 'tool'.*bytes")
+    refused(lambda: [os.fsdecode(b"caf\xe9.txt")], match=r"'tool'.*unpaired surrogate")  # a latin-1 name on UTF-8
     bb = blackbox.session("record", out=tmp_path / "x.json")
-    tags = bb.tool("tags", lambda: {"a", "b"})
-    with pytest.raises(SessionError, match=r"'tags'.*set"):
-        tags()
-    echo = bb.tool("echo", lambda value: value)
-    with pytest.raises(SessionError, match=r"arguments of tool 'echo'.*bytes"):
-        echo(b"raw")
-    listing = bb.tool("listing", lambda: [os.fsdecode(b"caf\xe9.txt")])  # a latin-1 file name on a UTF-8 disk
-    with pytest.raises(SessionError, match=r"'listing'.*unpaired surrogate"):
-        listing()
-    assert echo(None) is None
+    assert bb.tool("echo", lambda value: value)(None) is None
 
 
 def test_wrapped_tools_keep_signature_and_kind(tmp_path: Path) -> None:

@@ -357,8 +357,11 @@ def test_a_tool_result_as_deep_as_the_readers_accept_is_recorded_and_replayed(
         assert "me@example.com" not in again and "[redacted:mail:" in again
         again = re.sub(r'"\[redacted:mail:[0-9a-f]+\]"', '"me@example.com"', again)
     assert again == text(nested(2_500))
-    with blackbox.session("record", out=tmp_path / "deeper.json") as bb, pytest.raises(SessionError, match=TOO_DEEP):
-        bb.tool("deep", lambda size: nested(size))(MAX_NESTING + 10)
+    deeper = blackbox.session("record", out=tmp_path / "deeper.json")
+    with pytest.raises(SessionError, match=TOO_DEEP):
+        deeper.tool("deep", lambda size: nested(size))(MAX_NESTING + 10)
+    with pytest.raises(SessionError, match=TOO_DEEP):  # the refusal fails the run: finish() raises it again
+        deeper.finish("done")
 
 
 def test_a_journal_line_holding_a_payload_as_deep_as_the_readers_go_is_recovered() -> None:

@@ -180,6 +180,8 @@ def record(
     if report.written:
         note = "" if report.finished else " (finish() was not called; the run was closed at exit)"
         _say(f"recorded {inert(str(out))}: {_steps(steps)}, {status}{note}")
+        if error and report.status == "error":  # what Blackbox refused (a tool result it could not keep…)
+            _say(f"error: {error}", err=True)
         _journal_note(report)
         _key_note(report)
     else:

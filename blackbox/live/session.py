@@ -30,7 +30,7 @@ from blackbox.live.sdk_clients import genai_http_options, guard_genai
 from blackbox.live.settings import UNSET, Continue, Match, Mode, Pace, Settings, default_trace_id, resolve_settings
 from blackbox.live.tee import OpenStreams, not_recorded
 from blackbox.live.transport import make_client
-from blackbox.live.wrapping import RESULT_ADVICE, json_input, json_result, wrap_tool
+from blackbox.live.wrapping import ToolShape, json_input, json_result, wrap_tool
 from blackbox.providers import OPENAI_CHAT, Provider, route, unknown_request
 from blackbox.providers.neutral import CallIds, unsupported
 from blackbox.providers.stream import StreamResult
@@ -129,8 +129,8 @@ class Session:
                                "use one blackbox.session() per concurrent conversation")
         if self._running:
             names = ", ".join(sorted(set(self._running.values())))
-            raise SessionError(f"a model call {when} while wrapped tools are still running ({names}); await "
-                               "the turn's tool calls before calling the model again")
+            raise SessionError(f"a model call {when} while wrapped tools are still running ({names}); await them "
+                               "first, and leave a tool that calls the model itself unwrapped (wrap the tools it uses)")
 
     def close_call(self, call: ModelCall, status: int, content_type: str, body: bytes) -> Reply | None:
         """Record a 2xx JSON answer (whatever its header); None = hand the response over as is."""
@@ -193,7 +193,6 @@ class Session:
 
     def _tool_begin(self, name: str, fn: Callable[..., Any], args: tuple[Any, ...],
                     kwargs: dict[str, Any]) -> ToolSlot | ToolClaim:
-        tool_input = json_input(name, fn, args, kwargs)
         with self._lock:
             if self._done is not None:
                 raise SessionError(f"[blackbox] tool {name!r} was called after finish(): the session has "
@@ -202,26 +201,27 @@ class Session:
                 raise self._fatal
             self._streams.settle()
             try:
-                ticket = self._engine.tool(name, tool_input, now_ms())
-            except ReplayDivergenceError as exc:
+                ticket = self._engine.tool(name, json_input(name, fn, args, kwargs), now_ms())
+            except (ReplayDivergenceError, SessionError) as exc:  # the run fails, however the framework takes it
                 self._fatal = exc
                 raise
             if isinstance(ticket, ToolSlot):
                 self._running[id(ticket)] = name
             return ticket
 
-    def _tool_end(self, slot: ToolSlot, result: Any, error: BaseException | None) -> Any:
+    def _tool_end(self, slot: ToolSlot, value: Any, error: BaseException | None, shape: ToolShape | None = None) -> Any:
         with self._lock:
             self._running.pop(id(slot), None)
             if error is not None:
                 self._engine.tool_finished(slot, {"error": self.mask(str(error) or type(error).__name__)}, now_ms())
                 return None
-            value, problem = json_result(slot.name, result)
-            outcome = {"result": value} if problem is None else {"error": self.mask(problem)}
+            stored, problem = json_result(slot.name, value, shape)
+            outcome = {"result": stored} if problem is None else {"error": self.mask(problem)}
             self._engine.tool_finished(slot, outcome, now_ms())
-            if problem is not None:
-                raise SessionError(f"[blackbox] {problem}; {RESULT_ADVICE}")
-            return result
+            if problem is not None:  # the agent never sees a result the cassette would change: the run fails
+                self._fatal = refused = self._fatal or SessionError(f"[blackbox] {self.mask(problem)}")
+                raise refused
+            return value
 
     def mcp(self, server: Any, name: str | None = None) -> Any:
         """An MCP transport, Agents SDK server or pydantic-ai toolset under this session (`blackbox.mcp`)."""
