@@ -177,7 +177,7 @@ def _import_file(source: str, path: Path, out: Path, trace_id: str, json_out: bo
         if json_out:
             print_json({"ok": False, "source": source, "in": str(path), "out": str(out), "written": False,
                         "error": f"{path}: {failure(exc)}"})
-        fail(f"{inert(str(path))}: {inert(failure(exc))}")
+        fail(f"{inert(str(path))}: {inert(failure(exc))}", exc.exit_code if isinstance(exc, TranscriptError) else 1)
     if json_out:
         print_json({"ok": True, "source": source, "in": str(path), "out": str(out), "written": True,
                     **result_of(cassette, progress)})

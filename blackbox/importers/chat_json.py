@@ -13,9 +13,6 @@ import os
 from pathlib import Path
 from typing import Any, TypeGuard
 
-import msgspec
-
-from blackbox.format.canonical import decode_json
 from blackbox.format.cassette import Cassette, StepChain
 from blackbox.importers.common import (
     DEFAULT_TRACE_ID,
@@ -24,10 +21,12 @@ from blackbox.importers.common import (
     TranscriptError,
     json_numbers,
     json_or_text,
-    json_position,
 )
+from blackbox.importers.decoding import decode_document, decode_string
 
 __all__ = ["ChatJson", "import_chat_json", "import_chat_json_value"]
+
+_WHAT = "a chat-JSON transcript"
 
 
 def _is_int(value: Any) -> TypeGuard[int]:
@@ -101,10 +100,7 @@ def _tool_call(message: dict[str, Any], i: int) -> tuple[str, Any]:
         raise TranscriptError(f"{where}.name must be a non-empty string")
     if not isinstance(arguments, str):
         raise TranscriptError(f"{where}.arguments must be a JSON string")
-    try:
-        return name, decode_json(arguments)
-    except (msgspec.DecodeError, ValueError, RecursionError):
-        raise TranscriptError(f"{where}.arguments is not valid JSON") from None
+    return name, decode_string(arguments, f"{where}.arguments", _WHAT)
 
 
 def import_chat_json_value(document: Any, trace_id: str = DEFAULT_TRACE_ID) -> Cassette:
@@ -151,12 +147,7 @@ def import_chat_json_value(document: Any, trace_id: str = DEFAULT_TRACE_ID) -> C
 
 def import_chat_json(path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID) -> Cassette:
     """The cassette of a chat-JSON file; TranscriptError naming the position when it cannot be one."""
-    data = Path(path).read_bytes()
-    try:
-        document = decode_json(data)
-    except (msgspec.DecodeError, ValueError, RecursionError) as exc:
-        raise TranscriptError(f"not JSON: invalid at {json_position(data, exc)}") from None
-    return import_chat_json_value(document, trace_id)
+    return import_chat_json_value(decode_document(Path(path).read_bytes(), _WHAT), trace_id)
 
 
 class ChatJson(Importer):

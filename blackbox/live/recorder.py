@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 
 from blackbox.errors import CassetteError, SessionError
-from blackbox.format.canonical import canonical_text, decode_json, js_number, nesting_headroom
+from blackbox.format.canonical import decode_json, js_number, nesting_headroom
 from blackbox.format.cassette import SCHEMA_VERSION, Cassette, Step, StepChain, chain_break
 from blackbox.format.firstdiff import json_equal
 from blackbox.format.inert import inert
@@ -296,12 +296,12 @@ class Recorder:
         self.flush_tools(force=True)
         cassette = self.cassette()
         try:
-            self._check(cassette, extra_secrets)
+            data = self._check(cassette, extra_secrets)
         except SessionError:
             self.discard_journal()
             raise
         try:
-            atomic_write(self.out, dumps(cassette))
+            atomic_write(self.out, data)
         except OSError as exc:  # a full disk, a folder gone read-only: say what happened to both files
             journal = self.journal_error
             kept = (f"; the journal could not be written either: {journal}" if journal is not None
@@ -317,17 +317,21 @@ class Recorder:
             self._journal.discard()
             self._journal = None
 
-    def _check(self, cassette: Cassette, extra_secrets: Iterable[str]) -> None:
+    def _check(self, cassette: Cassette, extra_secrets: Iterable[str]) -> bytes:
+        """The bytes to write: no key seen (nor a piece of one, `KeySearch`, the check every writer of a
+        cassette makes), and verify passes; else SessionError."""
         refuse = "refusing to write the cassette: "
         secrets = list(dict.fromkeys((*self._secrets.values(), *extra_secrets)))
-        search = KeySearch(secrets)
-        for step in cassette.steps:
-            if search and search.found_in(canonical_text(step.payload).encode("utf-8", "surrogatepass")):
-                raise SessionError(f"{refuse}step {step.index} contains the API key sent with the requests (or "
-                                   "a long piece of it); keep keys out of prompts and tool results")
+        data = dumps(cassette)
+        where = KeySearch(secrets).step_holding(cassette, data)
+        if where is not None:
+            raise SessionError(f"{refuse}{where} contains the API key sent with the requests (or a long piece of "
+                               "it, also split by spaces, line ends or escapes); keep keys out of prompts and tool "
+                               "results")
         failure = _verify_failure(cassette, secrets)
         if failure is not None:
             raise SessionError(f"{refuse}{failure}")
+        return data
 
 
 def _verify_failure(cassette: Cassette, secrets: list[str]) -> str | None:
@@ -409,6 +413,14 @@ def recover(path: str | os.PathLike[str], redactor: Any = ACTIVE) -> Cassette:
     return redact_cassette(cassette, redact) if redact is not None else cassette
 
 
+def key_refusal(cassette: Cassette, data: bytes) -> str | None:
+    """Why a recovered run may not be written (`data`, its bytes): it holds an API key of the environment or a
+    piece of one (the key check every writer of a cassette makes), or None."""
+    where = KeySearch.of_environment().step_holding(cassette, data)
+    return None if where is None else (f"{where} holds an API key from the environment (or a piece of one, also "
+                                       "split by spaces, line ends or escapes)")
+
+
 def recovered_path(out: str | os.PathLike[str]) -> Path:
     """Where a rescued run of `out` goes: beside it, `<name>.recovered.json` (then `.recovered-2.json`, …).
     A name taken by anything, a dangling symlink included, is skipped."""
@@ -434,9 +446,13 @@ def rescue_journal(out: str | os.PathLike[str]) -> Path | None:
     journal = journal_path(out)
     if not journal.is_file() or journal_locked(journal):
         return None  # nothing to rescue (or not a file: a FIFO would block the read), or a live recording's
+    data = b""
     try:
         cassette = recover(journal)
         failure = _verify_failure(cassette, []) if cassette.steps else None
+        if failure is None and cassette.steps:
+            data = dumps(cassette)
+            failure = key_refusal(cassette, data)
     except JournalError as exc:
         failure = str(exc).removeprefix(f"{journal}: ")
     except CassetteError:
@@ -453,7 +469,7 @@ def rescue_journal(out: str | os.PathLike[str]) -> Path | None:
         return None
     target = recovered_path(out)
     if cassette.steps:
-        atomic_write(target, dumps(cassette))
+        atomic_write(target, data)
     journal.unlink(missing_ok=True)
     if not cassette.steps:
         return None
