@@ -19,6 +19,7 @@ from blackbox.importers.common import (
     Importer,
     Reading,
     TranscriptError,
+    default_trace_id,
     json_numbers,
     json_or_text,
 )
@@ -145,9 +146,9 @@ def import_chat_json_value(document: Any, trace_id: str = DEFAULT_TRACE_ID) -> C
     return chain.cassette(messages[0]["timestamp"])
 
 
-def import_chat_json(path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID) -> Cassette:
+def import_chat_json(path: str | os.PathLike[str], trace_id: str | None = None) -> Cassette:
     """The cassette of a chat-JSON file; TranscriptError naming the position when it cannot be one."""
-    return import_chat_json_value(decode_document(Path(path).read_bytes(), _WHAT), trace_id)
+    return import_chat_json_value(decode_document(Path(path).read_bytes(), _WHAT), trace_id or default_trace_id(path))
 
 
 class ChatJson(Importer):
@@ -155,7 +156,7 @@ class ChatJson(Importer):
     description = "{tools?, messages} with one OpenAI-style tool call per assistant message"
     patterns = ("*.json",)
 
-    def import_file(self, path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID,
+    def import_file(self, path: str | os.PathLike[str], trace_id: str | None = None,
                     progress: Reading = None) -> Cassette:
         with json_numbers():
             return import_chat_json(path, trace_id)

@@ -34,13 +34,22 @@ __all__ = [
     "as_progress",
     "block_text",
     "check_writable",
+    "default_trace_id",
     "iso_ms",
     "json_numbers",
     "json_or_text",
     "jsonl_lines",
 ]
 
-DEFAULT_TRACE_ID = "imported"
+DEFAULT_TRACE_ID = "imported"  # the trace id of an import with no file to name it (`import_spans` of spans in memory)
+
+
+def default_trace_id(path: str | os.PathLike[str]) -> str:
+    """An import's trace id when none is given: the transcript file's name without its extension, as a folder
+    import names each cassette, so two sessions never share one (a Claude Code session file is named by its
+    session id, a Codex rollout and a Gemini CLI log by their start time and id); `imported` for no name.
+    Not hashed: a cassette stays interchangeable whatever its id."""
+    return Path(path).stem or DEFAULT_TRACE_ID
 NOTHING_WRITTEN = "Nothing was written."
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -103,8 +112,9 @@ class Importer:
     patterns: ClassVar[tuple[str, ...]] = ("*.jsonl",)  # session files under a folder, at any depth
     provider: ClassVar[str | None] = None  # the API the agent's model answers through: what a what-if continues
 
-    def import_file(self, path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID,
+    def import_file(self, path: str | os.PathLike[str], trace_id: str | None = None,
                     progress: Progress | None = None) -> Cassette:
+        """The cassette of the transcript at `path`, with `trace_id` (default: `default_trace_id(path)`)."""
         raise NotImplementedError
 
     @classmethod

@@ -17,7 +17,15 @@ from typing import Any
 
 from blackbox.format.canonical import json_value
 from blackbox.format.cassette import Cassette, StepChain, Tokens
-from blackbox.importers.common import DEFAULT_TRACE_ID, Importer, Reading, TranscriptError, json_numbers, json_or_text
+from blackbox.importers.common import (
+    DEFAULT_TRACE_ID,
+    Importer,
+    Reading,
+    TranscriptError,
+    default_trace_id,
+    json_numbers,
+    json_or_text,
+)
 from blackbox.importers.decoding import decode_string
 from blackbox.importers.otel_openinference import genai_spans
 from blackbox.importers.otel_spans import Span, read_spans
@@ -301,8 +309,8 @@ def import_spans(spans: list[Span], trace_id: str = DEFAULT_TRACE_ID) -> Cassett
     return chain.cassette(_ms(ordered[0].start_ns))
 
 
-def import_otel(path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID) -> Cassette:
-    return import_spans(read_spans(Path(path)), trace_id)
+def import_otel(path: str | os.PathLike[str], trace_id: str | None = None) -> Cassette:
+    return import_spans(read_spans(Path(path)), trace_id or default_trace_id(path))
 
 
 class Otel(Importer):
@@ -311,7 +319,7 @@ class Otel(Importer):
                    "MLflow's trace JSON")
     patterns = ("*.json", "*.jsonl")
 
-    def import_file(self, path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID,
+    def import_file(self, path: str | os.PathLike[str], trace_id: str | None = None,
                     progress: Reading = None) -> Cassette:
         with json_numbers():
             return import_otel(path, trace_id)
