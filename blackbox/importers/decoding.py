@@ -136,7 +136,10 @@ def _struct(data: bytes, decoder: msgspec.json.Decoder[T]) -> T | None:
     more than the room, which the Struct costs): `decode_json`, JSON.parse's rules and the exact limit, decides.
     msgspec.ValidationError (JSON of another shape) propagates."""
     try:
-        return in_room(MAX_NESTING, lambda: decoder.decode(data))
+        try:
+            return decoder.decode(data)  # where it stands first: a line of a few levels pays nothing more
+        except RecursionError:
+            return in_room(MAX_NESTING, lambda: decoder.decode(data))
     except msgspec.ValidationError as exc:
         if "out of range" not in str(exc):
             raise
