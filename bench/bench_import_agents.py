@@ -131,8 +131,12 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=10_000)
     parser.add_argument("--turns", type=int, default=150, help="model turns of the conversation, in both files")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--with-key", action="store_true",
+                        help="set OPENAI_API_KEY (a key the sessions do not hold) so the imports' key check runs")
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    if args.with_key:  # a key the sessions do not hold: the imports' key check then searches for it
+        env["OPENAI_API_KEY"] = "sk-proj-" + "".join(random.Random(args.seed).choices("abcdefXYZ0123456789", k=43))
     os.environ.clear()
     os.environ.update({**env, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)})
     rows = []

@@ -3,7 +3,10 @@
     python bench/bench_recorder.py [--turns 200] [--calls 200]
 
 1. Recorder: `--turns` model turns (a growing history, two parallel tool calls each) appended with the journal
-   (one written line per step) and without it; baseline = `StepChain.append` of the same payloads.
+   (one written line per step) and without it; baseline = `StepChain.append` of the same payloads.  Then
+   `write()` of the journaled run: the key check (a key of the environment and its 20-character pieces,
+   across gaps and escapes), verify and the atomic write; baseline = `dumps` of the same cassette.  Set an
+   API key variable to measure the key searches (without one there is nothing to search for).
 2. Session: `--calls` sequential `messages.create` calls of the real anthropic SDK against the fake API, through
    `bb.http_client()` in record mode; baseline = the same SDK calls through a plain `httpx2.Client`.
 Figures are ratios against the baseline measured in the same run (absolute times vary by machine).
@@ -22,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from blackbox.format.canonical import json_value
 from blackbox.format.cassette import StepChain
+from blackbox.format.writing import dumps
 from blackbox.live.recorder import Recorder
 from blackbox.providers.neutral import CallIds
 
@@ -43,7 +47,9 @@ def turns(n: int) -> list[tuple[Any, Any, list[tuple[Any, Any]]]]:
     return out
 
 
-def run_recorder(data: list[Any], journal: bool) -> float:
+def run_recorder(data: list[Any], journal: bool, finish: list[tuple[float, float]] | None = None) -> float:
+    """Seconds to record `data`; with `finish`, then `write()` is timed too and appended with its floor (the
+    cassette's `dumps`)."""
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         rec = Recorder(Path(tmp) / "run.json", "run", 0, CallIds(), journal=journal)
@@ -52,7 +58,15 @@ def run_recorder(data: list[Any], journal: bool) -> float:
             for tool_input, outcome in results:
                 rec.tool_finished(rec.tool_started("get_weather", tool_input, 3), outcome, 4)
         elapsed = time.perf_counter() - start
-        rec.discard_journal()
+        if finish is None:
+            rec.discard_journal()
+            return elapsed
+        floor = time.perf_counter()
+        dumps(rec.cassette())
+        floor = time.perf_counter() - floor
+        written = time.perf_counter()
+        rec.write()
+        finish.append((time.perf_counter() - written, floor))
         return elapsed
 
 
@@ -103,10 +117,13 @@ def main() -> None:
     steps = args.turns * 6
     base = min(run_chain(data) for _ in range(args.repeat))
     plain = min(run_recorder(data, journal=False) for _ in range(args.repeat))
-    journaled = min(run_recorder(data, journal=True) for _ in range(args.repeat))
+    finish: list[tuple[float, float]] = []
+    journaled = min(run_recorder(data, journal=True, finish=finish) for _ in range(args.repeat))
+    written, floor = min(finish)
     print(f"recorder, {steps} steps: baseline StepChain {base * 1e3:.1f} ms ({base / steps * 1e6:.0f} µs/step)")
     print(f"  without journal: {plain / base:.2f}×   with journal: {journaled / base:.2f}× "
           f"({(journaled - plain) / steps * 1e6:.0f} µs per step for the journal)")
+    print(f"  write(): {written * 1e3:.1f} ms, {written / floor:.2f}× dumps of the cassette ({floor * 1e3:.1f} ms)")
 
     unrecorded = min(run_calls(args.calls, record=False) for _ in range(args.repeat))
     recorded = min(run_calls(args.calls, record=True) for _ in range(args.repeat))

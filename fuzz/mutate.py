@@ -1,6 +1,8 @@
 """A small, dependency-free mutation fuzzer: the short pass in CI, and the fallback where atheris does not
 install.  Byte-level mutations (flip, insert an interesting token, cut, duplicate, splice) and JSON-aware ones
-(decode the seed, replace one node by a hostile value, encode it again), from a fixed random seed."""
+(decode the seed, or one line of a JSON-lines seed, replace one node by a hostile value, encode it again),
+from a fixed random seed.  The hostile values and tokens include the planted key's forms and the deep-nesting
+markers of `fuzz.planted`: a key or a piece of one, across gaps and escapes, anywhere in a transcript."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ import json
 import random
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from fuzz.planted import DEEP_MARKERS, key_forms
 
 __all__ = ["HOSTILE_VALUES", "mutations", "run"]
 
@@ -19,6 +23,10 @@ HOSTILE_VALUES: list[Any] = [None, True, False, 0, -1, 1.5, 1e300, 2**64, "", "\
                              "sk-ant-" + "a" * 30, [], {}, [None], {"\ud800": 1}, {"": []}, "9" * 40, -0.0,
                              "toolu_01abc", "call-0", "\u202e", [[[[[]]]]], {"type": "tool_calls", "calls": {}},
                              {"type": "final_answer"}, {"event": "run_completed", "status": "success"}]
+# The planted key's forms (as values, and as tokens inside a JSON string) and the deep-nesting markers.
+_KEY_FORMS = [form for _, form in key_forms()]
+HOSTILE_VALUES += _KEY_FORMS + [[[[form]]] for form in _KEY_FORMS[:3]] + [{"text": form} for form in _KEY_FORMS[3:6]]
+TOKENS += [json.dumps(form)[1:-1].encode() for form in _KEY_FORMS] + list(DEEP_MARKERS)
 
 
 def _nodes(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
@@ -45,10 +53,18 @@ def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
 
 
 def _json_mutation(rng: random.Random, data: bytes) -> bytes | None:
+    """One node of the seed replaced (a JSON document, or one line of JSON lines), encoded again."""
     try:
         value = json.loads(data.decode("utf-8", "surrogatepass"))
     except (ValueError, UnicodeDecodeError):
-        return None
+        lines = data.split(b"\n")
+        if len(lines) < 2:
+            return None
+        at = rng.randrange(len(lines))
+        line = _json_mutation(rng, lines[at]) if lines[at].strip() else None
+        if line is None:
+            return None
+        return b"\n".join([*lines[:at], line.replace(b"\n", b""), *lines[at + 1:]])
     paths = list(_nodes(value))
     path = rng.choice(paths)
     choice = rng.random()

@@ -32,6 +32,7 @@ from blackbox.format.writing import dumps, pretty_json
 from blackbox.importers.common import Importer, TranscriptError, check_writable
 from blackbox.importers.registry import IMPORTERS
 from blackbox.live.recorder import recover
+from fuzz.planted import PLANTED_ENV, SENTENCES, expanded, holds_key_piece, planted_seeds
 
 __all__ = ["FIXTURES", "TARGETS", "Crash", "seeds"]
 
@@ -173,17 +174,33 @@ def canonical_target(data: bytes) -> None:
     assert again == text, "canonical JSON is not a fixed point"
 
 
+def _transcript_name(importer: Importer, data: bytes) -> str:
+    """The file name an input is imported under: the importer's first pattern, or for Gemini CLI the older
+    single-document form (`session-*.json`) when the input is not one JSON object a line (a line starts
+    indented, or the file is an array)."""
+    patterns = importer.patterns
+    if len(patterns) > 1 and (data.lstrip()[:1] == b"[" or any(
+            line[:1] in (b" ", b"\t") for line in data.splitlines() if line.strip())):
+        return patterns[1].replace("*", "fuzz")
+    return patterns[0].replace("*", "fuzz")
+
+
 def _import_target(importer: Importer) -> Callable[[bytes], None]:
-    """An importer over a transcript file: a cassette that can be written, or its one-line refusal."""
-    name = importer.patterns[0].replace("*", "fuzz")
+    """An importer over a transcript file, with an API key in its environment (`planted.PLANTED_ENV`): a
+    cassette that can be written and holds no piece of the key, or its one-line refusal.  Deep markers in the
+    input are expanded first (`planted.expanded`)."""
 
     @_with_scratch
     def target(data: bytes) -> None:
+        path = _file(expanded(data), _transcript_name(importer, data))
         try:
-            check_writable(importer.import_file(_file(data, name), "fuzz"), env={})
+            written = check_writable(importer.import_file(path, "fuzz"), env=PLANTED_ENV)
         except TranscriptError as exc:
-            assert "\n" not in str(exc), "a refusal is one line"
+            message = str(exc)
+            assert "\n" not in message, "a refusal is one line"
+            assert not holds_key_piece(json.dumps(message).encode()), "a refusal shows a piece of the key"
             return
+        assert not holds_key_piece(written), "a cassette holding a piece of the planted key was written"
     return target
 
 
@@ -264,6 +281,16 @@ def _with_token_counts(path: Path) -> bytes:
     return json.dumps(document, indent=2, ensure_ascii=False).encode()
 
 
+#: The fixtures each importer's target starts from (each holds a sentence `planted.SENTENCES` names).
+_TRANSCRIPTS = {
+    "claude_code": ("import/claude-code-session.jsonl", "import/claude-code-tax.jsonl"),
+    "chat_json": ("external/chat-tool-use.foreign.json",),
+    "codex": ("import/codex-tax.jsonl", "import/codex-long-compacted.jsonl"),
+    "gemini": ("import/gemini-tax-rewind.jsonl", "import/gemini-checkpoint.foreign.json"),
+    "otel": ("import/otel-weather.foreign.json",),
+}
+
+
 def seeds(target: str) -> list[bytes]:
     """The seed corpus of a target, from the fixtures (and the regressions found so far)."""
     traces = [*sorted((FIXTURES / "traces").glob("*.json")), FIXTURES / "external/chat-tool-use.converted.v2.json",
@@ -275,17 +302,11 @@ def seeds(target: str) -> list[bytes]:
         lines = (FIXTURES / "canonical/vectors.jsonl").read_text().splitlines()
         out = [json.loads(line)["input"].encode("utf-8", "surrogatepass") for line in lines[::16]]
         out += [p.read_bytes() for p in traces[:2]]
-    elif target == "claude_code":
-        out = [(FIXTURES / name).read_bytes() for name in ("import/claude-code-session.jsonl",
-                                                          "import/claude-code-tax.jsonl")]
-    elif target == "chat_json":
-        out = [(FIXTURES / "external/chat-tool-use.foreign.json").read_bytes()]
-    elif target == "codex":
-        out = [(FIXTURES / "import" / name).read_bytes() for name in ("codex-tax.jsonl", "codex-long-compacted.jsonl")]
-    elif target == "gemini":
-        out = [(FIXTURES / "import/gemini-tax-rewind.jsonl").read_bytes()]
-    elif target == "otel":
-        out = [(FIXTURES / "import/otel-weather.foreign.json").read_bytes()]
+    elif target in _TRANSCRIPTS:
+        out = []
+        for name in _TRANSCRIPTS[target]:  # each transcript, then it with the planted key and deep markers
+            data = (FIXTURES / name).read_bytes()
+            out += [data, *planted_seeds(data, *SENTENCES[name])]
     elif target == "recover":
         out = [_journal_of(p) for p in traces]
     elif target == "cli":

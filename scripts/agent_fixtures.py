@@ -5,16 +5,32 @@ event lines, telemetry); the content is our own.  Three of them are one task don
 test fails: fix it"), so they can be diffed across agents; the long Codex rollout compacts its history half
 way; the Gemini log re-appends messages as the CLI does and rewinds.
 
+Each fixture's expected cassette (`<name>.expected.json`) is written from the same session told as a plain
+story (`tests/import_rules.Story`: what was said, called and returned, and when) by the import rules of
+docs/format.md (`tests/import_rules.expected_cassette`), never by an importer: the import tests compare each
+importer's cassette with it, and check that these files are what the stories give.
+
 Run: `python scripts/agent_fixtures.py`.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
-OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "import"
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from blackbox.format.writing import dumps  # noqa: E402
+from tests.import_rules import Call, Compacted, Said, Story, Turn, expected_cassette, ms  # noqa: E402
+
+OUT = ROOT / "tests" / "fixtures" / "import"
+#: The tool descriptions the rules give each agent's observed tools (docs/format.md: hashed, exact words).
+CLAUDE_TOOLS = "Observed in Claude Code transcript; original definition unavailable."
+CODEX_TOOLS = "Observed in Codex CLI rollout; original definition unavailable."
+GEMINI_TOOLS = "Observed in Gemini CLI session; original definition unavailable."
 PROMPT = "The VAT test in tests/test_tax.py fails. Find out why and fix it."
 CWD = "/home/dev/shop"
 FAILING = ("F.\n=== FAILURES ===\ntest_apply_vat: assert apply_vat(100) == 120.0 (got 119.0)\n"
@@ -38,16 +54,29 @@ class Clock:
         return self.now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{self.now.microsecond // 1000:03d}Z"
 
 
-def write(name: str, lines: list[Any]) -> None:
-    text = "\n".join(json.dumps(line, ensure_ascii=False, separators=(",", ":")) for line in lines) + "\n"
-    (OUT / name).write_text(text, encoding="utf-8")
+class Fixture:
+    """One transcript's records, the story they tell, and the trace id and start time of its expected cassette."""
+
+    def __init__(self, name: str, lines: list[Any], story: Story, trace_id: str, created_at: int) -> None:
+        self.name, self.lines, self.story, self.trace_id, self.created_at = name, lines, story, trace_id, created_at
+
+    def transcript(self) -> bytes:
+        text = "\n".join(json.dumps(line, ensure_ascii=False, separators=(",", ":")) for line in self.lines) + "\n"
+        return text.encode("utf-8")
+
+    def expected(self) -> bytes:
+        return dumps(expected_cassette(self.story, self.trace_id, self.created_at))
+
+    def write(self) -> None:
+        (OUT / self.name).write_bytes(self.transcript())
+        (OUT / self.name.replace(".jsonl", ".expected.json")).write_bytes(self.expected())
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Claude Code
 
 
-def claude_code() -> None:
+def claude_code() -> Fixture:
     clock = Clock()
     session = "7d3c1f2e-5a44-4b8e-9a0d-2f6b8c1e9a31"
     lines: list[Any] = []
@@ -75,29 +104,49 @@ def claude_code() -> None:
         return envelope("user", {"role": "user", "content": [block]},
                         toolUseResult={"stdout": content, "stderr": "", "interrupted": False})
 
+    story = Story(CLAUDE_TOOLS, "\n")
+
+    def turn(mid: str, *blocks: dict[str, Any]) -> Turn:
+        """The lines of one model turn (one per block, as Claude Code writes them); thinking is dropped."""
+        first = None
+        for block in blocks:
+            lines.append(assistant(mid, block))
+            first = first or lines[-1]
+        assert first is not None
+        told = Turn(ms(first["timestamp"]), [b["text"] for b in blocks if b["type"] == "text"])
+        story.items.append(told)
+        return told
+
+    def answered(told: Turn, tool_id: str, content: str, is_error: bool = False) -> None:
+        """The result line of the turn's call `tool_id`: the story's call gets its result (an error: its text)."""
+        lines.append(result(tool_id, content, is_error))
+        block = next(b for line in lines if line.get("type") == "assistant" for b in line["message"]["content"]
+                     if b.get("id") == tool_id)
+        told.calls.append(Call(block["name"], block["input"], content, ms(lines[-1]["timestamp"]), is_error))
+
+    def use(tool_id: str, name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
+
     lines.append({"type": "summary", "summary": "Fix VAT rate", "leafUuid": "x"})
     lines.append(envelope("user", {"role": "user", "content": PROMPT}))
-    lines.append(assistant("msg_01A", {"type": "thinking", "thinking": "Run the tests first.", "signature": "c2ln"}))
-    lines.append(assistant("msg_01A", {"type": "text", "text": "I'll run the failing test first."}))
-    lines.append(assistant("msg_01A", {"type": "tool_use", "id": "toolu_01Run", "name": "Bash",
-                                       "input": {"command": "pytest -q tests/test_tax.py",
-                                                 "description": "Run the tax tests"}}))
-    lines.append(result("toolu_01Run", "Exit code 1\n" + FAILING.rstrip("\n"), is_error=True))
-    lines.append(assistant("msg_01B", {"type": "tool_use", "id": "toolu_01Read", "name": "Read",
-                                       "input": {"file_path": f"{CWD}/tax.py"}}))
-    numbered = "\n".join(f"{i:>6}\t{line}" for i, line in enumerate(TAX_PY.splitlines(), start=1))
-    lines.append(result("toolu_01Read", numbered))
-    lines.append(assistant("msg_01C", {"type": "tool_use", "id": "toolu_01Edit", "name": "Edit",
-                                       "input": {"file_path": f"{CWD}/tax.py", "old_string": "RATE = 0.19",
-                                                 "new_string": "RATE = 0.20"}}))
-    lines.append(result("toolu_01Edit", f"The file {CWD}/tax.py has been updated. Here's the result of running "
-                                        "`cat -n` on a snippet of the edited file:\n     1\tRATE = 0.20"))
-    lines.append(assistant("msg_01D", {"type": "tool_use", "id": "toolu_01Again", "name": "Bash",
-                                       "input": {"command": "pytest -q tests/test_tax.py",
-                                                 "description": "Run the tax tests again"}}))
-    lines.append(result("toolu_01Again", PASSING.rstrip("\n")))
-    lines.append(assistant("msg_01E", {"type": "text", "text": ANSWER}))
-    write("claude-code-tax.jsonl", lines)
+    story.items.append(Said(PROMPT))
+    created_at = ms(lines[-1]["timestamp"])
+    told = turn("msg_01A", {"type": "thinking", "thinking": "Run the tests first.", "signature": "c2ln"},
+                {"type": "text", "text": "I'll run the failing test first."},
+                use("toolu_01Run", "Bash", {"command": "pytest -q tests/test_tax.py",
+                                            "description": "Run the tax tests"}))
+    answered(told, "toolu_01Run", "Exit code 1\n" + FAILING.rstrip("\n"), is_error=True)
+    told = turn("msg_01B", use("toolu_01Read", "Read", {"file_path": f"{CWD}/tax.py"}))
+    answered(told, "toolu_01Read", "\n".join(f"{i:>6}\t{line}" for i, line in enumerate(TAX_PY.splitlines(), start=1)))
+    told = turn("msg_01C", use("toolu_01Edit", "Edit", {"file_path": f"{CWD}/tax.py", "old_string": "RATE = 0.19",
+                                                        "new_string": "RATE = 0.20"}))
+    answered(told, "toolu_01Edit", f"The file {CWD}/tax.py has been updated. Here's the result of running `cat -n` "
+                                   "on a snippet of the edited file:\n     1\tRATE = 0.20")
+    told = turn("msg_01D", use("toolu_01Again", "Bash", {"command": "pytest -q tests/test_tax.py",
+                                                         "description": "Run the tax tests again"}))
+    answered(told, "toolu_01Again", PASSING.rstrip("\n"))
+    turn("msg_01E", {"type": "text", "text": ANSWER})
+    return Fixture("claude-code-tax.jsonl", lines, story, "claude-code-tax", created_at)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -105,42 +154,75 @@ def claude_code() -> None:
 
 
 class Rollout:
+    """A Codex rollout being written, and its story: consecutive assistant-side items (reasoning, messages,
+    calls) are one model turn, at its first item's time; an input-side item (a user message, a tool's output,
+    a compaction, a new turn context) ends it."""
+
     def __init__(self, session: str, start: str) -> None:
         self.clock = Clock(start)
         self.lines: list[Any] = []
         self.session = session
         self.calls = 0
+        self.story = Story(CODEX_TOOLS, "\n\n")
+        self.turn: Turn | None = None
+        self.model: str | None = None
+        self.asked: dict[str, tuple[Turn, str, Any]] = {}  # call id → its turn, tool and input
+        self.created_at = 0
 
     def record(self, kind: str, payload: dict[str, Any]) -> None:
         self.lines.append({"timestamp": self.clock.tick(350), "type": kind, "payload": payload})
+
+    def at(self) -> int:
+        return ms(self.lines[-1]["timestamp"])
+
+    def assistant_side(self) -> Turn:
+        if self.turn is None:
+            self.turn = Turn(self.at(), model=self.model)
+            self.story.items.append(self.turn)
+        return self.turn
+
+    def called(self, call_id: str, name: str, tool_input: Any) -> None:
+        self.asked[call_id] = (self.assistant_side(), name, tool_input)
+
+    def answered(self, call_id: str, value: Any) -> None:
+        self.turn = None
+        turn, name, tool_input = self.asked[call_id]
+        turn.calls.append(Call(name, tool_input, value, self.at()))
 
     def meta(self) -> None:
         self.record("session_meta", {"id": self.session, "timestamp": self.clock.tick(1), "cwd": CWD,
                                      "originator": "codex_cli_rs", "cli_version": "0.63.0", "instructions": None,
                                      "source": "cli", "model_provider": "openai",
                                      "git": {"commit_hash": "4be1c0a", "branch": "main"}})
+        self.created_at = self.at()  # the start: the first record's time
+        # Codex's own preamble, written as a user message: not the user's, so not in the story.
         self.record("response_item", {"type": "message", "role": "user", "content": [
             {"type": "input_text", "text": "<environment_context>\n  <cwd>" + CWD + "</cwd>\n  <approval_policy>"
                                            "on-request</approval_policy>\n  <sandbox_mode>workspace-write"
                                            "</sandbox_mode>\n  <shell>bash</shell>\n</environment_context>"}]})
+        self.turn = None
 
     def user(self, text: str) -> None:
         self.record("turn_context", {"cwd": CWD, "approval_policy": "on-request",
                                      "sandbox_policy": {"mode": "workspace-write", "network_access": False},
                                      "model": "gpt-5-codex", "effort": "medium", "summary": "auto"})
+        self.model, self.turn = "gpt-5-codex", None
         self.record("response_item", {"type": "message", "role": "user",
                                       "content": [{"type": "input_text", "text": text}]})
+        self.story.items.append(Said(text))
         self.record("event_msg", {"type": "user_message", "message": text, "images": []})
         self.record("event_msg", {"type": "task_started", "model_context_window": 272000})
 
     def reasoning(self, summary: str) -> None:
         self.record("response_item", {"type": "reasoning", "summary": [{"type": "summary_text", "text": summary}],
                                       "content": None, "encrypted_content": "gAAAAABp" + "x" * 24})
+        self.assistant_side()  # dropped like thinking, but part of the turn
         self.record("event_msg", {"type": "agent_reasoning", "text": summary})
 
     def say(self, text: str) -> None:
         self.record("response_item", {"type": "message", "role": "assistant",
                                       "content": [{"type": "output_text", "text": text}]})
+        self.assistant_side().texts.append(text)
         self.record("event_msg", {"type": "agent_message", "message": text})
 
     def call_id(self) -> str:
@@ -149,12 +231,16 @@ class Rollout:
 
     def shell(self, command: str, output: str, code: int = 0) -> None:
         call = self.call_id()
-        self.record("response_item", {"type": "function_call", "name": "shell", "arguments": json.dumps(
-            {"command": ["bash", "-lc", command], "workdir": CWD, "timeout_ms": 120000}), "call_id": call})
+        arguments = {"command": ["bash", "-lc", command], "workdir": CWD, "timeout_ms": 120000}
+        self.record("response_item", {"type": "function_call", "name": "shell", "arguments": json.dumps(arguments),
+                                      "call_id": call})
+        self.called(call, "shell", arguments)  # JSON arguments: the parsed value
         self.record("event_msg", {"type": "exec_command_end", "call_id": call, "stdout": output, "stderr": "",
                                   "exit_code": code, "duration": {"secs": 0, "nanos": 41000000}})
-        self.record("response_item", {"type": "function_call_output", "call_id": call, "output": json.dumps(
-            {"output": output, "metadata": {"exit_code": code, "duration_seconds": 0.0}}, separators=(",", ":"))})
+        result = {"output": output, "metadata": {"exit_code": code, "duration_seconds": 0.0}}
+        self.record("response_item", {"type": "function_call_output", "call_id": call,
+                                      "output": json.dumps(result, separators=(",", ":"))})
+        self.answered(call, result)  # output JSON text: the parsed value
         self.tokens()
 
     def patch(self, path: str, old: str, new: str) -> None:
@@ -162,11 +248,14 @@ class Rollout:
         body = f"*** Begin Patch\n*** Update File: {path}\n@@\n-{old}\n+{new}\n*** End Patch\n"
         self.record("response_item", {"type": "custom_tool_call", "status": "completed", "call_id": call,
                                       "name": "apply_patch", "input": body})
+        self.called(call, "apply_patch", body)  # a custom tool's input: the string itself
         self.record("event_msg", {"type": "patch_apply_end", "call_id": call, "stdout": f"M {path}\n",
                                   "stderr": "", "success": True})
-        self.record("response_item", {"type": "custom_tool_call_output", "call_id": call, "output": json.dumps(
-            {"output": f"Success. Updated the following files:\nM {path}\n",
-             "metadata": {"exit_code": 0, "duration_seconds": 0.0}}, separators=(",", ":"))})
+        result = {"output": f"Success. Updated the following files:\nM {path}\n",
+                  "metadata": {"exit_code": 0, "duration_seconds": 0.0}}
+        self.record("response_item", {"type": "custom_tool_call_output", "call_id": call,
+                                      "output": json.dumps(result, separators=(",", ":"))})
+        self.answered(call, result)
         self.tokens()
 
     def tokens(self) -> None:
@@ -179,7 +268,7 @@ class Rollout:
         self.record("event_msg", {"type": "task_complete", "last_agent_message": text})
 
 
-def codex_tax() -> None:
+def codex_tax() -> Fixture:
     rollout = Rollout("019acb41-7e2a-7c11-9d6e-0b1f5e7a2c90", "2026-11-30T10:02:00")
     rollout.meta()
     rollout.user(PROMPT)
@@ -190,10 +279,10 @@ def codex_tax() -> None:
     rollout.patch("tax.py", "RATE = 0.19", "RATE = 0.20")
     rollout.shell("pytest -q tests/test_tax.py", PASSING)
     rollout.done(ANSWER)
-    write("codex-tax.jsonl", rollout.lines)
+    return Fixture("codex-tax.jsonl", rollout.lines, rollout.story, "codex-tax", rollout.created_at)
 
 
-def codex_long() -> None:
+def codex_long() -> Fixture:
     """A long rollout: 3 user turns, 48 tool rounds, one compaction half way, and records a reader does not
     know (a new record type, a web search item) that must be skipped and counted."""
     rollout = Rollout("019acb77-1b0d-7f42-8e51-6c2d9a4b7e13", "2026-11-30T14:20:00")
@@ -232,18 +321,23 @@ def codex_long() -> None:
             kept.append({"type": "message", "role": "user", "content": [{"type": "input_text", "text": summary}]})
             rollout.record("event_msg", {"type": "context_compacted"})
             rollout.record("compacted", {"message": summary, "replacement_history": kept})
-    write("codex-long-compacted.jsonl", rollout.lines)
+            rollout.turn = None  # the history from here on: the kept user messages, as neutral messages
+            rollout.story.items.append(Compacted([{"role": "user", "content": prompt},
+                                                  {"role": "user", "content": summary}]))
+    return Fixture("codex-long-compacted.jsonl", rollout.lines, rollout.story, "codex-long", rollout.created_at)
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Gemini CLI
 
 
-def gemini() -> None:
+def gemini() -> Fixture:
     clock = Clock("2026-11-30T11:40:00")
     lines: list[Any] = [{"sessionId": "5b2e9c4a-0f1d-4e6b-a3c7-9d8e2f1a6b40", "projectHash": "c0ffee" * 10 + "beef",
                          "startTime": clock.tick(1), "lastUpdated": clock.tick(1), "kind": "main",
                          "directories": [CWD]}]
+    story = Story(GEMINI_TOOLS, "\n")
+    told: dict[str, Said | Turn] = {}  # message id → what it tells, in order (a rewind drops from one on)
     n = [0]
 
     def msg_id() -> str:
@@ -253,6 +347,7 @@ def gemini() -> None:
     def user(text: str) -> str:
         mid = msg_id()
         lines.append({"id": mid, "timestamp": clock.tick(), "type": "user", "content": [{"text": text}]})
+        told[mid] = Said(text)
         return mid
 
     def gemini_turn(text: str, call: tuple[str, dict[str, Any], dict[str, Any]] | None, *,
@@ -264,6 +359,7 @@ def gemini() -> None:
                                                 "timestamp": clock.tick(1)}],
                                   "tokens": {"input": 5100, "output": 48, "cached": 4000, "thoughts": 31, "tool": 0,
                                              "total": 5179}}
+        turn = told[mid] = Turn(ms(record["timestamp"]), [text] if text else [], model="gemini-2.5-pro")
         if call is not None:
             name, args, response = call
             tool_id = f"{name}-{1764500000000 + n[0]}-{n[0]:x}e7"
@@ -277,6 +373,8 @@ def gemini() -> None:
                         "resultDisplay": "done"}
                 record["toolCalls"] = [done]
                 lines.append(record)
+                # `{output}` is the output (JSON text would be parsed; this is plain text), at the call's time
+                turn.calls.append(Call(name, args, response["output"], ms(done["timestamp"])))
         else:
             lines.append(record)
         return mid
@@ -299,6 +397,8 @@ def gemini() -> None:
     lines.append({"$set": {"lastUpdated": clock.tick(1)}})
     # The user rewinds the hard-coded fix (/rewind): the message and everything after it go.
     lines.append({"$rewindTo": wrong})
+    kept = list(told)[: list(told).index(wrong)]
+    told = {mid: told[mid] for mid in kept}
     gemini_turn("", ("replace", {"file_path": f"{CWD}/tax.py", "old_string": "RATE = 0.19",
                                  "new_string": "RATE = 0.20", "expected_replacements": 1},
                      {"output": f"Successfully modified file: {CWD}/tax.py (1 replacements)."}))
@@ -307,7 +407,8 @@ def gemini() -> None:
                      shell("pytest -q tests/test_tax.py", PASSING, 0)))
     gemini_turn(ANSWER, None)
     lines.append({"$set": {"lastUpdated": clock.tick(1), "summary": "Fixed the VAT rate"}})
-    write("gemini-tax-rewind.jsonl", lines)
+    story.items = list(told.values())
+    return Fixture("gemini-tax-rewind.jsonl", lines, story, "gemini-tax", ms(lines[0]["startTime"]))
 
 
 def gemini_checkpoint() -> None:
@@ -335,9 +436,12 @@ def gemini_checkpoint() -> None:
     (OUT / "gemini-checkpoint.foreign.json").write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
 
+def fixtures() -> list[Fixture]:
+    """The coding-agent fixtures, their stories told (nothing written)."""
+    return [claude_code(), codex_tax(), codex_long(), gemini()]
+
+
 if __name__ == "__main__":
-    claude_code()
-    codex_tax()
-    codex_long()
-    gemini()
+    for fixture in fixtures():
+        fixture.write()
     gemini_checkpoint()

@@ -41,6 +41,20 @@ def _seed_corpus(target: str) -> Path:
     return corpus
 
 
+def _dictionary() -> Path:
+    """A libFuzzer dictionary of the mutator's tokens (the planted key's forms, the deep-nesting markers, JSON's
+    hostile bits), so the coverage-guided fuzzer inserts them as the mutation fuzzer does."""
+    from fuzz.mutate import TOKENS
+
+    def quoted(token: bytes) -> str:
+        return "".join(chr(b) if 0x20 <= b < 0x7F and b not in b'"\\' else f"\\x{b:02x}" for b in token)
+
+    path = WORK / "tokens.dict"
+    WORK.mkdir(exist_ok=True)
+    path.write_text("".join(f'token{i}="{quoted(t)}"\n' for i, t in enumerate(TOKENS) if t))
+    return path
+
+
 def _atheris(target: str, seconds: float, max_len: int) -> tuple[int, list[Path]]:
     """Run atheris on one target for `seconds`, restarting after each crash; (inputs tried, crash files)."""
     corpus = _seed_corpus(target)
@@ -52,7 +66,7 @@ def _atheris(target: str, seconds: float, max_len: int) -> tuple[int, list[Path]
         before = set(crashes_dir.iterdir())
         cmd = [sys.executable, "-m", "fuzz.atheris_main", target, str(corpus), f"-max_total_time={int(left)}",
                "-print_final_stats=1", f"-artifact_prefix={crashes_dir}/", "-rss_limit_mb=3072", "-timeout=20",
-               f"-max_len={max_len}", "-close_fd_mask=3"]
+               f"-max_len={max_len}", "-close_fd_mask=3", f"-dict={_dictionary()}"]
         scratch = WORK / "tmp"  # libFuzzer exits without running atexit: the targets' scratch files go here
         scratch.mkdir(parents=True, exist_ok=True)
         done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, errors="replace",

@@ -70,10 +70,27 @@ def test_claude_code_fixture_writes_the_originals_bytes(tmp_path: Path) -> None:
     assert res.stderr == ""  # no progress bar when stderr is not a terminal
 
 
-def test_default_id_is_imported(tmp_path: Path) -> None:
-    out = tmp_path / "whatever-name.json"
-    assert invoke("--from", "claude-code", "--in", CLAUDE_FIXTURE, "--out", out).exit_code == 0
-    assert load(out).id == "imported"
+def test_default_id_is_the_transcripts_name_so_two_sessions_never_share_one(tmp_path: Path) -> None:
+    """Issue 30: every import was `imported`.  The id is the transcript file's name (a Claude Code session file is
+    named by its session id, a Codex rollout and a Gemini CLI log by their start time and id), as a folder
+    import names each cassette; the same file gives the same id, whatever the --out name."""
+    sessions = {"claude-code": CLAUDE_FIXTURE,
+                "codex": FIXTURES / "import/codex-tax.jsonl", "gemini": FIXTURES / "import/gemini-tax-rewind.jsonl"}
+    rollout = tmp_path / "rollout-2026-11-30T10-02-00-019acb41-7e2a-7c11-9d6e-0b1f5e7a2c90.jsonl"
+    rollout.write_bytes(sessions["codex"].read_bytes())
+    gemini_log = tmp_path / "session-2026-11-30T11-40-5b2e9c4a.jsonl"
+    gemini_log.write_bytes(sessions["gemini"].read_bytes())
+    ids = {}
+    for source, path in (("codex", rollout), ("gemini", gemini_log), ("claude-code", CLAUDE_FIXTURE)):
+        for n in (1, 2):
+            out = tmp_path / f"whatever-name-{source}-{n}.json"
+            assert invoke("--from", source, "--in", path, "--out", out).exit_code == 0
+            cassette = load(out)
+            assert cassette.steps[0].id == f"{cassette.id}:0"
+            ids.setdefault(source, set()).add(cassette.id)
+    assert ids == {"codex": {rollout.stem}, "gemini": {gemini_log.stem}, "claude-code": {"claude-code-session"}}
+    assert invoke("--from", "codex", "--in", rollout, "--out", tmp_path / "named.json", "--id", "mine").exit_code == 0
+    assert load(tmp_path / "named.json").id == "mine"
 
 
 def test_an_incomplete_session_imports_as_incomplete(tmp_path: Path) -> None:

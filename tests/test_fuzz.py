@@ -6,6 +6,7 @@ runs, so the pass is reproducible).  The long runs are `python scripts/fuzz.py -
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -14,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from fuzz.mutate import run
-from fuzz.targets import TARGETS, seeds
+from fuzz.mutate import TOKENS, run
+from fuzz.planted import DEEP_MARKERS, PLANTED_KEY, expanded, holds_key_piece, key_forms, near_misses
+from fuzz.targets import IMPORT_TARGETS, TARGETS, seeds
 from tests.waiting import HANG_GUARD
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,6 +35,27 @@ def test_seed_corpus_and_mutants(name: str) -> None:
     assert corpus, f"{name} has no seeds"
     tried = run(TARGETS[name], corpus, MUTANTS.get(name, 600), seed=12)
     assert tried >= len(corpus)
+
+
+@pytest.mark.parametrize("name", sorted(IMPORT_TARGETS))
+def test_every_importers_seeds_plant_the_key_and_deep_nesting(name: str) -> None:
+    """Issue 30's dimension: each importer's corpus holds every form of the planted key and every depth (its
+    target imports with that key in the environment and fails on a cassette holding a piece of it)."""
+    corpus = seeds(name)
+    for _, form in key_forms():
+        escaped = json.dumps(form, ensure_ascii=False)[1:-1].encode()
+        assert any(escaped in data or json.dumps(escaped.decode())[1:-1].encode() in data for data in corpus), form
+    for marker, nesting in DEEP_MARKERS.items():
+        assert any(marker in data for data in corpus) and nesting in expanded(b"x" + marker)
+    assert set(DEEP_MARKERS) <= set(TOKENS)
+
+
+def test_the_oracle_judging_written_cassettes_sees_every_form_and_no_near_miss() -> None:
+    for _, form in key_forms():
+        assert holds_key_piece(json.dumps({"steps": [{"payload": {"text": form}}]}).encode()), form
+    for miss in near_misses():
+        assert not holds_key_piece(json.dumps({"steps": [{"payload": {"text": miss}}]}).encode()), miss
+    assert holds_key_piece(json.dumps({"k": json.dumps({"inner": PLANTED_KEY[5:30]})}).encode())
 
 
 REGRESSIONS = ROOT / "fuzz" / "regressions"

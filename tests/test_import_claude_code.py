@@ -91,10 +91,10 @@ def test_fixture_imports_to_the_originals_bytes() -> None:
     assert outcome(cassette).tools == ("Read", "Bash")
 
 
-def test_default_trace_id_is_imported() -> None:
+def test_default_trace_id_is_the_session_files_name() -> None:
     cassette = import_claude_code(FIXTURES / "import/claude-code-session.jsonl")
-    assert cassette.id == "imported"
-    assert cassette.steps[0].id == "imported:0"
+    assert cassette.id == "claude-code-session"
+    assert cassette.steps[0].id == "claude-code-session:0"
 
 
 # ---------------------------------------------------------------------------------------------------------

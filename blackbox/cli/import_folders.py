@@ -17,7 +17,7 @@ from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, fail
 from blackbox.cli.term import colour
 from blackbox.errors import UsageError
 from blackbox.format.inert import inert
-from blackbox.importers.common import TranscriptError
+from blackbox.importers.common import TranscriptError, default_trace_id
 from blackbox.importers.registry import IMPORTERS
 from blackbox.importers.sessions import SessionFile, find_sessions, parse_since
 from blackbox.live.redaction import ACTIVE
@@ -95,7 +95,8 @@ def _import_all(source: str, folder: Path, out_dir: Path, sessions: list[Session
         name = str(session.relative)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            cassette, progress = import_one(source, session.path, target, session.path.stem, redactor=redactor)
+            cassette, progress = import_one(source, session.path, target, default_trace_id(session.path),
+                                            redactor=redactor)
         except (TranscriptError, OSError) as exc:
             failed += 1
             results.append({"file": name, "ok": False, "error": failure(exc)})

@@ -177,7 +177,7 @@ def _import_file(source: str, path: Path, out: Path, trace_id: str, json_out: bo
         if json_out:
             print_json({"ok": False, "source": source, "in": str(path), "out": str(out), "written": False,
                         "error": f"{path}: {failure(exc)}"})
-        fail(f"{inert(str(path))}: {inert(failure(exc))}")
+        fail(f"{inert(str(path))}: {inert(failure(exc))}", exc.exit_code if isinstance(exc, TranscriptError) else 1)
     if json_out:
         print_json({"ok": True, "source": source, "in": str(path), "out": str(out), "written": True,
                     **result_of(cassette, progress)})
@@ -210,7 +210,8 @@ def import_command(
                                   show_default=False)
     ] = None,
     trace_id: Annotated[
-        str | None, typer.Option("--id", help="Trace id (default: imported; a folder uses each session's name).")
+        str | None, typer.Option("--id", help="Trace id (default: the transcript file's name without its extension; "
+                                              "a folder names each cassette so).")
     ] = None,
     since: Annotated[
         str | None, typer.Option("--since", help="Only sessions modified since a date, a time or an age (3d, 12h).",
@@ -247,6 +248,6 @@ def import_command(
     if same_file(out, in_path):
         fail("--out must differ from --in (the same file, through a link or not); the transcript is never "
              "overwritten", EXIT_USAGE)
-    from blackbox.importers.common import DEFAULT_TRACE_ID
+    from blackbox.importers.common import default_trace_id
 
-    _import_file(source, in_path, out, trace_id or DEFAULT_TRACE_ID, json_out, redactor_for(policy))
+    _import_file(source, in_path, out, trace_id or default_trace_id(in_path), json_out, redactor_for(policy))

@@ -111,6 +111,7 @@ def redact_command(
     from blackbox.fork.plan import same_file
     from blackbox.format.cassette import chain_break, load
     from blackbox.format.marks import count_marks
+    from blackbox.format.secrets import KeySearch
     from blackbox.format.verify import verify
     from blackbox.format.writing import atomic_write, dumps
     from blackbox.redaction import redact_cassette
@@ -137,7 +138,12 @@ def redact_command(
     if not report.ok:
         failure = report.failure
         fail(f"the redacted cassette does not verify ({failure.name if failure else '?'}); nothing was written")
-    atomic_write(out, dumps(rewritten))
+    data = dumps(rewritten)
+    where = KeySearch.of_environment().step_holding(rewritten, data)  # the key check every writer makes
+    if where is not None:
+        fail(f"{where} of the redacted cassette still holds an API key from the environment (or a piece of it); "
+             "add a rule that masks it to the policy; nothing was written")
+    atomic_write(out, data)
     counts = count_marks(s.payload for s in rewritten.steps)
     changed = next((i for i, (a, b) in enumerate(zip(original.steps, rewritten.steps, strict=True))
                     if a.hash != b.hash), None)

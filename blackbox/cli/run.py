@@ -26,7 +26,7 @@ from blackbox.format.verify import verify
 from blackbox.format.writing import atomic_write, dumps
 from blackbox.live.journal import journal_locked
 from blackbox.live.launcher import check_out, run_agent
-from blackbox.live.recorder import JOURNAL_SUFFIX, recovered_path
+from blackbox.live.recorder import JOURNAL_SUFFIX, key_refusal, recovered_path
 from blackbox.live.recorder import recover as recover_journal
 from blackbox.live.report import SessionReport
 from blackbox.live.settings import Match as MatchMode
@@ -408,6 +408,10 @@ def recover(
         failure = report.failure
         fail(f"the recovered run does not verify ({failure.name if failure else '?'}: "
              f"{failure.detail if failure else ''}); nothing was written")
-    atomic_write(target, dumps(cassette))
+    data = dumps(cassette)
+    leak = key_refusal(cassette, data)
+    if leak is not None:
+        fail(f"the recovered run cannot be written: {leak}; remove it from the journal first; nothing was written")
+    atomic_write(target, data)
     journal.unlink(missing_ok=True)
     _say(f"recovered {inert(str(target))}: {_steps(len(cassette.steps))}, {outcome(cassette).status}")

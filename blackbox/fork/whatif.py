@@ -24,14 +24,16 @@ from typing import Any, Protocol
 import msgspec
 
 from blackbox.apis import ApiFacts
-from blackbox.errors import BlackboxError, UsageError
+from blackbox.errors import BlackboxError, SessionError, UsageError
 from blackbox.fork.plan import check_fork_point, fork_chain
 from blackbox.format.canonical import canonical_bytes
 from blackbox.format.cassette import Cassette, Step, StepChain, rechain
 from blackbox.format.origin import Origin
 from blackbox.format.outcome import turn_end, turn_start
+from blackbox.format.secrets import KeySearch
 from blackbox.format.tokens import Tokens
 from blackbox.format.typed import UNSET, ModelInputView, ToolCallView, ToolResultView, calls_in
+from blackbox.format.writing import dumps
 from blackbox.importers.registry import imported_provider
 from blackbox.live.made import made_now
 from blackbox.live.redaction import ACTIVE, chosen
@@ -313,9 +315,15 @@ class _Continuation:
         self.chain.append(kind, self.last, payload, tokens, origin)  # type: ignore[arg-type]
 
     def finish(self, reason: str) -> tuple[Cassette, str]:
+        """The fork, refused (SessionError) when it holds an API key of the environment or a piece of one: the
+        key check every writer of a cassette makes (a `--set` value, a live model's reply)."""
         parent = self.parent
         fork = self.chain.cassette(parent.createdAt, parent_id=parent.id, forked_from_step_id=parent.steps[self.at].id,
                                    made=self.made)
+        where = KeySearch.of_environment().step_holding(fork, dumps(fork))
+        if where is not None:
+            raise SessionError(f"refusing to write the fork: {where} holds an API key from the environment (or a "
+                               "piece of it, also split by spaces, line ends or escapes)")
         return fork, reason
 
     def answer(self, call: dict[str, Any], tool_results: ToolAnswer | None) -> dict[str, Any] | str:

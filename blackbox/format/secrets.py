@@ -10,9 +10,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from blackbox.apis import API_FACTS, GATEWAY_KEY_HEADERS
 from blackbox.wire import Request
+
+if TYPE_CHECKING:
+    from blackbox.format.cassette import Cassette
 
 __all__ = [
     "CREDENTIAL_PATTERNS",
@@ -34,6 +38,7 @@ __all__ = [
     "mask_secrets",
     "masker",
     "replay_placeholders",
+    "squeezed",
 ]
 
 #: Every API's key variables, in the table's order (`apis.API_FACTS`).
@@ -230,32 +235,101 @@ class Secrets:
         return self._search
 
 
-class KeySearch:
-    """Finds a key, or any `KEY_PIECE`-character piece of one, in encoded text (UTF-8 bytes).
+#: What may stand between two characters of a key and still leave it the key to a reader: ASCII whitespace and
+#: control characters, and every character beyond ASCII (keys are ASCII; this covers the Unicode spaces, the
+#: zero-width spaces and joiners, direction marks, the soft hyphen and the byte-order mark, and any other
+#: character laced between a key's).  A key wrapped at a line end, spaced out or laced with zero-width spaces
+#: is still the key.
+_DROPPED = bytes(range(0x21)) + bytes(range(0x80, 0x100))
+#: One of those as a JSON escape, at any depth of JSON held in strings (`\n`, `\\n`, `\u200b`, `\u0000`).
+_ESCAPED_GAP = re.compile(rb"\\\\*(?:[nrtfb]|u(?!00[2-7])[0-9a-fA-F]{4})")
+#: A character a key may hold, written as a JSON escape (`\u0041`, `\/`), at any depth.
+_ESCAPED_CHARACTER = re.compile(rb"\\\\*(?:u00([2-7][0-9a-fA-F])|(/))")
+#: `found_in` reads long data in windows of this size (so the squeezed copy stays small), each window joined
+#: to the end of the one before so that a piece across the border is still whole.
+_WINDOW = 1 << 22
 
-    Each key is cut into tiles of half a piece at every half-piece offset; any piece of the key contains a
-    whole tile, so a leak is found by searching for the few tiles (a fast `bytes.find` each) and, at a hit,
-    measuring how far the text goes on matching the key on both sides."""
+
+def _unescaped(match: re.Match[bytes]) -> bytes:
+    return bytes([int(match.group(1), 16)]) if match.group(1) is not None else b"/"
+
+
+def squeezed(data: bytes) -> bytes:
+    """`data` as a reader would take a key from it: every byte that cannot be part of a key (`_DROPPED`, or
+    such a character as a JSON escape at any depth of JSON held in strings) removed, and the characters a key
+    may hold written as escapes written plainly.  Two passes over `data` at most, both in C."""
+    out = data.translate(None, _DROPPED)
+    if b"\\" in out:
+        out = _ESCAPED_GAP.sub(b"", out)
+        if b"\\u00" in out or b"\\/" in out:
+            out = _ESCAPED_CHARACTER.sub(_unescaped, out)
+    return out
+
+
+def _safe_cut(data: bytes, at: int) -> int:
+    """A place at or before `at` where cutting `data` splits no JSON escape (no backslash in the eight bytes
+    before it); `len(data)` when there is none near (a run of backslashes: read the rest whole)."""
+    for cut in range(at, max(at - 4096, 8), -1):
+        if data.find(b"\\", cut - 8, cut + 1) == -1:
+            return cut
+    return len(data)
+
+
+class KeySearch:
+    """Finds a key, or any `KEY_PIECE`-character piece of one, in encoded text (UTF-8 bytes, JSON or not): the
+    one check of every place Blackbox writes a cassette or a journal (docs/format.md, "Writing a cassette").
+
+    A piece counts across gaps a reader would skip (whitespace, a line end, zero-width characters, raw or as
+    JSON escapes, also inside JSON held in a string) and with its characters JSON-escaped: the text is
+    `squeezed` of those first.  Each key is cut into tiles of half a piece at every half-piece offset; any
+    piece of the key contains a whole tile, so a leak is found by searching for the few tiles (a fast
+    `bytes.find` each) and, at a hit, measuring how far the text goes on matching the key on both sides."""
 
     def __init__(self, keys: Iterable[str]) -> None:
         self.keys = tuple(keys)
         self._whole: list[bytes] = []
         self._tiles: list[tuple[bytes, bytes, int]] = []  # (tile, key, offset of the tile in the key)
+        self._longest = 0
         step = KEY_PIECE // 2
         for key in self.keys:
-            raw = key.encode("utf-8", "surrogatepass")
+            raw = squeezed(key.encode("utf-8", "surrogatepass"))
             if len(raw) < MIN_KEY_LENGTH:
                 continue
+            self._longest = max(self._longest, len(raw))
             if len(raw) <= KEY_PIECE:
                 self._whole.append(raw)
                 continue
             self._tiles.extend((raw[at:at + step], raw, at) for at in range(0, len(raw) - step + 1, step))
 
+    @classmethod
+    def of_environment(cls, env: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> KeySearch:
+        """The keys of the API key variables `apis` names, in `env` (default the process's; the launcher's
+        replay placeholders are no keys), and `extra`."""
+        source = os.environ if env is None else env
+        values = [v for name in KEY_VARIABLES if (v := source.get(name)) and v != PLACEHOLDER_KEYS.get(name)]
+        return cls(dict.fromkeys([*values, *extra]))
+
     def __bool__(self) -> bool:
         return bool(self._whole or self._tiles)
 
     def found_in(self, data: bytes) -> bool:
-        """Whether `data` holds a whole key or a `KEY_PIECE`-byte piece of one."""
+        """Whether `data` holds a whole key or a `KEY_PIECE`-byte piece of one, across gaps and escapes."""
+        if not self:
+            return False
+        if len(data) <= _WINDOW:
+            return self._found(squeezed(data))
+        carry = b""
+        start = 0
+        while start < len(data):
+            end = len(data) if len(data) - start <= _WINDOW else _safe_cut(data, start + _WINDOW)
+            window = carry + squeezed(data[start:end])
+            if self._found(window):
+                return True
+            carry = window[-self._longest:]
+            start = end
+        return False
+
+    def _found(self, data: bytes) -> bool:
         if any(whole in data for whole in self._whole):
             return True
         for tile, key, at in self._tiles:
@@ -265,6 +339,49 @@ class KeySearch:
                     return True
                 hit = data.find(tile, hit + 1)
         return False
+
+    def in_written(self, data: bytes) -> bool:
+        """`found_in` for a cassette as `writing.dumps` writes it (two-space-indented JSON), read faster: each
+        string is on a line of its own there, and a piece is inside one string, so each distinct line is
+        searched once (every `model_input` repeats the history before it: most lines are repeats)."""
+        if not self:
+            return False
+        seen: set[bytes] = set()
+        start = 0
+        while start < len(data):
+            end = data.find(b"\n", start + _WINDOW)
+            end = len(data) if end == -1 else end
+            lines = data[start:end].split(b"\n")
+            fresh = set(lines)
+            fresh -= seen
+            if 2 * len(fresh) < len(lines):  # mostly repeats: worth remembering (mostly new: the set would
+                seen |= fresh                # only grow, as with a value nested thousands of levels deep)
+            if fresh and self._found(squeezed(b'"'.join(fresh))):  # a quote: no piece runs across it
+                return True
+            start = end + 1
+        return False
+
+    def step_holding(self, cassette: Cassette, data: bytes) -> str | None:
+        """Where `cassette` holds a key or a piece of one, or None: the one check before a cassette is written.
+
+        `data` is what will be written (`writing.dumps(cassette)`), searched at once (`in_written`); only
+        when it holds a piece are the parts searched to name the place: `the cassette's id` (or `parentId`,
+        `forkedFromStepId`), `step N's id`, `step N` (its payload), else `the cassette`."""
+        if not self.in_written(data):
+            return None
+        named = [("the cassette's id", cassette.id), ("the cassette's parentId", cassette.parentId),
+                 ("the cassette's forkedFromStepId", cassette.forkedFromStepId)]
+        for what, value in named:
+            if isinstance(value, str) and self.found_in(value.encode("utf-8", "surrogatepass")):
+                return what
+        from blackbox.format.writing import pretty_json
+
+        for step in cassette.steps:
+            if isinstance(step.id, str) and self.found_in(step.id.encode("utf-8", "surrogatepass")):
+                return f"step {step.index}'s id"
+            if self.found_in(pretty_json(step.payload, indent=0).encode("utf-8", "surrogatepass")):
+                return f"step {step.index}"
+        return "the cassette"
 
 
 def _matched(data: bytes, hit: int, key: bytes, at: int, size: int) -> int:

@@ -13,21 +13,21 @@ import os
 from pathlib import Path
 from typing import Any, TypeGuard
 
-import msgspec
-
-from blackbox.format.canonical import decode_json
 from blackbox.format.cassette import Cassette, StepChain
 from blackbox.importers.common import (
     DEFAULT_TRACE_ID,
     Importer,
     Reading,
     TranscriptError,
+    default_trace_id,
     json_numbers,
     json_or_text,
-    json_position,
 )
+from blackbox.importers.decoding import decode_document, decode_string
 
 __all__ = ["ChatJson", "import_chat_json", "import_chat_json_value"]
+
+_WHAT = "a chat-JSON transcript"
 
 
 def _is_int(value: Any) -> TypeGuard[int]:
@@ -101,10 +101,7 @@ def _tool_call(message: dict[str, Any], i: int) -> tuple[str, Any]:
         raise TranscriptError(f"{where}.name must be a non-empty string")
     if not isinstance(arguments, str):
         raise TranscriptError(f"{where}.arguments must be a JSON string")
-    try:
-        return name, decode_json(arguments)
-    except (msgspec.DecodeError, ValueError, RecursionError):
-        raise TranscriptError(f"{where}.arguments is not valid JSON") from None
+    return name, decode_string(arguments, f"{where}.arguments", _WHAT)
 
 
 def import_chat_json_value(document: Any, trace_id: str = DEFAULT_TRACE_ID) -> Cassette:
@@ -149,14 +146,9 @@ def import_chat_json_value(document: Any, trace_id: str = DEFAULT_TRACE_ID) -> C
     return chain.cassette(messages[0]["timestamp"])
 
 
-def import_chat_json(path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID) -> Cassette:
+def import_chat_json(path: str | os.PathLike[str], trace_id: str | None = None) -> Cassette:
     """The cassette of a chat-JSON file; TranscriptError naming the position when it cannot be one."""
-    data = Path(path).read_bytes()
-    try:
-        document = decode_json(data)
-    except (msgspec.DecodeError, ValueError, RecursionError) as exc:
-        raise TranscriptError(f"not JSON: invalid at {json_position(data, exc)}") from None
-    return import_chat_json_value(document, trace_id)
+    return import_chat_json_value(decode_document(Path(path).read_bytes(), _WHAT), trace_id or default_trace_id(path))
 
 
 class ChatJson(Importer):
@@ -164,7 +156,7 @@ class ChatJson(Importer):
     description = "{tools?, messages} with one OpenAI-style tool call per assistant message"
     patterns = ("*.json",)
 
-    def import_file(self, path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID,
+    def import_file(self, path: str | os.PathLike[str], trace_id: str | None = None,
                     progress: Reading = None) -> Cassette:
         with json_numbers():
             return import_chat_json(path, trace_id)

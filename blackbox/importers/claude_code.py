@@ -22,12 +22,11 @@ from blackbox.importers.common import (
     TranscriptError,
     as_progress,
     block_text,
-    decode_field,
-    decode_line,
     iso_ms,
     json_or_text,
     jsonl_lines,
 )
+from blackbox.importers.decoding import decode_field, decode_line
 from blackbox.importers.steps import AgentImporter, Human, Result, Transcript, Turn
 
 __all__ = ["OBSERVED_TOOL_DESCRIPTION", "ClaudeCode", "import_claude_code", "read_session"]

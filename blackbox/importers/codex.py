@@ -25,12 +25,11 @@ from blackbox.importers.common import (
     Reading,
     TranscriptError,
     as_progress,
-    decode_field,
-    decode_line,
     iso_ms,
     json_or_text,
     jsonl_lines,
 )
+from blackbox.importers.decoding import decode_field, decode_line
 from blackbox.importers.steps import AgentImporter, Compaction, Human, Result, Transcript, Turn, Use
 from blackbox.providers.openai_responses import Turns
 

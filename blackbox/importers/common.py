@@ -8,18 +8,18 @@ a transcript is someone else's file, so it is checked like any recording before 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 import msgspec
 
 from blackbox.errors import BlackboxError
 from blackbox.format.canonical import CanonicalError, decode_json
-from blackbox.format.cassette import Cassette, text_position
+from blackbox.format.cassette import Cassette
+from blackbox.format.nesting import MAX_NESTING, TOO_DEEP
 from blackbox.format.writing import dumps
 
 __all__ = [
@@ -27,22 +27,29 @@ __all__ = [
     "INFINITE",
     "NOTHING_WRITTEN",
     "Importer",
+    "NestedTooDeep",
     "Progress",
     "Reading",
     "TranscriptError",
     "as_progress",
     "block_text",
     "check_writable",
-    "decode_field",
-    "decode_line",
+    "default_trace_id",
     "iso_ms",
     "json_numbers",
     "json_or_text",
-    "json_position",
     "jsonl_lines",
 ]
 
-DEFAULT_TRACE_ID = "imported"
+DEFAULT_TRACE_ID = "imported"  # the trace id of an import with no file to name it (`import_spans` of spans in memory)
+
+
+def default_trace_id(path: str | os.PathLike[str]) -> str:
+    """An import's trace id when none is given: the transcript file's name without its extension, as a folder
+    import names each cassette, so two sessions never share one (a Claude Code session file is named by its
+    session id, a Codex rollout and a Gemini CLI log by their start time and id); `imported` for no name.
+    Not hashed: a cassette stays interchangeable whatever its id."""
+    return Path(path).stem or DEFAULT_TRACE_ID
 NOTHING_WRITTEN = "Nothing was written."
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -51,6 +58,16 @@ _MS = timedelta(milliseconds=1)
 
 class TranscriptError(BlackboxError):
     """A transcript cannot become a cassette; the message names a line or position, never content."""
+
+    #: The exit status of `blackbox import` refusing it: 1, a transcript that cannot make a cassette.
+    exit_code = 1
+
+
+class NestedTooDeep(TranscriptError):
+    """JSON nested deeper than any reader of Blackbox goes (`nesting.MAX_NESTING`): refused as input no
+    command can read (exit 2), as `diff` refuses a cassette it cannot load."""
+
+    exit_code = 2
 
 
 SKIPPED_NAME = 40  # a skipped record's type is counted under at most this many characters of its name
@@ -95,8 +112,9 @@ class Importer:
     patterns: ClassVar[tuple[str, ...]] = ("*.jsonl",)  # session files under a folder, at any depth
     provider: ClassVar[str | None] = None  # the API the agent's model answers through: what a what-if continues
 
-    def import_file(self, path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID,
+    def import_file(self, path: str | os.PathLike[str], trace_id: str | None = None,
                     progress: Progress | None = None) -> Cassette:
+        """The cassette of the transcript at `path`, with `trace_id` (default: `default_trace_id(path)`)."""
         raise NotImplementedError
 
     @classmethod
@@ -157,64 +175,6 @@ def jsonl_lines(path: Path, progress: Progress | None) -> Iterator[tuple[int, by
                 yield number, raw
 
 
-T = TypeVar("T")
-
-
-def decode_line(number: int, raw: bytes, decoder: msgspec.json.Decoder[T], from_dict: Callable[[dict[str, Any]], T],
-                what: str) -> T:
-    """One line as the `decoder`'s Struct (its large fields left as msgspec.Raw); JSON that msgspec refuses
-    (lone surrogates) is decoded as JSON.parse would and handed to `from_dict`.  `what` names the format."""
-    try:
-        return decoder.decode(raw)
-    except msgspec.ValidationError:
-        raise TranscriptError(f"line {number}: not a JSON object (each line must be one)") from None
-    except msgspec.DecodeError:
-        pass  # not JSON, or JSON that msgspec refuses (lone surrogates): JSON.parse decides
-    try:
-        value = decode_json(raw)
-    except UnicodeDecodeError:
-        raise TranscriptError(f"line {number}: not UTF-8 text, so the file is damaged or not {what}") from None
-    except (msgspec.DecodeError, ValueError, RecursionError):
-        raise TranscriptError(f"line {number}: not valid JSON") from None
-    if not isinstance(value, dict):
-        raise TranscriptError(f"line {number}: not a JSON object (each line must be one)")
-    return from_dict(value)
-
-
-def decode_field(number: int, raw: Any, decoder: msgspec.json.Decoder[T], from_dict: Callable[[dict[str, Any]], T],
-                 field: str, what: str) -> T:
-    """A line's object field (`message`, `payload`) as the `decoder`'s Struct: from its msgspec.Raw bytes, or
-    from the value the line's fallback decoding already produced."""
-    if isinstance(raw, msgspec.Raw):
-        if not raw:
-            raise TranscriptError(f"line {number}: `{field}` is missing")
-        try:
-            return decoder.decode(raw)
-        except msgspec.ValidationError:
-            raise TranscriptError(f"line {number}: `{field}` must be an object") from None
-        except msgspec.DecodeError:
-            try:
-                raw = decode_json(bytes(raw))  # lone surrogates: the line already parsed as JSON
-            except (msgspec.DecodeError, ValueError, RecursionError):  # bytes that are not UTF-8 inside it
-                raise TranscriptError(f"line {number}: `{field}` holds bytes that are not UTF-8 text, so the file "
-                                      f"is damaged or not {what}") from None
-    if not isinstance(raw, dict):
-        raise TranscriptError(f"line {number}: `{field}` must be an object")
-    return from_dict(raw)
-
-
-_BYTE_OFFSET = re.compile(r"\(byte (\d+)\)")
-
-
-def json_position(data: bytes, exc: Exception) -> str:
-    """`line L, column C` of a JSON decode error, or `the end of the file` when it was truncated."""
-    message = str(exc)
-    match = _BYTE_OFFSET.search(message)
-    if match is None or "truncated" in message:
-        return "the end of the file"
-    return text_position(data, int(match.group(1)))
-
-
 INFINITE = "a number JSON cannot write (one too large such as 1e400, read as Infinity); make it a finite number"
 
 
@@ -228,18 +188,43 @@ def json_numbers(where: str = "the transcript") -> Iterator[None]:
         raise TranscriptError(f"{where}: {INFINITE}") from None
 
 
+#: A line of `writing.dumps`' layout (two spaces a level) nested as deep as a payload may go: a cassette with
+#: none holds no payload deeper than MAX_NESTING, found with one search of its bytes.
+_DEEP_LINE = b"\n" + b" " * (2 * (MAX_NESTING + 2))
+
+
+def _nesting(value: Any) -> int:
+    """How deeply lists and objects nest in `value`, without recursion (`[]` is one level)."""
+    deepest = 0
+    todo: list[tuple[Any, int]] = [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, list | dict):
+            deepest = max(deepest, depth)
+            todo.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
 def check_writable(cassette: Cassette, env: Mapping[str, str] | None = None) -> bytes:
-    """The cassette's bytes when it holds no environment API key and passes verify; else TranscriptError."""
-    from blackbox.format.secrets import contains_key_value, key_values
+    """The cassette's bytes when it can be written: every payload within the levels every reader reads, no API
+    key of the environment (nor a piece of one: the check every writer of a cassette makes, `KeySearch`), and
+    verify passes; else TranscriptError."""
+    from blackbox.format.secrets import KEY_PIECE, KeySearch
     from blackbox.format.verify import verify
 
     environ = os.environ if env is None else env
     with json_numbers():
         data = dumps(cassette)
-    keys = key_values(environ)
-    if keys and contains_key_value(data.decode("utf-8", "surrogatepass"), keys):
-        raise TranscriptError("the transcript holds the value of an API key from the environment; remove it "
-                              "from the transcript first")
+    if _DEEP_LINE in data:  # a value the transcript nests within the limit, nested a few levels more in a step
+        for step in cassette.steps:
+            if _nesting(step.payload) > MAX_NESTING:
+                raise NestedTooDeep(f"the transcript holds a value nested so deep that step {step.index} of the "
+                                    f"cassette would be {TOO_DEEP}, deeper than any reader reads; remove it")
+    where = KeySearch.of_environment(environ).step_holding(cassette, data)
+    if where is not None:
+        raise TranscriptError(f"the transcript holds an API key from the environment, or a piece of one ({KEY_PIECE} "
+                              "characters or more, also split by spaces, line ends or escapes), which would be in "
+                              f"{where} of the cassette; remove it from the transcript first")
     report = verify(cassette, env=environ)
     if not report.ok:
         failure = report.failure

@@ -19,18 +19,17 @@ from typing import Any
 
 import msgspec
 
-from blackbox.format.canonical import JSFloat, decode_json
+from blackbox.format.canonical import JSFloat
 from blackbox.importers.common import (
     Progress,
     Reading,
     TranscriptError,
     as_progress,
-    decode_line,
     iso_ms,
     json_or_text,
-    json_position,
     jsonl_lines,
 )
+from blackbox.importers.decoding import decode_document, decode_line
 from blackbox.importers.steps import AgentImporter, Human, Result, Transcript, Turn, Use
 
 __all__ = ["OBSERVED_TOOL_DESCRIPTION", "Gemini", "import_gemini", "read_gemini"]
@@ -259,10 +258,7 @@ def _document(path: Path, progress: Progress | None) -> _Session:
     data = path.read_bytes()
     if progress is not None:
         progress.read(len(data))
-    try:
-        document = decode_json(data)
-    except (msgspec.DecodeError, ValueError, RecursionError) as exc:
-        raise TranscriptError(f"not JSON: invalid at {json_position(data, exc)}") from None
+    document = decode_document(data, _WHAT)
     if isinstance(document, dict) and isinstance(document.get("messages"), list):
         session = _Session(progress, "messages")
         session.created_at = iso_ms(document.get("startTime"))

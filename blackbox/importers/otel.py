@@ -17,7 +17,16 @@ from typing import Any
 
 from blackbox.format.canonical import json_value
 from blackbox.format.cassette import Cassette, StepChain, Tokens
-from blackbox.importers.common import DEFAULT_TRACE_ID, Importer, Reading, TranscriptError, json_numbers, json_or_text
+from blackbox.importers.common import (
+    DEFAULT_TRACE_ID,
+    Importer,
+    Reading,
+    TranscriptError,
+    default_trace_id,
+    json_numbers,
+    json_or_text,
+)
+from blackbox.importers.decoding import decode_string
 from blackbox.importers.otel_openinference import genai_spans
 from blackbox.importers.otel_spans import Span, read_spans
 
@@ -44,12 +53,9 @@ def _operation(span: Span) -> str | None:
 def _json_attr(span: Span, key: str) -> Any:
     """An attribute that holds JSON: its text decoded (a span attribute), or the value (already structured)."""
     value = span.attributes.get(key)
-    if isinstance(value, str):
-        decoded = json_or_text(value)
-        if isinstance(decoded, str) and decoded == value and value.strip()[:1] in ("[", "{"):
-            raise TranscriptError(f"{span.where}: attribute {key} is not valid JSON")
-        return decoded
-    return value
+    if isinstance(value, str) and value.strip(" \t\r\n")[:1] in ("[", "{"):
+        return decode_string(value.strip(" \t\r\n"), f"{span.where}: attribute {key}", "an OpenTelemetry trace")
+    return json_or_text(value) if isinstance(value, str) else value
 
 
 class _Ids:
@@ -305,8 +311,8 @@ def import_spans(spans: list[Span], trace_id: str = DEFAULT_TRACE_ID) -> Cassett
     return chain.cassette(_ms(ordered[0].start_ns))
 
 
-def import_otel(path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID) -> Cassette:
-    return import_spans(read_spans(Path(path)), trace_id)
+def import_otel(path: str | os.PathLike[str], trace_id: str | None = None) -> Cassette:
+    return import_spans(read_spans(Path(path)), trace_id or default_trace_id(path))
 
 
 class Otel(Importer):
@@ -315,7 +321,7 @@ class Otel(Importer):
                    "MLflow's trace JSON")
     patterns = ("*.json", "*.jsonl")
 
-    def import_file(self, path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID,
+    def import_file(self, path: str | os.PathLike[str], trace_id: str | None = None,
                     progress: Reading = None) -> Cassette:
         with json_numbers():
             return import_otel(path, trace_id)

@@ -12,7 +12,8 @@ from typing import Any
 import msgspec
 
 from blackbox.format.canonical import decode_json
-from blackbox.importers.common import TranscriptError, json_position
+from blackbox.importers.common import TranscriptError
+from blackbox.importers.decoding import document_place, json_position, line_place, unreadable
 
 __all__ = ["Span", "read_spans"]
 
@@ -175,24 +176,31 @@ def _is_json(line: bytes) -> bool:
     return True
 
 
+_WHAT = "an OpenTelemetry trace file"
+
+
 def read_spans(path: Path) -> list[Span]:
-    """Every span of the file; TranscriptError naming the position when it is not a trace file."""
+    """Every span of the file; TranscriptError naming the position (and what is wrong there) when it is not a
+    trace file: one JSON document, or JSON lines of them as a collector's file exporter writes them."""
     data = path.read_bytes()
     try:
         return _document(decode_json(data))
     except (msgspec.DecodeError, ValueError, RecursionError) as exc:
         lines = [line for line in data.splitlines() if line.strip()]
         if len(lines) < 2 or not _is_json(lines[0]):
-            raise TranscriptError(f"not JSON: invalid at {json_position(data, exc)} (truncated?); "
-                                  "export the trace again") from None
+            position = json_position(data, exc)
+            ends = " (truncated?)" if position == "the end of the file" else ""
+            raise (unreadable(data, exc, document_place(data), _WHAT) or TranscriptError(
+                f"not JSON: invalid at {position}{ends}; export the trace again")) from None
     spans: list[Span] = []
     for number, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             document = decode_json(line)
-        except (msgspec.DecodeError, ValueError, RecursionError):
-            raise TranscriptError(f"line {number}: not valid JSON (truncated?); each line must be one OTLP JSON "
-                                  "request") from None
+        except (msgspec.DecodeError, ValueError, RecursionError) as exc:
+            ends = " (truncated?)" if "truncated" in str(exc) else ""
+            raise (unreadable(line, exc, line_place(number), _WHAT) or TranscriptError(
+                f"line {number}: not valid JSON{ends}; each line must be one OTLP JSON request")) from None
         spans += _document(document, f"line {number}: ")
     return spans

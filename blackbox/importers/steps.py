@@ -16,12 +16,12 @@ import msgspec
 from blackbox.format.canonical import CanonicalError, canonical_bytes
 from blackbox.format.cassette import Cassette, StepChain
 from blackbox.importers.common import (
-    DEFAULT_TRACE_ID,
     INFINITE,
     Importer,
     Progress,
     Reading,
     TranscriptError,
+    default_trace_id,
     json_numbers,
 )
 
@@ -256,6 +256,6 @@ class AgentImporter(Importer):
     def read(path: str | os.PathLike[str], progress: Reading = None) -> Transcript:
         raise NotImplementedError
 
-    def import_file(self, path: str | os.PathLike[str], trace_id: str = DEFAULT_TRACE_ID,
+    def import_file(self, path: str | os.PathLike[str], trace_id: str | None = None,
                     progress: Reading = None) -> Cassette:
-        return build(self.read(path, progress), trace_id)
+        return build(self.read(path, progress), trace_id or default_trace_id(path))

@@ -19,6 +19,7 @@ from typing import Any
 from blackbox.format.canonical import step_hash
 from blackbox.format.cassette import Cassette, Step, load
 from blackbox.format.firstdiff import json_equal
+from blackbox.format.secrets import KeySearch
 from blackbox.format.verify import verify
 from blackbox.format.writing import atomic_write, dumps
 from blackbox.live.engines import final_text, terminal_payload
@@ -78,6 +79,9 @@ def restamp_exit(path: str | os.PathLike[str], status: int, now: int) -> Cassett
                      redaction=cassette.redaction, made=cassette.made)
     if not verify(fixed).ok:
         return None  # never replace a verified file by one that is not
-    atomic_write(path, dumps(fixed))
+    data = dumps(fixed)
+    if KeySearch.of_environment().step_holding(fixed, data) is not None:
+        return None  # nor by one holding a key (the check every writer of a cassette makes)
+    atomic_write(path, data)
     return fixed
 

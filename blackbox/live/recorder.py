@@ -29,7 +29,7 @@ from blackbox.format.firstdiff import json_equal
 from blackbox.format.inert import inert
 from blackbox.format.origin import Origin
 from blackbox.format.payloads import Metadata, ModelInput, ModelOutput, ToolCall
-from blackbox.format.secrets import Secrets
+from blackbox.format.secrets import KeySearch, Secrets
 from blackbox.format.tokens import Tokens
 from blackbox.format.verify import verify
 from blackbox.format.writing import atomic_write, dumps
@@ -305,12 +305,13 @@ class Recorder:
         secrets = list(dict.fromkeys((*self._secrets.values(), *extra_secrets)))
         detectors = {r.detector.name for r in self._redact.policy.rules if r.detector is not None} \
             if self._redact is not None else set()
-        refusal = find_refusal(cassette, secrets, detectors)
+        data = dumps(cassette)
+        refusal = find_refusal(cassette, secrets, detectors, data=data)
         if refusal is not None:
             self.discard_journal()  # it may hold the refused value: the kept run is the cassette beside
             raise refuse(cassette, self.out, refusal, secrets, detectors)
         try:
-            atomic_write(self.out, dumps(cassette))
+            atomic_write(self.out, data)
         except OSError as exc:  # a full disk, a folder gone read-only: say what happened to both files
             journal = self.journal_error
             kept = (f"; the journal could not be written either: {journal}" if journal is not None
@@ -400,6 +401,14 @@ def recover(path: str | os.PathLike[str], redactor: Any = ACTIVE) -> Cassette:
     return redact_cassette(cassette, redact) if redact is not None else cassette
 
 
+def key_refusal(cassette: Cassette, data: bytes) -> str | None:
+    """Why a recovered run may not be written (`data`, its bytes): it holds an API key of the environment or a
+    piece of one (the key check every writer of a cassette makes), or None."""
+    where = KeySearch.of_environment().step_holding(cassette, data)
+    return None if where is None else (f"{where} holds an API key from the environment (or a piece of one, also "
+                                       "split by spaces, line ends or escapes)")
+
+
 def recovered_path(out: str | os.PathLike[str]) -> Path:
     """Where a rescued run of `out` goes: beside it, `<name>.recovered.json` (then `.recovered-2.json`, …).
     A name taken by anything, a dangling symlink included, is skipped."""
@@ -418,9 +427,13 @@ def rescue_journal(out: str | os.PathLike[str]) -> Path | None:
     journal = journal_path(out)
     if not journal.is_file() or journal_locked(journal):
         return None  # nothing to rescue (or not a file: a FIFO would block the read), or a live recording's
+    data = b""
     try:
         cassette = recover(journal)
         failure = _verify_failure(cassette, []) if cassette.steps else None
+        if failure is None and cassette.steps:
+            data = dumps(cassette)
+            failure = key_refusal(cassette, data)
     except JournalError as exc:
         failure = str(exc).removeprefix(f"{journal}: ")
     except CassetteError:
@@ -437,7 +450,7 @@ def rescue_journal(out: str | os.PathLike[str]) -> Path | None:
         return None
     target = recovered_path(out)
     if cassette.steps:
-        atomic_write(target, dumps(cassette))
+        atomic_write(target, data)
     journal.unlink(missing_ok=True)
     if not cassette.steps:
         return None

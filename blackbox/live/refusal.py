@@ -18,12 +18,11 @@ from typing import Any
 import msgspec
 
 from blackbox.errors import SessionError
-from blackbox.format.canonical import canonical_text
 from blackbox.format.cassette import Cassette
 from blackbox.format.inert import inert
 from blackbox.format.secrets import CREDENTIAL_SHAPES, KeySearch, mask_secrets
 from blackbox.format.verify import verify
-from blackbox.format.writing import atomic_write, dumps
+from blackbox.format.writing import atomic_write, dumps, pretty_json
 
 __all__ = ["RecordingRefused", "Refusal", "beside", "find_refusal", "refuse"]
 
@@ -67,17 +66,25 @@ def _strings(payload: Any) -> Iterator[tuple[str, str]]:
             stack.extend((child, f"{at}[{i}]") for i, child in enumerate(node))
 
 
-def find_refusal(cassette: Cassette, secrets: Collection[str], detectors: Collection[str] = ()) -> Refusal | None:
+def find_refusal(cassette: Cassette, secrets: Collection[str], detectors: Collection[str] = (), *,
+                 data: bytes | None = None) -> Refusal | None:
     """The first reason `cassette` may not be written, or None.  `detectors`: the detectors of the policy in
-    force (a shape one of them masks can only be left where no policy reaches: the run's structure)."""
+    force (a shape one of them masks can only be left where no policy reaches: the run's structure); `data`:
+    the bytes that will be written (`dumps(cassette)`), when the caller has them."""
     search = KeySearch(secrets)
-    for step in cassette.steps:
-        kept = canonical_text(step.payload).encode("utf-8", "surrogatepass")
-        if search and search.found_in(kept + (b"" if step.origin is None else msgspec.json.encode(step.origin))):
-            where = next((at for at, text in _strings(step.payload)
-                          if search.found_in(text.encode("utf-8", "surrogatepass"))), "payload")
-            return Refusal(step.index, f"step {step.index} contains the API key sent with the requests (or a long "
-                           f"piece of it), at {inert(where)}", "keep keys out of prompts and tool results")
+    where = search.step_holding(cassette, dumps(cassette) if data is None else data) if search else None
+    if where is not None:  # the one check every writer makes; then the step and the path, to keep what precedes
+        for step in cassette.steps:
+            origin = b"" if step.origin is None else msgspec.json.encode(step.origin)
+            if search.found_in(pretty_json(step.payload, indent=0).encode("utf-8", "surrogatepass") + b"\n" + origin
+                               + b"\n" + str(step.id).encode("utf-8", "surrogatepass")):
+                at = next((at for at, text in _strings(step.payload)
+                           if search.found_in(text.encode("utf-8", "surrogatepass"))), "payload")
+                return Refusal(step.index, f"step {step.index} contains the API key sent with the requests (or a "
+                               f"long piece of it, also split by spaces, line ends or escapes), at {inert(at)}",
+                               "keep keys out of prompts and tool results")
+        return Refusal(None, f"{where} contains the API key sent with the requests (or a long piece of it)",
+                       "keep keys out of ids and prompts")
     report = verify(cassette, extra_secrets=list(secrets))
     failure = report.failure
     if failure is None:
@@ -119,7 +126,7 @@ def refuse(cassette: Cassette, out: str | os.PathLike[str], refusal: Refusal, se
     note = "nothing was kept"
     while steps:
         prefix = Cassette(cassette.version, cassette.id, cassette.createdAt, steps, cassette.parentId,
-                          cassette.forkedFromStepId, cassette.redaction)
+                          cassette.forkedFromStepId, cassette.redaction, cassette.made)
         again = find_refusal(prefix, secrets, detectors)
         if again is not None:  # not a step's (an id): nothing can be kept; else cut before that step too
             steps = steps[:again.step] if again.step is not None else []

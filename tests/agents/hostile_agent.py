@@ -5,7 +5,8 @@
 Points: `parallel` (one turn of four parallel tools that finish in reverse order; prints `GOT <city>` once the
 agent holds each result, then waits to be killed), `early_key` / `early_piece` (a tool run before the first
 model request returns the client's key, or 95% of it; prints `TOOL_DONE`, waits for a line on stdin, then
-runs a short conversation and finishes), `full_disk` (every journal write fails with ENOSPC; a short
+runs a short conversation and finishes), `early_wrapped` (the same with the whole key wrapped every 16
+characters, so no 20 characters of it stand together), `full_disk` (every journal write fails with ENOSPC; a short
 conversation, then finish()).
 """
 
@@ -43,8 +44,9 @@ def main(point: str) -> None:
     bb = blackbox.session()
     client = anthropic.Anthropic(http_client=bb.http_client(), base_url=os.environ["FAKE_URL"], api_key=KEY,
                                  max_retries=0)
-    if point in ("early_key", "early_piece"):
-        secret = KEY if point == "early_key" else KEY[: len(KEY) * 95 // 100]
+    if point in ("early_key", "early_piece", "early_wrapped"):
+        secret = {"early_key": KEY, "early_piece": KEY[: len(KEY) * 95 // 100],
+                  "early_wrapped": "\n".join(KEY[i:i + 16] for i in range(0, len(KEY), 16))}[point]
         lookup = bb.tool("lookup", lambda name: {"name": name, "value": secret})
         lookup("config")
         mark("TOOL_DONE")
