@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import time
+import threading
 from typing import Any
 
 import anthropic
@@ -29,6 +29,7 @@ from tests.fakeapi import (
     turn_brain,
     weather_brain,
 )
+from tests.waiting import HANG_GUARD
 
 pytest_plugins = ["tests.conftest_fakeapi"]
 
@@ -351,16 +352,34 @@ def test_queue_takes_precedence_over_the_brain(fake_api: FakeAPI) -> None:
 
 
 def test_close_frees_the_port_even_with_a_keep_alive_connection_open() -> None:
+    """close() does not wait for a client to hang up: it returns while a client still holds a keep-alive
+    connection (which it drops) and frees the port.  A close that waited would never return here: the client
+    below never closes its side until close() has returned."""
     fake = FakeAPI().start()
     port = int(fake.url.rsplit(":", 1)[1])
-    fake.queue(anthropic_message(text="x"))
+    fake.queue(anthropic_message(text="x"), anthropic_message(text="y"))
     client = fake.anthropic()
     client.messages.create(model="m", max_tokens=8, messages=HI)  # leaves a pooled keep-alive connection
-    started = time.monotonic()
-    fake.close()
+    with socket.create_connection(("127.0.0.1", port)) as kept:  # and one nobody closes before close() returns
+        body = json.dumps({"model": "m", "max_tokens": 8, "messages": HI}).encode()
+        kept.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                     b"content-length: %d\r\n\r\n%s" % (len(body), body))
+        kept.settimeout(HANG_GUARD)  # a hang fails, late, rather than hang the run
+        reader = kept.makefile("rb")
+        assert reader.readline().startswith(b"HTTP/1.1 200"), "the kept connection was answered"
+        length = 0
+        while (line := reader.readline()) not in (b"\r\n", b""):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":", 1)[1])
+        reader.read(length)  # the whole answer: the server now waits on this connection for the next request
+        closing = threading.Thread(target=fake.close)
+        closing.start()
+        closing.join(HANG_GUARD)
+        assert not closing.is_alive(), "close() waited for the client"
+        assert reader.read() == b"", "the server dropped the kept connection"
+        reader.close()
     fake.close()  # twice is fine
-    assert time.monotonic() - started < 2
-    with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+    with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=HANG_GUARD):
         pass
     with pytest.raises(RuntimeError):
         _ = fake.url

@@ -270,6 +270,19 @@ def test_in_a_thread(blackbox):
     thread = threading.Thread(target=tcp)
     thread.start()
     thread.join()
+
+
+class Hidden(socket.socket):
+    """A socket whose `family` says nothing the guard knows; the C module still connects by its real one."""
+
+    @property
+    def family(self):
+        return "inet"
+
+
+def test_a_subclass_hiding_its_family(blackbox):
+    replays(blackbox)
+    new(cls=Hidden).connect((HOST, TCP))
 '''
 EVERY_WAY_COUNT = EVERY_WAY.count("\ndef test_")
 
@@ -418,6 +431,18 @@ def test_another_port(blackbox):
     udp()
 
 
+class Port:
+    """A port as the C module also takes it (anything with `__index__`)."""
+
+    def __index__(self):
+        return UDP
+
+
+def test_another_port_not_an_int(blackbox):
+    replays(blackbox)
+    new(socket.SOCK_DGRAM).sendto(b"udp", (HOST, Port()))
+
+
 class TestAFixtureAllows:
     @pytest.fixture
     def blackbox_allow_hosts(self):
@@ -441,8 +466,9 @@ def test_an_ipv6_host_with_its_port_is_allowed(pytester: pytest.Pytester, monkey
         empty_cassette(pytester.path)
         pytester.makepyfile(test_allowed=ALLOWED)
         result = run(pytester)
-        result.assert_outcomes(passed=2, failed=1)
+        result.assert_outcomes(passed=2, failed=2)
         says(result, "test_another_port", f"a datagram (sendto) to [::1]:{six.udp_port}")
+        says(result, "test_another_port_not_an_int", f"a datagram (sendto) to [::1]:{six.udp_port}")
         assert six.counts() == (2, 1), "the allowed port's two connections and the fixture's datagram"
     finally:
         six.close()
@@ -526,6 +552,81 @@ def test_a_child_process_is_guarded_when_it_asks(pytester: pytest.Pytester, sink
     result = run(pytester, "-p", "no:randomly")
     result.assert_outcomes(passed=4)
     assert sink.counts() == (1, 0), "only the plain child's connection arrived"
+
+
+CHILDREN_ALLOWED = HEADER + '''
+CHILD = """
+import socket, sys
+import blackbox.plugin.network
+blackbox.plugin.network.guard_from_environment()
+host, tcp, udp = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+socket.create_connection((host, tcp)).close()
+print("connected", flush=True)
+with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+    sock.sendto(b"child", (host, udp))
+print("sent", flush=True)
+"""
+CHILD_TESTS = """
+import os, socket
+
+HOST, TCP, UDP = os.environ["SINK_HOST"], int(os.environ["SINK_TCP"]), int(os.environ["SINK_UDP"])
+
+
+def test_the_allowed_host():
+    socket.create_connection((HOST, TCP)).close()
+
+
+def test_another_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.sendto(b"child pytest", (HOST, UDP))
+"""
+
+pytestmark = pytest.mark.blackbox("cassettes/empty.json", allow_hosts=[f"{HOST}:{TCP}"])
+
+
+def child():
+    return subprocess.run([sys.executable, "-c", CHILD, HOST, str(TCP), str(UDP)], capture_output=True, text=True)
+
+
+def test_a_child_reaches_the_allowed_host_only(blackbox):
+    replays(blackbox)
+    done = child()
+    assert done.returncode == 1 and done.stdout == "connected\\n", done.stderr
+    assert f"NetworkRefused: [blackbox] a request went around Blackbox: a datagram (sendto) to {HOST}:{UDP}" \\
+        in done.stderr
+    assert f"(allowed: {HOST}:{TCP}; allow a host in the test that started it)" in done.stderr
+
+
+def test_a_child_pytest_reaches_the_allowed_host_only(blackbox, tmp_path):
+    replays(blackbox)
+    (tmp_path / "test_child.py").write_text(CHILD_TESTS)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly",
+                           str(tmp_path)], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 1, done.stdout
+    assert "1 failed, 1 passed" in done.stdout, done.stdout
+    assert f"a request went around Blackbox: a datagram (sendto) to {HOST}:{UDP}" in done.stdout
+
+
+class TestAFixtureAllows:
+    @pytest.fixture
+    def blackbox_allow_hosts(self):
+        return [f"{HOST}:{UDP}"]
+
+    def test_its_host_reaches_the_child_too(self, blackbox):
+        replays(blackbox)
+        done = child()
+        assert done.returncode == 0 and done.stdout == "connected\\nsent\\n", done.stderr
+'''
+
+
+def test_a_child_is_allowed_what_its_test_allows(pytester: pytest.Pytester, sink: Sink) -> None:
+    """The hosts a test allows (its marker's, its fixture's) reach a child that closes itself and a child pytest,
+    and no other: the child connects to the allowed port and is refused the other."""
+    empty_cassette(pytester.path)
+    pytester.makepyfile(test_children_allowed=CHILDREN_ALLOWED)
+    result = run(pytester, "-p", "no:randomly")
+    result.assert_outcomes(passed=3)
+    assert sink.counts() == (3, 1), "three children connected to the allowed port, one sent where its test allowed"
 
 
 def test_guard_from_environment_is_a_no_op_without_its_variable(sink: Sink) -> None:

@@ -8,16 +8,25 @@ hosts the test names are.
 
 Two layers, both undone when the last guard goes down:
 
-- the network transports of httpx and httpx2 (sync and async) and requests' adapter are patched, because they
-  know the URL the refusal names;
+- the HTTP libraries that know the URL a refusal names are patched (`plugin.net_patches`): httpx and httpx2
+  transports, requests' adapter, aiohttp's connector.  The target host must be allowed, and so must a proxy
+  the request goes through (`proxy=`, `proxies=`, `HTTP_PROXY` / `HTTPS_PROXY` / `ALL_PROXY`): an allowed
+  proxy forwards wherever it is asked, so it carries no request for a host nobody allowed;
 - an audit hook (`sys.addaudithook`, installed once: a hook cannot be removed, so it does nothing while no
   guard is up) refuses every `socket.connect` / `connect_ex`, `sendto` and `sendmsg` with an address (UDP,
-  TCP Fast Open), raised by the C socket module itself.  That covers `_socket.socket`, which no Python patch
-  reaches, and everything built on sockets: asyncio's `sock_connect`, `create_connection`,
-  `create_datagram_endpoint`, `sock_sendto`; `sendfile` and `send` need a connected socket.
+  TCP Fast Open), raised by the C socket module itself, reading the socket's family and address as the C
+  module does (a subclass's `family` property is not asked).  That covers `_socket.socket`, which no Python
+  patch reaches, and everything built on sockets: asyncio's `sock_connect`, `create_connection`,
+  `create_datagram_endpoint`, `sock_sendto`; `sendfile` and `send` need a connected socket.  The same hook
+  refuses a DNS lookup (`getaddrinfo`, `gethostbyname[_ex]`, `gethostbyaddr`, `getnameinfo`, and so asyncio's
+  resolver, which calls them in a thread) of any name but an allowed one, a loopback name or the machine's own,
+  and a proxy request line http.client sends (urllib, urllib3) for a host nobody allowed.
 
-What stays open, in this process: a socket connected before the guard came up, and native code that calls the
-C library itself (ctypes, an extension module with its own network stack, an event loop such as uvloop).
+What stays open, in this process: a socket connected before the guard came up; a connection to an allowed
+host carries whatever is written to it (a raw socket asking an allowed proxy for another host, or a client
+this module does not know); a `_socket.socket` (the C class itself, not `socket.socket`) given a host name
+resolves it before the refusal; native code that calls the C library itself (ctypes, an extension module with
+its own network stack or resolver such as aiodns, an event loop such as uvloop).
 A child process has its own interpreter: the guard exports `BLACKBOX_NO_NETWORK` (and the allowed hosts in
 `BLACKBOX_ALLOW_HOSTS`) while it is up, and a Python child closes itself with `guard_from_environment()` (the
 pytest plugin does this by itself in a child pytest run).
@@ -30,29 +39,41 @@ swallowed the error still fails.
 from __future__ import annotations
 
 import contextlib
-import contextvars
-import importlib
-import ipaddress
 import os
+import re
 import socket
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
 from blackbox.live.settings import ENV_ALLOW_HOSTS, ENV_NO_NETWORK
+from blackbox.plugin.hosts import (
+    LOOPBACK_NAMES,
+    Host,
+    address_host,
+    address_port,
+    format_hosts,
+    host_port,
+    is_address,
+    is_local_name,
+    is_loopback,
+    normal,
+    parse_hosts,
+    shown,
+)
+from blackbox.plugin.net_patches import ALLOWED, patch_libraries, shown_url, true_family
 
 __all__ = ["Host", "NetGuard", "NetworkRefused", "format_hosts", "guard_from_environment", "parse_hosts"]
 
-Host = tuple[str, int | None]  # (name or address, port or any)
-
-# Set while an allowed request runs, so the socket it opens is not refused a second time by address.
-_ALLOWED: contextvars.ContextVar[bool] = contextvars.ContextVar("blackbox_netguard_allowed", default=False)
-
-_LOOPBACK_NAMES = {"localhost": ("127.0.0.1", "::1"), "localhost.localdomain": ("127.0.0.1", "::1")}
 # Families that talk to this machine's kernel, not to a network; every other family sends to one.
 _LOCAL_FAMILIES = {getattr(socket, name) for name in ("AF_UNIX", "AF_NETLINK", "AF_ALG") if hasattr(socket, name)}
 _AUDITED = {"socket.connect": "a socket connection to", "socket.sendto": "a datagram (sendto) to",
             "socket.sendmsg": "a message (sendmsg) to"}
+_LOOKUPS = {"socket.getaddrinfo": False, "socket.gethostbyname": False,  # also gethostbyname_ex's event
+            "socket.gethostbyaddr": True, "socket.getnameinfo": True}  # event: reverse?
+# The request line http.client sends to a proxy: a tunnel (`CONNECT host:port`) or an absolute URI.
+_PROXY_LINE = re.compile(rb"(CONNECT) (\S+) HTTP/\d(?:\.\d)?\r?\n|([A-Z]+) ([a-zA-Z][a-zA-Z0-9+.-]*://\S+) HTTP/")
 
 _GUARDS: list[NetGuard] = []  # the guards up now; every one must allow a request
 _PATCHES: contextlib.ExitStack | None = None  # the library patches, while any guard is up
@@ -62,48 +83,6 @@ _HOOKED = False
 class NetworkRefused(BaseException):
     """A request refused outside pytest (a child process of a replayed test).  A `BaseException`, so an SDK's
     retry loop or a library's `except Exception` does not turn it into a retry or a silent fallback."""
-
-
-def parse_hosts(values: Iterable[str]) -> frozenset[Host]:
-    """Host entries from ini lines, a marker or the environment: `host`, `host:port`, an IPv6 address, or
-    `[IPv6]:port`; comma or space separated.  A bad entry raises ValueError naming it."""
-    hosts: set[Host] = set()
-    for value in values:
-        for part in str(value).replace(",", " ").split():
-            hosts.add(_parse_host(part))
-    return frozenset(hosts)
-
-
-def _parse_host(text: str) -> Host:
-    entry = text.strip().lower()
-    host, port = entry, ""
-    if entry.startswith("["):
-        host, bracket, rest = entry[1:].partition("]")
-        if not bracket or (rest and not rest.startswith(":")):
-            raise ValueError(f"{text!r} is not a host: write an IPv6 address as [::1] or [::1]:8080")
-        port = rest[1:] if rest else ""
-        if rest and not port:
-            raise ValueError(f"{text!r} has no port after the colon")
-    elif entry.count(":") == 1:
-        host, _, port = entry.partition(":")
-        if not port:
-            raise ValueError(f"{text!r} has no port after the colon")
-    elif ":" in entry and not _is_address(entry):
-        raise ValueError(f"{text!r} is not a host, host:port, IPv6 address or [IPv6]:port")
-    if not host or (port and not (port.isdecimal() and int(port) <= 65535)):
-        raise ValueError(f"{text!r} is not a host or host:port (a port is a number up to 65535)")
-    return _normal(host), int(port) if port else None
-
-
-def format_hosts(hosts: Iterable[Host]) -> str:
-    """The entries as `parse_hosts` reads them back (for a child's environment, and for messages)."""
-    return " ".join(sorted(_shown(host, port) for host, port in hosts))
-
-
-def _shown(host: str, port: int | None) -> str:
-    if port is None:
-        return host
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 class NetGuard:
@@ -160,7 +139,7 @@ class NetGuard:
     def allowed(self, host: str, port: int | None) -> bool:
         if not self._enabled:
             return True
-        host = _normal(host.strip("[]"))
+        host = normal(host.strip("[]"))
         for name, want_port in self.allow:
             if want_port is not None and port is not None and want_port != port:
                 continue
@@ -173,13 +152,13 @@ class NetGuard:
         if name in self._allowed_addresses:
             return self._allowed_addresses[name]
         found: tuple[str, ...]
-        if _is_address(name):
+        if is_address(name):
             found = (name,)
         else:
-            found = _LOOPBACK_NAMES.get(name, ())
+            found = LOOPBACK_NAMES.get(name, ())
             if not found:
                 with contextlib.suppress(OSError, UnicodeError):
-                    found = tuple({_normal(str(info[4][0])) for info in socket.getaddrinfo(name, None)})
+                    found = tuple({normal(str(info[4][0])) for info in socket.getaddrinfo(name, None)})
         self._allowed_addresses[name] = found
         return found
 
@@ -187,23 +166,66 @@ class NetGuard:
         self.violations.append(f"{via} {target}")
         self.refuse_with(f"[blackbox] a request went around Blackbox: {via} {target}\n  {self.explain()}")
 
-    def check_url(self, url: Any, via: str) -> None:
-        host = str(getattr(url, "host", "") or "")
-        port = getattr(url, "port", None)
-        if not self.allowed(host, port if isinstance(port, int) else _default_port(str(url))):
-            self._refuse(str(url), via)
+    def check(self, host: str, port: int | None, target: str, via: str) -> None:
+        """A request for `host:port` (`target` is what a refusal names): refused unless the host is allowed."""
+        if not self.allowed(host, port):
+            self._refuse(target, via)
 
-    def check_address(self, family: int, address: Any, via: str = "a socket connection to") -> None:
-        """A socket about to connect or send to `address` (an audit event, or the guard's own patches)."""
-        if _ALLOWED.get() or not self._enabled or family in _LOCAL_FAMILIES or address is None:
+    def check_url(self, url: Any, via: str) -> None:
+        host, port = host_port(str(url))
+        self.check(host, port, shown_url(str(url)), via)
+
+    def check_address(self, family: int | None, address: Any, via: str = "a socket connection to") -> None:
+        """A socket about to connect or send to `address` (an audit event, or the guard's own patches); read
+        as the C module reads it, so a subclass cannot show the guard one address and connect to another."""
+        if ALLOWED.get() or not self._enabled or family in _LOCAL_FAMILIES or address is None:
             return
+        if family is None:
+            self._refuse(f"{address!r} (address family unknown)", via)
         if family not in (socket.AF_INET, socket.AF_INET6):
             self._refuse(f"{address!r} (address family {_family_name(family)})", via)
-        if not isinstance(address, tuple) or len(address) < 2:
+        if not isinstance(address, tuple) or tuple.__len__(address) < 2:
             return  # not an address the C module accepts for this family: it raises itself
-        host, port = str(address[0]), address[1]
-        if not self.allowed(host, port if isinstance(port, int) else None):
-            self._refuse(_shown(host, port if isinstance(port, int) else None), via)
+        host, port = address_host(tuple.__getitem__(address, 0)), address_port(tuple.__getitem__(address, 1))
+        if host is None or port is None:
+            self._refuse(f"{address!r}", via)
+        self.check(host, port, shown(host, port), via)
+
+    def check_lookup(self, host: Any, reverse: bool = False) -> None:
+        """A name about to be resolved (or, `reverse`, an address about to be named): refused unless the query
+        stays on this machine (an address, a loopback name, the machine's own) or is about an allowed host."""
+        if not self._enabled:
+            return
+        name = host if host is None else address_host(host)
+        if not name or is_local_name(name):
+            return
+        if reverse:
+            if is_loopback(name) or self.allowed(name, None):
+                return
+            self._refuse(name, "a reverse DNS lookup of")
+        if is_address(name.partition("%")[0]) or normal(name.rstrip(".")) in {entry for entry, _ in self.allow}:
+            return
+        self._refuse(name, "a DNS lookup of")
+
+    def check_proxy_line(self, connection: Any, data: Any) -> None:
+        """What http.client sends (urllib, urllib3, http.client itself): a request line that asks a proxy for
+        another host names that host, which must be allowed like any other."""
+        if not isinstance(data, bytes | bytearray | memoryview):
+            return
+        match = _PROXY_LINE.match(bytes(data[:2048]))
+        if match is None:
+            return
+        proxy = shown(str(getattr(connection, "host", "?")), getattr(connection, "port", None))
+        if match.group(1):
+            authority = match.group(2).decode("ascii", "replace")
+            parts = urlsplit(f"//{authority}")
+            host, port = parts.hostname or "", _port_of(parts)
+            self.check(host, port, f"{shown(host, port)}, asked of the proxy {proxy}", "http.client CONNECT")
+        else:
+            url = match.group(4).decode("ascii", "replace")
+            host, port = host_port(url)
+            method = match.group(3).decode("ascii")
+            self.check(host, port, f"{shown_url(url)}, asked of the proxy {proxy}", f"http.client {method}")
 
     # -- the patches --------------------------------------------------------------------------------
 
@@ -215,7 +237,7 @@ class NetGuard:
             return
         global _PATCHES
         if not _GUARDS:  # the first guard up patches the libraries, the last one down restores them
-            _PATCHES = _patch_libraries()
+            _PATCHES = patch_libraries(_check, _lookup)
         _install_audit_hook()
         _GUARDS.append(self)
         self._active = True
@@ -270,26 +292,32 @@ def guard_from_environment(refuse: Callable[[str], NoReturn] | None = None,
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     """The audit hook: asked for every audited event of the process, so it returns at once when no guard is up."""
-    if not _GUARDS or event not in _AUDITED:
+    if not _GUARDS:
         return
-    sock, address = args[0], args[1]
-    family = getattr(sock, "family", None)
-    if isinstance(family, int):
+    if event in _AUDITED:
+        family = true_family(args[0])
         for guard in tuple(_GUARDS):
-            guard.check_address(family, address, _AUDITED[event])
+            guard.check_address(family, args[1], _AUDITED[event])
+    elif event in _LOOKUPS:
+        reverse = _LOOKUPS[event]
+        host = args[0]
+        if event == "socket.getnameinfo":
+            host = tuple.__getitem__(host, 0) if isinstance(host, tuple) and tuple.__len__(host) else None
+        for guard in tuple(_GUARDS):
+            guard.check_lookup(host, reverse)
+    elif event == "http.client.send":
+        for guard in tuple(_GUARDS):
+            guard.check_proxy_line(args[0], args[1])
 
 
-def _patch_libraries() -> contextlib.ExitStack:
-    stack = contextlib.ExitStack()
-    for module_name in ("httpx", "httpx2"):
-        module = _optional(module_name)
-        if module is not None:
-            stack.enter_context(_patch_httpx(module, module_name))
-    requests_adapters = _optional("requests.adapters")
-    if requests_adapters is not None:
-        stack.enter_context(_patch_requests(requests_adapters))
-    stack.enter_context(_patch_socketpair())
-    return stack
+def _check(host: str, port: int | None, target: str, via: str) -> None:
+    for guard in tuple(_GUARDS):
+        guard.check(host, port, target, via)
+
+
+def _lookup(host: str) -> None:
+    for guard in tuple(_GUARDS):
+        guard.check_lookup(host)
 
 
 def _install_audit_hook() -> None:
@@ -299,105 +327,6 @@ def _install_audit_hook() -> None:
         _HOOKED = True
 
 
-def _allowed_request(call: Callable[[], Any]) -> Any:
-    token = _ALLOWED.set(True)
-    try:
-        return call()
-    finally:
-        _ALLOWED.reset(token)
-
-
-def _check_url(url: Any, via: str) -> None:
-    for guard in tuple(_GUARDS):
-        guard.check_url(url, via)
-
-
-@contextlib.contextmanager
-def _patch_httpx(module: Any, name: str) -> Iterator[None]:
-    sync_cls, async_cls = module.HTTPTransport, module.AsyncHTTPTransport
-    original_sync, original_async = sync_cls.handle_request, async_cls.handle_async_request
-
-    def handle_request(transport: Any, request: Any) -> Any:
-        _check_url(request.url, f"{name} {request.method}")
-        return _allowed_request(lambda: original_sync(transport, request))
-
-    async def handle_async_request(transport: Any, request: Any) -> Any:
-        _check_url(request.url, f"{name} {request.method}")
-        token = _ALLOWED.set(True)
-        try:
-            return await original_async(transport, request)
-        finally:
-            _ALLOWED.reset(token)
-
-    sync_cls.handle_request = handle_request
-    async_cls.handle_async_request = handle_async_request
-    try:
-        yield
-    finally:
-        sync_cls.handle_request = original_sync
-        async_cls.handle_async_request = original_async
-
-
-@contextlib.contextmanager
-def _patch_requests(adapters: Any) -> Iterator[None]:
-    cls = adapters.HTTPAdapter
-    original = cls.send
-
-    def send(adapter: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
-        url = str(request.url)
-        host, port = _host_port(url)
-        for guard in tuple(_GUARDS):
-            if not guard.allowed(host, port):
-                guard._refuse(url, f"requests {request.method}")
-        return _allowed_request(lambda: original(adapter, request, *args, **kwargs))
-
-    cls.send = send
-    try:
-        yield
-    finally:
-        cls.send = original
-
-
-@contextlib.contextmanager
-def _patch_socketpair() -> Iterator[None]:
-    """Where the platform has no socketpair (Windows), Python connects two loopback sockets; an event loop's
-    wake-up pair is not a request."""
-    original = socket.socketpair
-
-    def socketpair(*args: Any, **kwargs: Any) -> Any:
-        return _allowed_request(lambda: original(*args, **kwargs))
-
-    socket.socketpair = socketpair
-    try:
-        yield
-    finally:
-        socket.socketpair = original
-
-
-def _optional(name: str) -> Any:
-    """The module if it is installed (imported here: a test may import it after the guard is up)."""
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
-
-
-def _normal(host: str) -> str:
-    """One spelling per address (`0:0::1` and `::1` are one host); a name as it is, lower-cased."""
-    try:
-        return str(ipaddress.ip_address(host))
-    except ValueError:
-        return host.lower()
-
-
-def _is_address(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _family_name(family: int) -> str:
     try:
         return socket.AddressFamily(family).name
@@ -405,16 +334,9 @@ def _family_name(family: int) -> str:
         return str(family)
 
 
-def _default_port(url: str) -> int | None:
-    return 443 if url.startswith("https:") else 80 if url.startswith("http:") else None
-
-
-def _host_port(url: str) -> tuple[str, int | None]:
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
+def _port_of(parts: Any) -> int | None:
     try:
         port = parts.port
     except ValueError:
-        port = None
-    return (parts.hostname or ""), port if port is not None else _default_port(url)
+        return None
+    return port if port is not None else 443
