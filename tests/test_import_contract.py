@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent / "blackbox"
 #: The wings, lowest first: a module imports only its own wing, the ground floor (the modules at the top of
 #: `blackbox/`) and wings of a lower rank.  A new folder must be given its place here.
 RANKS = {"format": 1, "providers": 2, "redaction": 2, "live": 3, "importers": 3, "exporters": 3, "fork": 4, "mcp": 4,
-         "plugin": 5, "demo": 5, "cli": 6}
+         "plugin": 5, "demo": 5, "many": 5, "cli": 6}
 #: The one door upward: the session picks the fork engine when the mode is `fork`.
 DOORS = {("blackbox.live.session", "blackbox.fork.engine")}
 #: Wings that talk to providers only through the `Provider` interface and `blackbox.apis`: none of their modules

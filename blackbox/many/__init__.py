@@ -1,0 +1,1 @@
+"""Many replays: sweeps of what-ifs with pass rates, model migration over a folder of runs, and drift."""
