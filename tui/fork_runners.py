@@ -35,17 +35,32 @@ if TYPE_CHECKING:
     from blackbox.format.cassette import Cassette
 
 __all__ = ["RUNNERS", "AgentRunner", "DemoRunner", "ForkEvents", "ForkJob", "ForkResult", "ForkRunner",
-           "WhatIfRunner", "next_model_input", "provider_of", "recorded_model", "runner_for"]
+           "WhatIfRunner", "next_model_input", "provider_of", "recorded_api", "recorded_model", "runner_for"]
 
 KILL_GRACE = 3.0  # seconds between SIGTERM and SIGKILL when a running agent is cancelled
 
 
-def provider_of(model: str | None) -> str | None:
-    """The provider name a model name belongs to, or None."""
-    from blackbox.providers import for_model  # (here: every provider's codecs, needed once a fork is set up)
+def provider_of(model: str | None, used: str | None = None) -> str | None:
+    """The provider a live what-if asks for `model`, or None: `used` (the API the run used, `recorded_api`) when
+    the model is of its family (a Responses run stays on Responses), else the one the model's name belongs to —
+    the rule of `blackbox what-if`'s own default."""
+    from blackbox.providers import by_name, for_model  # (here: every provider's codecs, once a fork is set up)
 
-    found = for_model(model)
-    return found.name if found is not None else None
+    named, recorded = for_model(model), by_name(used or "")
+    if recorded is not None and (named is None or named.api is recorded.api or not recorded.api.model_prefixes):
+        return recorded.name
+    return named.name if named is not None else None
+
+
+def recorded_api(run: Run) -> str | None:
+    """The API the run's last model call went to (its output's unhashed `origin`), or None: a run recorded
+    before Blackbox kept it, or an import."""
+    for i in range(len(run) - 1, -1, -1):
+        if run.steps.type(i) == "model_output":
+            origin = run.steps[i].origin
+            if origin is not None and origin.api is not None:
+                return origin.api
+    return None
 
 
 def next_model_input(run: Run, index: int) -> int | None:
@@ -76,11 +91,12 @@ class ForkJob:
     model_name: str = ""
     recorded_model: str | None = None
     next_model_input: int | None = None
+    recorded_api: str | None = None
 
     @property
     def live_provider(self) -> str | None:
-        """The API a live what-if run asks: the one the model's name belongs to."""
-        return provider_of(self.model_name or self.recorded_model)
+        """The API a live what-if run asks (`provider_of`)."""
+        return provider_of(self.model_name or self.recorded_model, self.recorded_api)
 
 
 class ForkEvents(Protocol):

@@ -253,7 +253,8 @@ class ForkScreen(BlackboxScreen[None]):
         self.query_one(ForkLog).start()
         self.busy = True
         job = ForkJob(self.parent_path, self.index, form.value_text, out, settings, model_name=form.model_name,
-                      recorded_model=form.recorded_model, next_model_input=next_model_input(self.run, self.index))
+                      recorded_model=form.recorded_model, next_model_input=next_model_input(self.run, self.index),
+                      recorded_api=form.recorded_api)
         self._run(runner_for(settings.runner), job)
 
     @work(exclusive=True, group="fork")

@@ -14,7 +14,7 @@ from textual.widgets import Input, Label, RadioButton, RadioSet
 
 from blackbox.format.canonical import decode_json
 
-from ..fork_runners import next_model_input, provider_of, recorded_model
+from ..fork_runners import next_model_input, provider_of, recorded_api, recorded_model
 from ..fork_value import TextBlock, initial_value, text_block
 from ..messages import JsonValidated
 from ..run import Run, pretty_json
@@ -68,6 +68,7 @@ class ForkForm(VerticalScroll):
         self.remembered = remembered
         self.demo = demo
         self.recorded_model = recorded_model(run)
+        self.recorded_api = recorded_api(run)
         # an MCP result with one text block: its text is edited (`text_or_json` switches to the whole result)
         self.block: TextBlock | None = text_block(run.steps[index])
 
@@ -170,8 +171,8 @@ class ForkForm(VerticalScroll):
 
     @property
     def live_provider(self) -> str | None:
-        """The API a live what-if run asks: the one the model's name belongs to."""
-        return provider_of(self.model_name or self.recorded_model)
+        """The API a live what-if run asks (`fork_runners.provider_of`)."""
+        return provider_of(self.model_name or self.recorded_model, self.recorded_api)
 
     def settings(self) -> ForkSettings:
         return ForkSettings(
