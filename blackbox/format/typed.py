@@ -164,6 +164,8 @@ class RunFailedView(msgspec.Struct, frozen=True, gc=False, tag_field="event", ta
     message: str | UnsetType = UNSET
     exitCode: int | UnsetType = UNSET
     inFlight: int | UnsetType = UNSET
+    errorKind: str | UnsetType = UNSET  # the demo loop's `model_error`
+    maxSteps: int | UnsetType = UNSET  # the demo loop's `max_steps_exceeded`
 
 
 MetadataView: TypeAlias = RunCompletedView | RunFailedView
