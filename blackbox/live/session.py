@@ -2,11 +2,12 @@
 an SDK client on `bb.http_client()`, `bb.tools({...})`, `bb.finish()`).
 
 SDK → `transport` → `Session.open_call` → `providers.route(request)` normalizes the request → the mode's
-engine (`engines`, `forking`) records it or answers it from the cassette; a recorded stream is teed (`tee`)
-and settled when the agent goes on.  Wrapped tools go to the same engine.  The session keeps what every mode
-shares: the lock, the fatal error, calls in flight, keys seen, `finish()`, process exit, the report.  A
-Blackbox error inside an SDK call becomes the fatal error: that request and every later one get an HTTP 400
-in the provider's error shape (not retried) starting `[blackbox]`; `finish()` re-raises it."""
+engine (`engines`, `fork.engine`) records it or answers it from the cassette; a recorded stream is teed (`tee`)
+and settled when the agent goes on.  Tool runs (wrapped functions, MCP: `tool_runs`) go to the same engine.
+The session keeps what every mode shares: the lock, the fatal error, calls in flight, keys seen, `finish()`,
+process exit, the report.  A Blackbox error inside an SDK call becomes the fatal error: that request and every
+later one get an HTTP 400 in the provider's error shape (not retried) starting `[blackbox]`; `finish()`
+re-raises it."""
 
 from __future__ import annotations
 

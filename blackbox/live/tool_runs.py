@@ -3,10 +3,10 @@ server (`blackbox.mcp`), or any source added later.
 
 A source asks `begin_tool(name, tool_input)` what one run is: a real run's `ToolSlot` (run the tool, then
 report its outcome to `end_tool`), or a `ToolClaim` served from the cassette (replay, and a fork before its
-fork point: hand back `claim.outcome`, never run the tool).  A source may add fields of its own to the steps
-of a real run (`slot.call_extra`, `slot.result_extra`: MCP's server and method) before `end_tool`.  A
-divergence or a refused value becomes the session's fatal error, as it does for a wrapped tool, so the run
-fails however the source's framework takes the exception.
+fork point: hand back the `result` or `error` of `claim.outcome`, never run the tool).  A source may add
+fields of its own to the steps of a real run (`slot.call_extra`, `slot.result_extra`: MCP's server and
+method) before `end_tool`.  A divergence or a refused value becomes the session's fatal error, as it does for
+a wrapped tool, so the run fails however the source's framework takes the exception.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class ToolRuns:
     def begin_tool(self, name: str, tool_input: Any) -> ToolSlot | ToolClaim:
         """One run of tool `name` from a source that is not a wrapped function; `tool_input` is what the step
         stores (a JSON value: a `SessionError` when it is not).  A `ToolSlot`: run it and call `end_tool`; a
-        `ToolClaim`: answer with its recorded `outcome` (`{"result": …}` or `{"error": …}`)."""
+        `ToolClaim`: answer with its recorded `outcome` (the step's payload: its `result`, or its `error`)."""
 
         def stored() -> Any:
             try:
