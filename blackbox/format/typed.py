@@ -5,8 +5,9 @@ A cassette's hash is computed over the payload exactly as it was read (`Step.pay
 replaces it: `view(step)` converts a copy into the Struct its step type and tag name, or into `Odd` when
 the payload does not fit (a hand-edited file, a future field's type, a damaged import).  A payload that does
 not fit still loads, hashes and verifies as before; only the readers see `Odd` and say "unknown" or "?".
-Unknown fields (an MCP call's `mcp`, Gemini's `hollowFrame`) are ignored here and stay in the raw payload; an MCP
-step's `mcp` is read apart, by `mcp_of`, only when asked, so an odd one never makes its step odd.
+Fields `payloads` does not declare (an MCP call's `mcp`, a future version's) are ignored here and stay in the
+raw payload; an MCP step's `mcp` is read apart, by `mcp_of`, only when asked, so an odd one never makes its
+step odd.
 """
 
 from __future__ import annotations
