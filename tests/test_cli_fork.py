@@ -239,6 +239,8 @@ def test_usage_mistakes_are_one_line_with_exit_2(parents: dict[str, Path], tmp_p
     malformed.write_text(json.dumps([{"type": "tool_calls", "calls": [{"toolInput": {}}]}]))
     not_json = tmp_path / "not-json.json"
     not_json.write_text("[{")
+    odd_text = tmp_path / "odd-text.json"  # the shape the fork engine reads (format/payloads), checked up front
+    odd_text.write_text(json.dumps([{"type": "tool_calls", "calls": [{"toolName": "book"}], "text": 5}]))
     cases: list[tuple[list[str | Path], str]] = [
         ([parent, "--at", "2", "--set", "1", "--out", out, "--script", replies],
          "step 2 is a tool_call, not a tool_result; tool_result steps: 3, 5, 9"),
@@ -250,6 +252,8 @@ def test_usage_mistakes_are_one_line_with_exit_2(parents: dict[str, Path], tmp_p
         ([parent, "--at", "3", "--set", "1", "--out", out, "--script", malformed],
          "replies[0].calls[0] needs a toolName string"),
         ([parent, "--at", "3", "--set", "1", "--out", out, "--script", not_json], "is not valid JSON"),
+        ([parent, "--at", "3", "--set", "1", "--out", out, "--script", odd_text],
+         "replies[0].text does not fit a tool_calls reply"),
         ([parent, "--at", "3", "--set", "1", "--out", out], "choose one continuation: --live"),
         ([parent, "--at", "3", "--set", "1", "--out", out, "--live", "--script", replies], "choose one continuation"),
         ([parent, "--at", "3", "--set", "1", "--out", out, "--live", "--pace", "slow"],

@@ -1,8 +1,9 @@
 """The walls of docs/architecture.md, checked over the source: which wing (folder of `blackbox/`) may import which.
 
-`if TYPE_CHECKING:` imports never run and do not count.  The walls (wings, providers, transport) count every
-other import, function-local ones too; the cycle and UI checks count the imports that run when a module is
-imported (a function-local import is how the core defers Textual).
+`if TYPE_CHECKING:` imports never run and do not count.  The walls (wings, providers, transport) and the cycle
+check count every other import, function-local ones and dynamic ones (`importlib.import_module("literal")`,
+`__import__("literal")`, and the name tables a lazy loader imports from, `NAME_TABLES`) too; the UI check counts
+the imports that run when a module is imported (a function-local import is how the core defers Textual).
 """
 
 from __future__ import annotations
@@ -18,8 +19,18 @@ ROOT = Path(__file__).resolve().parent.parent / "blackbox"
 #: `blackbox/`) and wings of a lower rank.  A new folder must be given its place here.
 RANKS = {"format": 1, "providers": 2, "redaction": 2, "live": 3, "importers": 3, "exporters": 3, "fork": 4, "mcp": 4,
          "plugin": 5, "demo": 5, "many": 5, "cli": 6}
-#: The one door upward: the session picks the fork engine when the mode is `fork`.
-DOORS = {("blackbox.live.session", "blackbox.fork.engine")}
+#: The doors upward: the session picks the fork engine when the mode is `fork`, and brings in MCP when `bb.mcp`
+#: is called.
+DOORS = {("blackbox.live.session", "blackbox.fork.engine"), ("blackbox.live.session", "blackbox.mcp")}
+#: Lazy loaders that import a module by a name from a table (a dict literal of the module): the package, the
+#: table's name, and how a value of it names a module.  Every module so named is an edge of the loader.
+NAME_TABLES = {"blackbox": ("_WHERE", "{}"), "blackbox.cli": ("_MODULES", "blackbox.cli.{}")}
+#: Dynamic imports of a name computed at run time that never reach Blackbox's own modules, and why.
+OUTSIDE = {
+    "blackbox.exporters.base": "an exporter's `modules`, its extra's packages (test_exporters_need_outside_modules)",
+    "blackbox.plugin.net_patches": "`_optional`: the HTTP libraries the guard patches",
+    "blackbox.live.transport": "`http_module`: httpx or httpx2, checked against those two names",
+}
 #: Wings that talk to providers only through the `Provider` interface and `blackbox.apis`: none of their modules
 #: may name an API, so that a new provider is its codec modules, one `apis` entry and one registry line.
 PROVIDER_BLIND = {"live", "fork", "plugin"}
@@ -39,8 +50,23 @@ def _is_type_checking(node: ast.If) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _imports(tree: ast.AST, *, everywhere: bool) -> set[str]:
-    """Absolute module names imported; `everywhere=False` keeps only those run at import time."""
+def _dynamic(call: ast.Call) -> str | None:
+    """`x` of `importlib.import_module(x)`, `import_module(x)` or `__import__(x)`: the literal, "" when `x` is
+    computed, None for any other call."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    if name not in ("import_module", "__import__") or not call.args:
+        return None
+    first = call.args[0]
+    if isinstance(first, ast.Constant) and isinstance(first.value, str) and not (
+            name == "import_module" and len(call.args) > 1):  # a relative name needs its package
+        return first.value
+    return ""
+
+
+def _imports(tree: ast.AST, *, everywhere: bool, dynamic: bool = True) -> set[str]:
+    """Absolute module names imported; `everywhere=False` keeps only those run at import time; `dynamic` adds
+    the literal names imported through `import_module` / `__import__` (a computed name is `""`)."""
     found: set[str] = set()
 
     def visit(node: ast.AST, top: bool) -> None:
@@ -54,6 +80,8 @@ def _imports(tree: ast.AST, *, everywhere: bool) -> set[str]:
             elif isinstance(child, ast.ImportFrom) and child.module and child.level == 0:
                 found.add(child.module)
                 found.update(f"{child.module}.{alias.name}" for alias in child.names)
+            elif dynamic and isinstance(child, ast.Call) and (named := _dynamic(child)) is not None:
+                found.add(named)
             visit(child, top)
 
     visit(tree, True)
@@ -63,11 +91,26 @@ def _imports(tree: ast.AST, *, everywhere: bool) -> set[str]:
 MODULES = {_module_name(p): ast.parse(p.read_text(encoding="utf-8")) for p in sorted(ROOT.rglob("*.py"))}
 
 
+def _table(name: str) -> set[str]:
+    """The modules a lazy loader's name table names (`NAME_TABLES`), read from its dict literal."""
+    if name not in NAME_TABLES:
+        return set()
+    table, form = NAME_TABLES[name]
+    for node in ast.walk(MODULES[name]):
+        if not isinstance(node, ast.Assign | ast.AnnAssign) or not isinstance(node.value, ast.Dict):
+            continue
+        targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
+        if any(isinstance(t, ast.Name) and t.id == table for t in targets):
+            return {form.format(v.value) for v in node.value.values
+                    if isinstance(v, ast.Constant) and isinstance(v.value, str)}
+    raise AssertionError(f"{name} has no dict literal {table}: update NAME_TABLES")
+
+
 def _project_imports(name: str, *, everywhere: bool) -> set[str]:
     """The project's modules `name` imports (a `from pkg import sub` names the submodule; a module's own parent
-    packages run before it anyway, so they are not edges)."""
-    return {m for m in _imports(MODULES[name], everywhere=everywhere)
-            if m in MODULES and m != name and not name.startswith(m + ".")}
+    packages run before it anyway, so they are not edges); with `everywhere`, those its name table names."""
+    named = _imports(MODULES[name], everywhere=everywhere) | (_table(name) if everywhere else set())
+    return {m for m in named if m in MODULES and m != name and not name.startswith(m + ".")}
 
 
 def _wing(module: str) -> str:
@@ -88,6 +131,33 @@ def test_the_walker_sees_imports() -> None:
     assert "blackbox.live.calls" in _project_imports("blackbox.live.transport", everywhere=False)
     assert _wing("blackbox.format.verify") == "format" and _wing("blackbox.errors") == "ground"
     assert _wing("blackbox.providers") == "providers" and _wing("blackbox") == "api"
+
+
+def test_the_walker_sees_dynamic_imports() -> None:
+    tree = ast.parse("import importlib\nfrom importlib import import_module\n"
+                     "def f(x):\n    importlib.import_module('blackbox.a')\n    import_module('blackbox.b')\n"
+                     "    __import__('blackbox.c')\n    importlib.import_module(x)\n"
+                     "    importlib.import_module('.d', 'blackbox')\n")
+    assert _imports(tree, everywhere=True) >= {"blackbox.a", "blackbox.b", "blackbox.c", ""}
+    assert "blackbox.a" not in _imports(tree, everywhere=False)
+    assert "blackbox.cli.run" in _project_imports("blackbox.cli", everywhere=True)  # the command table
+    assert "blackbox.live.session" in _project_imports("blackbox", everywhere=True)  # the public names
+
+
+def test_every_computed_dynamic_import_is_known() -> None:
+    """An import of a name computed at run time is a lazy loader's table (`NAME_TABLES`) or reaches only
+    outside packages (`OUTSIDE`): the walls and the cycle check see every edge between Blackbox's modules."""
+    computed = {name for name, tree in MODULES.items() if "" in _imports(tree, everywhere=True)}
+    assert computed == set(NAME_TABLES) | set(OUTSIDE), (
+        f"import_module of a computed name in {sorted(computed - set(NAME_TABLES) - set(OUTSIDE))}: import the "
+        "module by its literal name, or declare the loader in NAME_TABLES or OUTSIDE")
+
+
+def test_exporters_need_outside_modules() -> None:
+    from blackbox.exporters.registry import EXPORTERS
+
+    for exporter in EXPORTERS.values():
+        assert not [m for m in exporter.modules if m.split(".")[0] == "blackbox"], exporter.name
 
 
 def test_every_folder_is_a_ranked_wing() -> None:
@@ -151,7 +221,9 @@ def test_the_core_never_imports_the_ui() -> None:
 
 
 def test_no_import_cycles() -> None:
-    graph = {name: _project_imports(name, everywhere=False) for name in MODULES}
+    """Over every import that may run: at import time, in a function, dynamic, and the lazy loaders' tables
+    (a cycle through a function-local import is still two modules that need each other)."""
+    graph = {name: _project_imports(name, everywhere=True) for name in MODULES}
     state: dict[str, int] = {}
     path: list[str] = []
 

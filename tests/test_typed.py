@@ -194,3 +194,25 @@ def test_a_step_is_viewed_not_changed() -> None:
     assert step.payload == {"toolCallId": "call-0", "toolName": "a", "toolInput": {"deep": [1]},
                             "mcp": {"server": "s"}}
     assert list(step.payload) == ["toolCallId", "toolName", "toolInput", "mcp"]  # field order kept
+
+
+def test_the_views_are_generated_from_the_one_declaration() -> None:
+    """`format/payloads` declares the shapes once; the readers' Structs are generated from it."""
+    from blackbox.format import view_maker
+
+    written = (Path(__file__).parent.parent / "blackbox" / "format" / "payload_views.py").read_text(encoding="utf-8")
+    assert written == view_maker.generate(), (
+        "blackbox/format/payload_views.py is stale: python -m blackbox.format.view_maker > "
+        "blackbox/format/payload_views.py")
+
+
+def test_every_key_a_writer_writes_is_a_field_a_reader_reads() -> None:
+    import typing
+
+    from blackbox.format import payload_views, payloads
+
+    for shape in payloads.SHAPES.values():
+        read = payload_views.__dict__[f"{shape.__name__}View"]
+        fields = {f.encode_name for f in msgspec.structs.fields(read)}
+        tag = read.__struct_config__.tag_field
+        assert set(typing.get_type_hints(shape)) == fields | ({tag} if tag else set()), shape.__name__

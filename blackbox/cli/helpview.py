@@ -226,7 +226,7 @@ def generate() -> str:
     thousands of lines, and generated)."""
     import json
 
-    from blackbox.cli.fast import COMMANDS
+    from blackbox.cli.command_list import COMMANDS
 
     help_data = {name: capture(name) for _, rows in COMMANDS for name, _ in rows}
     return json.dumps({"THEME": theme(), "HELP": help_data}, ensure_ascii=False, indent=1) + "\n"

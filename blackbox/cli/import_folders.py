@@ -11,7 +11,7 @@ from typing import Any
 import typer
 from rich.markup import escape
 
-from blackbox.cli.imports import failure, import_one, result_of, tools_path
+from blackbox.cli.importing import failure, import_one, result_of, tools_path
 from blackbox.cli.jsonout import print_json
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, fail
 from blackbox.cli.term import colour

@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from blackbox.cli.term import JSON_OUTPUT
+from blackbox.cli.json_call import JSON_OUTPUT
 from blackbox.format.canonical import JSFloat, js_number, nesting_headroom
 from blackbox.format.secrets import mask_secrets
 from blackbox.format.writing import LONE_SURROGATE

@@ -37,7 +37,8 @@ _RUN = "Run an agent"
 _ADD_SESSION = (
     "import blackbox\n"
     "bb = blackbox.session()\n"
-    "client = anthropic.Anthropic(http_client=bb.http_client())   # or openai.OpenAI(...)\n"
+    "client = anthropic.Anthropic(http_client=bb.http_client())   # openai.OpenAI(http_client=...) alike\n"
+    "# google-genai: genai.Client(http_options=bb.genai_http_options())\n"
     "tools = bb.tools({...}); ...; bb.finish()"
 )
 

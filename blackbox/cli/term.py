@@ -7,10 +7,11 @@ nor CI set).
 
 from __future__ import annotations
 
-import itertools
 import os
 import sys
 from typing import TextIO
+
+from blackbox.cli.json_call import JSON_OUTPUT
 
 __all__ = ["EXIT_FAILURE", "EXIT_USAGE", "JSON_OUTPUT", "colour", "error_line", "json_error", "paint", "plain"]
 
@@ -28,29 +29,6 @@ __all__ = ["EXIT_FAILURE", "EXIT_USAGE", "JSON_OUTPUT", "colour", "error_line", 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 
-
-class _JsonOutput:
-    """Whether this call asked for JSON (`--json`, `--format json`) and whether its document was printed:
-    every such call prints exactly one document, an error document when it fails before its own."""
-
-    def __init__(self) -> None:
-        self.wanted = False
-        self.printed = False
-
-    def expect(self, args: list[str]) -> None:
-        """Note from the command line (up to `--`) whether the call asked for JSON."""
-        own = args[: args.index("--")] if "--" in args else args
-        self.wanted = "--json" in own or "--format=json" in own or any(
-            a == "--format" and b.lower() == "json" for a, b in itertools.pairwise(own))
-        self.printed = False
-
-    def begin(self, wanted: bool) -> None:
-        """A command that knows its own options says whether it prints JSON (the typer app may run without
-        `main`, as tests run it)."""
-        self.wanted, self.printed = wanted, False
-
-
-JSON_OUTPUT = _JsonOutput()
 
 _STYLES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
 

@@ -7,6 +7,7 @@ true` when the result is the tool's error text, so an import can rebuild the ste
 message (Phoenix) then shows every one.  The model's answer is one `assistant` message with its
 `finish_reason`, which the output schema requires: a backend that validates the list (Phoenix) drops the whole
 answer without it.  Every field the schemas require is written with its type (a name is always a string).
+Payloads are read through their typed views (`format/typed`): one that does not fit its shape exports none.
 
 Content leaves Blackbox only with `--content`, and only through `json_text`: the redaction `policy` (the one
 place a redaction policy plugs in: a function taking the payload), then known key values and credential
@@ -19,6 +20,20 @@ import json
 import os
 from collections.abc import Callable
 from typing import Any
+
+from blackbox.format.typed import (
+    UNSET,
+    FinalAnswerView,
+    MessageView,
+    PartView,
+    SingleToolCallView,
+    TextPartView,
+    ToolCallsView,
+    ToolCallView,
+    ToolSpecView,
+    ToolUsePartView,
+    View,
+)
 
 __all__ = ["finish_reason", "input_messages", "json_text", "output_messages", "policy", "redact", "tool_definitions"]
 
@@ -72,87 +87,73 @@ def json_text(value: Any, redaction: Callable[[Any], Any] | None = None) -> str:
     return _mask(text)
 
 
-def _text(value: Any) -> str:
-    """A field the schemas require as a string: a hand-edited cassette may hold anything there."""
-    return value if isinstance(value, str) else ""
-
-
-def tool_definitions(tools: Any, with_content: bool) -> list[dict[str, Any]]:
+def tool_definitions(tools: list[ToolSpecView], with_content: bool) -> list[dict[str, Any]]:
     """`gen_ai.tool.definitions`: each tool's type and name; its description and schema only with content."""
     out: list[dict[str, Any]] = []
-    for tool in tools if isinstance(tools, list) else []:
-        if not isinstance(tool, dict):
-            continue
-        entry: dict[str, Any] = {"type": "function", "name": _text(tool.get("name"))}
+    for tool in tools:
+        entry: dict[str, Any] = {"type": "function", "name": tool.name}
         if with_content:
-            entry["description"] = _text(tool.get("description"))
-            if isinstance(tool.get("inputSchema"), dict):
-                entry["parameters"] = tool["inputSchema"]
+            entry["description"] = tool.description
+            if isinstance(tool.inputSchema, dict):
+                entry["parameters"] = tool.inputSchema
         out.append(entry)
     return out
 
 
-def _part(part: Any) -> dict[str, Any]:
-    if isinstance(part, str):
-        return {"type": "text", "content": part}
-    if not isinstance(part, dict):
-        return {"type": "text", "content": ""}
-    kind = part.get("type")
-    if kind == "text":
-        return {"type": "text", "content": _text(part.get("text"))}
-    if kind == "tool_use":
-        return {"type": "tool_call", "id": part.get("toolCallId"), "name": _text(part.get("toolName")),
-                "arguments": part.get("toolInput")}
-    if kind == "tool_result":
-        out = {"type": "tool_call_response", "id": part.get("toolCallId"), "name": _text(part.get("toolName"))}
-        if "error" in part:
-            return {**out, "response": part["error"], "error": True}
-        return {**out, "response": part.get("result")}
-    return {"type": str(kind), **{k: v for k, v in part.items() if k != "type"}}
+def _call(call: ToolCallView | ToolUsePartView | SingleToolCallView) -> dict[str, Any]:
+    return {"type": "tool_call", "id": call.toolCallId, "name": call.toolName, "arguments": call.toolInput}
 
 
-def input_messages(messages: Any) -> list[dict[str, Any]]:
+def _part(part: PartView) -> dict[str, Any]:
+    if isinstance(part, TextPartView):
+        return {"type": "text", "content": part.text}
+    if isinstance(part, ToolUsePartView):
+        return _call(part)
+    out = {"type": "tool_call_response", "id": part.toolCallId, "name": part.toolName}
+    if part.error is not UNSET:
+        return {**out, "response": part.error, "error": True}
+    return {**out, "response": None if part.result is UNSET else part.result}
+
+
+def input_messages(messages: list[MessageView]) -> list[dict[str, Any]]:
     """`gen_ai.input.messages` of a neutral `model_input`'s messages: a message of tool results is one `tool`
     message per result (an import joins them back into one)."""
     out: list[dict[str, Any]] = []
-    for message in messages if isinstance(messages, list) else []:
-        if not isinstance(message, dict):
-            continue
-        body = message.get("content")
-        parts = [_part(p) for p in ([body] if isinstance(body, str) else body if isinstance(body, list) else [])]
+    for message in messages:
+        body = message.content
+        parts = [{"type": "text", "content": body}] if isinstance(body, str) else [_part(p) for p in body]
         if parts and all(p["type"] == "tool_call_response" for p in parts):
             out += [{"role": "tool", "parts": [part]} for part in parts]
             continue
-        role = message.get("role")
-        out.append({"role": role if isinstance(role, str) and role else "user", "parts": parts})
+        out.append({"role": message.role or "user", "parts": parts})
     return out
 
 
 _STOPS = {None: "stop", "length": "length", "refusal": "content_filter"}
 
 
-def finish_reason(output: Any) -> str:
+def finish_reason(output: View) -> str:
     """Why the model stopped, in the conventions' words (`stop`, `length`, `content_filter`, `tool_call`): the
     answer message's `finish_reason` and the span's `gen_ai.response.finish_reasons`."""
-    if not isinstance(output, dict):
-        return "stop"
-    stop = output.get("stop")
-    if output.get("type") in ("tool_calls", "tool_call"):
+    if isinstance(output, ToolCallsView | SingleToolCallView):
+        stop = output.stop if isinstance(output, ToolCallsView) else UNSET
         return "length" if stop == "length" else "stop" if stop == "end" else "tool_call"
-    return _STOPS.get(stop, "stop") if isinstance(stop, str | None) else "stop"
+    if isinstance(output, FinalAnswerView):
+        return _STOPS.get(None if output.stop is UNSET else output.stop, "stop")
+    return "stop"
 
 
-def output_messages(output: Any) -> list[dict[str, Any]]:
+def output_messages(output: View) -> list[dict[str, Any]]:
     """`gen_ai.output.messages` of a neutral `model_output`: one assistant message and its finish reason."""
-    if not isinstance(output, dict):
-        return []
-    kind = output.get("type")
     parts: list[dict[str, Any]] = []
-    if isinstance(output.get("text"), str) and (output["text"] or kind == "final_answer"):
-        parts.append({"type": "text", "content": output["text"]})
-    if kind == "tool_calls":
-        calls: list[Any] = output["calls"] if isinstance(output.get("calls"), list) else []
-        parts += [_part({"type": "tool_use", **call}) for call in calls if isinstance(call, dict)]
-    elif kind == "tool_call":
-        parts.append(_part({**output, "type": "tool_use"}))
+    if isinstance(output, FinalAnswerView):
+        parts.append({"type": "text", "content": output.text})
+    elif isinstance(output, ToolCallsView):
+        if isinstance(output.text, str) and output.text:
+            parts.append({"type": "text", "content": output.text})
+        parts += [_call(call) for call in output.calls]
+    elif isinstance(output, SingleToolCallView):
+        parts.append(_call(output))
+    else:
+        return []
     return [{"role": "assistant", "parts": parts, "finish_reason": finish_reason(output)}]

@@ -7,7 +7,8 @@ Ids are derived from the cassette's hashes, so exporting a cassette twice gives 
 de-duplicates instead of showing two runs.  The trace id is taken from the cassette's id and its last step's
 hash (two runs that differ in one byte are two traces); a span id from the trace id and its step's hash.  A
 fork is its own trace, its root linked to the parent run's tool span at the fork point (when the parent is at
-hand: `parent=`).
+hand: `parent=`).  Payloads are read through their typed views (`format/typed`): a payload that does not fit
+its shape gives its span no model, name or content (`?` for a tool's name), never a guess.
 """
 
 from __future__ import annotations
@@ -21,6 +22,18 @@ import msgspec
 
 from blackbox.exporters import content
 from blackbox.format.cassette import Cassette, Step, Tokens
+from blackbox.format.typed import (
+    UNSET,
+    FinalAnswerView,
+    ModelInputView,
+    RunCompletedView,
+    RunFailedView,
+    ToolCallView,
+    ToolResultView,
+    View,
+    mcp_of,
+    view,
+)
 
 __all__ = ["GENAI_SEMCONV", "Link", "SpanData", "cassette_spans", "fork_point", "span_id", "trace_id"]
 
@@ -130,8 +143,9 @@ def _usage(tokens: Tokens | None) -> dict[str, Any]:
 
 def _chat_attributes(model_input: Step, output: Step | None, with_content: bool,
                      redact: Callable[[Any], Any]) -> dict[str, Any]:
-    request = model_input.payload if isinstance(model_input.payload, dict) else {}
-    model = request.get("model")
+    found = view(model_input)
+    request = found if isinstance(found, ModelInputView) else None
+    model = request.model if request is not None else None
     provider, api_type = _provider(model)
     attrs: dict[str, Any] = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": provider}
     if isinstance(model, str):
@@ -139,7 +153,7 @@ def _chat_attributes(model_input: Step, output: Step | None, with_content: bool,
         attrs["gen_ai.response.model"] = model  # the cassette keeps the model the request named, no other
     if api_type is not None:
         attrs["openai.api.type"] = api_type
-    params: dict[str, Any] = request["params"] if isinstance(request.get("params"), dict) else {}
+    params: dict[str, Any] = request.params if request is not None and isinstance(request.params, dict) else {}
     for name, attribute in _PARAMS.items():
         value = params.get(name)
         if isinstance(value, str) and attribute == "stop_sequences":
@@ -150,28 +164,30 @@ def _chat_attributes(model_input: Step, output: Step | None, with_content: bool,
             attrs[f"gen_ai.request.{attribute}"] = value
     if isinstance(params.get("responseFormat"), dict) or isinstance(params.get("outputConfig"), dict):
         attrs["gen_ai.output.type"] = "json"
-    attrs["gen_ai.tool.definitions"] = content.json_text(content.tool_definitions(request.get("tools"), with_content),
-                                                          redact if with_content else _same)
+    tools = content.tool_definitions(request.tools if request is not None else [], with_content)
+    attrs["gen_ai.tool.definitions"] = content.json_text(tools, redact if with_content else _same)
     attrs["blackbox.step.index"] = model_input.index
     attrs["blackbox.step.hash"] = model_input.hash
-    if output is not None:
-        attrs["gen_ai.response.finish_reasons"] = [content.finish_reason(output.payload)]
+    answer = view(output) if output is not None else None
+    if output is not None and answer is not None:
+        attrs["gen_ai.response.finish_reasons"] = [content.finish_reason(answer)]
         attrs.update(_usage(output.tokens))
         attrs["blackbox.output.step.hash"] = output.hash
     if with_content:
-        attrs.update(_request_content(request, redact))
-        if output is not None:
-            attrs["gen_ai.output.messages"] = content.json_text(content.output_messages(output.payload), redact)
+        if request is not None:
+            attrs.update(_request_content(request, redact))
+        if answer is not None:
+            attrs["gen_ai.output.messages"] = content.json_text(content.output_messages(answer), redact)
     return attrs
 
 
-def _request_content(request: dict[str, Any], redact: Callable[[Any], Any]) -> dict[str, Any]:
+def _request_content(request: ModelInputView, redact: Callable[[Any], Any]) -> dict[str, Any]:
     """`gen_ai.system_instructions` (when the request has a system prompt) and `gen_ai.input.messages`."""
     attrs: dict[str, Any] = {}
-    system = request.get("systemPrompt")
+    system = request.systemPrompt
     if isinstance(system, str) and system:
         attrs["gen_ai.system_instructions"] = content.json_text([{"type": "text", "content": system}], redact)
-    attrs["gen_ai.input.messages"] = content.json_text(content.input_messages(request.get("messages")), redact)
+    attrs["gen_ai.input.messages"] = content.json_text(content.input_messages(request.messages), redact)
     return attrs
 
 
@@ -179,47 +195,55 @@ def _run_content(steps: list[Step], redact: Callable[[Any], Any]) -> dict[str, A
     """The run's own input and answer, for the root span (with content): the first model call's system prompt
     and messages, and the last model output when it is the final answer.  A backend shows them as the run's
     request and response (MLflow's trace list, Phoenix's agent span)."""
-    first = next((s for s in steps if s.type == "model_input" and isinstance(s.payload, dict)), None)
-    attrs = _request_content(first.payload, redact) if first is not None else {}
+    first = next((found for s in steps if s.type == "model_input"
+                  and isinstance(found := view(s), ModelInputView)), None)
+    attrs = _request_content(first, redact) if first is not None else {}
     last = next((s for s in reversed(steps) if s.type == "model_output"), None)
-    if last is not None and isinstance(last.payload, dict) and last.payload.get("type") == "final_answer":
-        attrs["gen_ai.output.messages"] = content.json_text(content.output_messages(last.payload), redact)
+    answer = view(last) if last is not None else None
+    if isinstance(answer, FinalAnswerView):
+        attrs["gen_ai.output.messages"] = content.json_text(content.output_messages(answer), redact)
     return attrs
 
 
 def _tool_attributes(call: Step, result: Step | None, with_content: bool,
                      redact: Callable[[Any], Any]) -> tuple[dict[str, Any], str | None]:
-    payload = call.payload if isinstance(call.payload, dict) else {}
-    name = payload.get("toolName")
-    attrs: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": str(name),
+    found = view(call)
+    asked = found if isinstance(found, ToolCallView) else None
+    attrs: dict[str, Any] = {"gen_ai.operation.name": "execute_tool",
+                             "gen_ai.tool.name": asked.toolName if asked is not None else "?",
                              "gen_ai.tool.type": "function", "blackbox.step.index": call.index,
                              "blackbox.step.hash": call.hash}
-    if isinstance(payload.get("toolCallId"), str):
-        attrs["gen_ai.tool.call.id"] = payload["toolCallId"]
-    mcp = payload.get("mcp")
-    if isinstance(mcp, dict):
+    if asked is not None and asked.toolCallId:
+        attrs["gen_ai.tool.call.id"] = asked.toolCallId
+    mcp = mcp_of(call.payload)
+    if mcp is not None:
         attrs["gen_ai.tool.type"] = "extension"
-        if isinstance(mcp.get("server"), str):
-            attrs["blackbox.mcp.server"] = mcp["server"]
-        if isinstance(mcp.get("method"), str):
-            attrs["mcp.method.name"] = mcp["method"]
+        if isinstance(mcp.server, str):
+            attrs["blackbox.mcp.server"] = mcp.server
+        if isinstance(mcp.method, str):
+            attrs["mcp.method.name"] = mcp.method
     if with_content:
-        attrs["gen_ai.tool.call.arguments"] = content.json_text(payload.get("toolInput"), redact)
+        attrs["gen_ai.tool.call.arguments"] = content.json_text(asked.toolInput if asked is not None else None, redact)
     error: str | None = None
     if result is None:
-        error = "incomplete"  # the run ended before the tool returned
-    else:
-        outcome = result.payload if isinstance(result.payload, dict) else {}
-        attrs["blackbox.result.step.hash"] = result.hash
-        if "error" in outcome:
-            mcp_error = (outcome.get("mcp") or {}).get("error") if isinstance(outcome.get("mcp"), dict) else None
-            code = mcp_error.get("code") if isinstance(mcp_error, dict) else None
-            error = str(code) if isinstance(code, int) and not isinstance(code, bool) else "tool_error"
-            if with_content:
-                attrs["gen_ai.tool.call.result"] = content.json_text({"error": outcome.get("error")}, redact)
-        elif with_content:
-            attrs["gen_ai.tool.call.result"] = content.json_text(outcome.get("result"), redact)
+        return attrs, "incomplete"  # the run ended before the tool returned
+    outcome = view(result)
+    attrs["blackbox.result.step.hash"] = result.hash
+    if isinstance(outcome, ToolResultView) and outcome.failed:
+        extra = mcp_of(result.payload)
+        code = extra.error.get("code") if extra is not None and isinstance(extra.error, dict) else None
+        error = str(code) if isinstance(code, int) and not isinstance(code, bool) else "tool_error"
+        if with_content:
+            attrs["gen_ai.tool.call.result"] = content.json_text({"error": outcome.error}, redact)
+    elif with_content:
+        value = outcome.result if isinstance(outcome, ToolResultView) and outcome.result is not UNSET else None
+        attrs["gen_ai.tool.call.result"] = content.json_text(value, redact)
     return attrs, error
+
+
+def _call_id(found: View) -> str:
+    """A tool step's call id, "" when it has none (or does not fit its shape)."""
+    return found.toolCallId if isinstance(found, ToolCallView | ToolResultView) else ""
 
 
 def _pairs(steps: list[Step]) -> Iterator[tuple[str, Step, Step | None, Step | None]]:
@@ -227,24 +251,23 @@ def _pairs(steps: list[Step]) -> Iterator[tuple[str, Step, Step | None, Step | N
 
     A tool call's result is the tool_result with its id; one without an id (the demo's fork) the next result
     of the same tool."""
+    views = {id(step): view(step) for step in steps if step.type in ("tool_call", "tool_result")}
     results: dict[str, Step] = {}
     for step in steps:
-        payload = step.payload if isinstance(step.payload, dict) else {}
-        if step.type == "tool_result" and isinstance(payload.get("toolCallId"), str):
-            results.setdefault(payload["toolCallId"], step)
+        if step.type == "tool_result" and (call_id := _call_id(views[id(step)])):
+            results.setdefault(call_id, step)
     for i, step in enumerate(steps):
         following = steps[i + 1] if i + 1 < len(steps) else None
         if step.type == "model_input":
             output = following if following is not None and following.type == "model_output" else None
             yield "chat", step, output, following
         elif step.type == "tool_call":
-            payload = step.payload if isinstance(step.payload, dict) else {}
-            call_id = payload.get("toolCallId")
-            result = results.get(call_id) if isinstance(call_id, str) else None
-            if result is None:
-                result = next((s for s in steps[i + 1:] if s.type == "tool_result" and isinstance(s.payload, dict)
-                               and "toolCallId" not in s.payload
-                               and s.payload.get("toolName") == payload.get("toolName")), None)
+            asked = views[id(step)]
+            result = results.get(_call_id(asked))
+            if result is None and isinstance(asked, ToolCallView) and not asked.toolCallId:
+                result = next((s for s in steps[i + 1:] if s.type == "tool_result"
+                               and isinstance(found := views[id(s)], ToolResultView) and not found.toolCallId
+                               and found.toolName == asked.toolName), None)
             if result is not None and result.index < step.index:
                 result = None
             yield "tool", step, result, following
@@ -266,15 +289,14 @@ def fork_point(cassette: Cassette, parent: Cassette | None) -> int | None:
 def _root(cassette: Cassette, trace: int, parent: Cassette | None, times: dict[int, int],
           run_content: dict[str, Any]) -> SpanData:
     steps = cassette.steps
-    last = steps[-1].payload if steps and steps[-1].type == "metadata" else None
+    last = view(steps[-1]) if steps and steps[-1].type == "metadata" else None
     attrs: dict[str, Any] = {"gen_ai.operation.name": "invoke_agent", "blackbox.cassette.id": cassette.id,
                              "blackbox.cassette.head_hash": steps[-1].hash if steps else "",
                              "blackbox.format_version": cassette.version, "blackbox.created_at": cassette.createdAt}
     error: str | None = None
-    if isinstance(last, dict) and last.get("event") == "run_failed":
-        reason = last.get("reason")
-        error = reason if isinstance(reason, str) else "run_failed"
-    elif not (isinstance(last, dict) and last.get("event") == "run_completed"):
+    if isinstance(last, RunFailedView):
+        error = last.reason if isinstance(last.reason, str) else "run_failed"
+    elif not isinstance(last, RunCompletedView):
         attrs["blackbox.run.incomplete"] = True
     attrs.update(run_content)
     links: list[Link] = []
@@ -298,16 +320,15 @@ def _root(cassette: Cassette, trace: int, parent: Cassette | None, times: dict[i
 def _call_of(steps: list[Step], at: int) -> Step | None:
     """The parent's tool_call whose span the fork at step `at` links to: the call of the result there (by id),
     else the last tool call before it."""
-    target = steps[at].payload if isinstance(steps[at].payload, dict) else {}
-    call_id = target.get("toolCallId")
-    calls = [s for s in steps[:at] if s.type == "tool_call" and isinstance(s.payload, dict)]
-    return next((s for s in reversed(calls) if s.payload.get("toolCallId") == call_id), calls[-1] if calls else None)
+    call_id = _call_id(view(steps[at]))
+    calls = [(s, found) for s in steps[:at] if s.type == "tool_call" and isinstance(found := view(s), ToolCallView)]
+    return next((s for s, found in reversed(calls) if found.toolCallId == call_id), calls[-1][0] if calls else None)
 
 
 def _failed_call(following: Step | None) -> str:
     """error.type of a model call with no output: the run's error kind when it failed there, else incomplete."""
-    payload = following.payload if following is not None and isinstance(following.payload, dict) else {}
-    kind = payload.get("errorKind") if payload.get("event") == "run_failed" else None
+    ended = view(following) if following is not None else None
+    kind = ended.errorKind if isinstance(ended, RunFailedView) else None
     return kind if isinstance(kind, str) else "incomplete"
 
 

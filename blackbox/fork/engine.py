@@ -23,6 +23,17 @@ from blackbox.format.cassette import Cassette, Step
 from blackbox.format.outcome import TOOL_STEPS, turn_end, turn_start
 from blackbox.format.payloads import ModelInput, ModelOutput, ToolCall
 from blackbox.format.secrets import Secrets
+from blackbox.format.typed import (
+    UNSET,
+    FinalAnswerView,
+    ModelInputView,
+    ToolCallsView,
+    ToolCallView,
+    ToolResultView,
+    View,
+    view,
+    view_of,
+)
 from blackbox.live.calls import ModelCall, Reply
 from blackbox.live.engines import Ending, Recording, Replaying, RunSummary, answer, load_replayable, now_ms
 from blackbox.live.recorder import Recorder, ToolSlot
@@ -35,7 +46,8 @@ from blackbox.providers.neutral import CallIds
 __all__ = ["ForkEngine", "thinking_refusal", "uses_thinking"]
 
 def _thinks(model_input: Any) -> bool:
-    params = model_input.get("params") if isinstance(model_input, dict) else None
+    request = view_of("model_input", model_input)
+    params = request.params if isinstance(request, ModelInputView) else None
     thinking = params.get("thinking") if isinstance(params, dict) else None
     return thinking is not None and not (isinstance(thinking, dict) and thinking.get("type") == "disabled")
 
@@ -49,8 +61,13 @@ def uses_thinking(cassette: Cassette) -> bool:
 
 
 def _keeps_thoughts(cassette: Cassette) -> bool:
-    return any(step.type == "model_output" and isinstance(step.payload, dict)
-               and (step.payload.get("thoughts") or step.payload.get("signatures")) for step in cassette.steps)
+    return any(step.type == "model_output" and isinstance(found := view(step), FinalAnswerView | ToolCallsView)
+               and (found.thoughts or found.signatures) for step in cassette.steps)
+
+
+def _call_id(found: View) -> str:
+    """A tool step's call id, "" when it has none (or does not fit its shape)."""
+    return found.toolCallId if isinstance(found, ToolCallView | ToolResultView) else ""
 
 
 def thinking_refusal() -> BlackboxUnsupportedError:
@@ -62,10 +79,9 @@ def thinking_refusal() -> BlackboxUnsupportedError:
 def _check_turn_order(steps: list[Step], start: int, at: int) -> None:
     """Every call whose tool_call step is copied must have its result copied too (the call order layout)."""
     end = turn_end(steps, at)
-    result_at = {str(s.payload.get("toolCallId")): s.index for s in steps[start:end]
-                 if s.type == "tool_result" and isinstance(s.payload, dict)}
+    result_at = {_call_id(view(s)): s.index for s in steps[start:end] if s.type == "tool_result"}
     for step in steps[start:at]:
-        later = result_at.get(str(step.payload.get("toolCallId"))) if isinstance(step.payload, dict) else None
+        later = result_at.get(_call_id(view(step))) if step.type == "tool_call" else None
         if step.type == "tool_call" and later is not None and later > at:
             raise BlackboxUnsupportedError(
                 f"forking at step {at} is not supported yet: the call at step {step.index} has its result "
@@ -98,7 +114,7 @@ class ForkEngine(Replaying, Recording):
             raise thinking_refusal()
         self._turn_start = turn_start(parent.steps, self.at)
         _check_turn_order(parent.steps, self._turn_start, self.at)
-        self._call_id = str(point.payload.get("toolCallId")) if isinstance(point.payload, dict) else ""
+        self._call_id = _call_id(view(point))
         self._ids = ids
         self._trace_id = trace_id
         self._secrets = secrets
@@ -170,8 +186,7 @@ class ForkEngine(Replaying, Recording):
         """Start the new cassette: the parent's steps 0…N-1, then the new result at N."""
         steps = fork_chain(self.parent, self.at, self.value, self._trace_id, redact=self.redactor).steps
         for step in steps:
-            if step.type in TOOL_STEPS and isinstance(step.payload, dict):
-                call_id = str(step.payload.get("toolCallId"))
+            if step.type in TOOL_STEPS and (call_id := _call_id(view(step))):
                 self._ids.bind(call_id, call_id)  # fresh ids after the fork continue after the prefix's
         recorder = Recorder(self.out, self._trace_id, self.parent.createdAt, self._ids, secrets=self._secrets,
                             prefix=steps, parent_id=self.parent.id, forked_from_step_id=self.parent.steps[self.at].id,
@@ -181,7 +196,7 @@ class ForkEngine(Replaying, Recording):
         output = self.parent.steps[start - 1].payload if start and self.parent.steps[start - 1].type == \
             "model_output" else None
         copied = [s.payload for s in self.parent.steps[start:self.at]
-                  if s.type == "tool_call" and isinstance(s.payload, dict)]
+                  if s.type == "tool_call" and isinstance(view(s), ToolCallView)]
         recorder.resume_turn(output, copied)
         return recorder
 
@@ -191,9 +206,10 @@ class ForkEngine(Replaying, Recording):
         """A model call once the branch exists: the agent must have run the fork point's tool first."""
         if not self.reached:
             call = next((s for s in self.parent.steps[self._turn_start:self.at] if s.type == "tool_call"
-                         and isinstance(s.payload, dict) and s.payload.get("toolCallId") == self._call_id), None)
+                         and _call_id(view(s)) == self._call_id), None)
             where = call.index if call is not None else self.at
-            name = self.parent.steps[self.at].payload.get("toolName")
+            point = view(self.parent.steps[self.at])
+            name = point.toolName if isinstance(point, ToolResultView) else "?"
             raise divergence(where, "tool_call", f"{name} (its result is the fork point, step {self.at})",
                              "a model call: the agent moved on without running it")
         self._turn_open = False
@@ -210,27 +226,30 @@ class ForkEngine(Replaying, Recording):
         self._replies_used += 1
         return self._with_ids(reply)
 
-    def _fresh_call(self, call: dict[str, Any]) -> ToolCall:
+    def _fresh_call(self, call: ToolCallView) -> ToolCall:
         call_id = self._ids.fresh()
         self._ids.bind(call_id, call_id)  # the agent sends it back as the provider's id
-        self._ids.note_name(call_id, call["toolName"])
-        tool_input = call.get("toolInput")
-        return {"toolCallId": call_id, "toolName": call["toolName"], "toolInput": {} if tool_input is None
-                else copy.deepcopy(tool_input)}
+        self._ids.note_name(call_id, call.toolName)
+        return {"toolCallId": call_id, "toolName": call.toolName, "toolInput": {} if call.toolInput is None
+                else copy.deepcopy(call.toolInput)}
 
     def _with_ids(self, reply: dict[str, Any]) -> ModelOutput:
-        kind = reply["type"]
-        if kind == "tool_call":
-            return cast(ModelOutput, {"type": "tool_call", **self._fresh_call(reply)})
-        if kind == "final_answer":
-            output: dict[str, Any] = {"type": "final_answer", "text": reply["text"]}
-            if reply.get("stop") in ("length", "refusal"):
-                output["stop"] = reply["stop"]
+        """A scripted reply (`plan.parse_script` checked its shape) as the output recorded, read typed."""
+        if reply["type"] == "tool_call":  # a script's one call has no id yet: read as a tool_call step's
+            call = view_of("tool_call", reply)
+            assert isinstance(call, ToolCallView)
+            return cast(ModelOutput, {"type": "tool_call", **self._fresh_call(call)})
+        found = view_of("model_output", reply)
+        if isinstance(found, FinalAnswerView):
+            output: dict[str, Any] = {"type": "final_answer", "text": found.text}
+            if found.stop in ("length", "refusal"):
+                output["stop"] = found.stop
             return cast(ModelOutput, output)
-        output = {"type": "tool_calls", "calls": [self._fresh_call(call) for call in reply["calls"]]}
-        if isinstance(reply.get("text"), str) and reply["text"]:
-            output["text"] = reply["text"]
-        if reply.get("stop") == "length":
+        assert isinstance(found, ToolCallsView), found
+        output = {"type": "tool_calls", "calls": [self._fresh_call(call) for call in found.calls]}
+        if found.text is not UNSET and found.text:
+            output["text"] = found.text
+        if found.stop == "length":
             output["stop"] = "length"
         return cast(ModelOutput, output)
 

@@ -16,6 +16,7 @@ import msgspec
 from blackbox.errors import CassetteError, UsageError
 from blackbox.format.canonical import TOO_DEEP, CanonicalError, decode_json, json_value
 from blackbox.format.cassette import Cassette, Step, StepChain
+from blackbox.format.typed import Odd, ToolResultView, view, view_of
 
 __all__ = [
     "check_fork_point",
@@ -116,6 +117,10 @@ def _check_reply(reply: Any, where: str) -> None:
             raise UsageError(f"{where}.calls must be a non-empty array of tool calls")
         for i, call in enumerate(calls):
             _check_call(call, f"{where}.calls[{i}]")
+    found = view_of("tool_call" if kind == "tool_call" else "model_output", reply)  # what the fork engine reads
+    if isinstance(found, Odd):
+        at = found.why.rsplit(" at ", 1)[-1].removeprefix("$") if " at $" in found.why else ""
+        raise UsageError(f"{where}{at} does not fit a {kind} reply (docs/format.md, \"model_output\")")
 
 
 def load_script(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -148,14 +153,14 @@ def fork_chain(parent: Cassette, at: int, value: Any, trace_id: str, *,
     redaction policy (`redact`, a `blackbox.redaction.Redactor`) the prefix is as the policy lets it out (a
     parent redacted by the same policy keeps its hashes)."""
     original = check_fork_point(parent, at)
-    if not isinstance(original.payload, dict):
+    point = view(original)
+    if not isinstance(point, ToolResultView):
         raise CassetteError(f"step {at} of {parent.id!r} has no tool_result payload")
     chain = StepChain(trace_id, prefix=parent.steps[:at], redact=redact,
                       redaction=getattr(redact, "info", None))
     chain.append(
         "tool_result",
         original.timestamp,
-        {"toolCallId": original.payload.get("toolCallId"), "toolName": original.payload.get("toolName"),
-         "result": value},
+        {"toolCallId": original.payload.get("toolCallId"), "toolName": point.toolName, "result": value},
     )
     return chain

@@ -1,11 +1,13 @@
-"""Typed views of step payloads, for readers: the shapes of `payloads` as tagged msgspec Structs.
+"""Typed views of step payloads, for readers: the shapes `payloads` declares, as the tagged msgspec Structs
+`payload_views` holds (generated from that one declaration, so what writers write and readers read agree).
 
 A cassette's hash is computed over the payload exactly as it was read (`Step.payload`), so a view never
 replaces it: `view(step)` converts a copy into the Struct its step type and tag name, or into `Odd` when
 the payload does not fit (a hand-edited file, a future field's type, a damaged import).  A payload that does
 not fit still loads, hashes and verifies as before; only the readers see `Odd` and say "unknown" or "?".
-Unknown fields (an MCP call's `mcp`, Gemini's `thoughts`) are ignored here and stay in the raw payload; an MCP
-step's `mcp` is read apart, by `mcp_of`, only when asked, so an odd one never makes its step odd.
+Fields `payloads` does not declare (an MCP call's `mcp`, a future version's) are ignored here and stay in the
+raw payload; an MCP step's `mcp` is read apart, by `mcp_of`, only when asked, so an odd one never makes its
+step odd.
 """
 
 from __future__ import annotations
@@ -16,6 +18,24 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from blackbox.format.canonical import JSFloat
+from blackbox.format.payload_views import (
+    FinalAnswerView,
+    MessageView,
+    MetadataView,
+    ModelInputView,
+    ModelOutputView,
+    PartView,
+    RunCompletedView,
+    RunFailedView,
+    SingleToolCallView,
+    TextPartView,
+    ToolCallsView,
+    ToolCallView,
+    ToolResultPartView,
+    ToolResultView,
+    ToolSpecView,
+    ToolUsePartView,
+)
 
 __all__ = [
     "UNSET",
@@ -61,112 +81,11 @@ __all__ = [
 ]
 
 
-class ToolCallView(msgspec.Struct, frozen=True, gc=False):
-    """A `tool_call` step, and one call of a model output (`toolCallId` "" when a hand-written payload has
-    none: such a call matches by name and input only)."""
-
-    toolName: str
-    toolInput: Any = None
-    toolCallId: str = ""
-
-
-class ToolResultView(msgspec.Struct, frozen=True, gc=False):
-    """A `tool_result` step: `result` or `error` (UNSET when absent; a recorded `null` result is None)."""
-
-    toolName: str
-    toolCallId: str = ""
-    result: Any = UNSET
-    error: Any = UNSET
-
-    @property
-    def failed(self) -> bool:
-        return self.error is not UNSET
-
-
-class TextPartView(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="text"):
-    text: str
-
-
-class ToolUsePartView(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="tool_use"):
-    toolCallId: str
-    toolName: str
-    toolInput: Any = None
-
-
-class ToolResultPartView(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="tool_result"):
-    toolCallId: str
-    toolName: str
-    result: Any = UNSET
-    error: Any = UNSET
-
-
-PartView: TypeAlias = TextPartView | ToolUsePartView | ToolResultPartView
-
-
-class MessageView(msgspec.Struct, frozen=True, gc=False):
-    role: str
-    content: str | list[PartView]
-
-
-class ToolSpecView(msgspec.Struct, frozen=True, gc=False):
-    name: str
-    description: str = ""
-    inputSchema: Any = UNSET
-
-
-class ModelInputView(msgspec.Struct, frozen=True, gc=False):
-    """A `model_input` step: the normalized request."""
-
-    messages: list[MessageView]
-    tools: list[ToolSpecView] = []
-    systemPrompt: str | UnsetType = UNSET
-    model: Any = UNSET
-    params: dict[str, Any] | UnsetType = UNSET
-
-
 class RequestHead(msgspec.Struct, frozen=True, gc=False):
     """A `model_input`'s top level only, its messages left as JSON: for a reader that counts them (a
     summary of every step), which need not build a Struct per message of every request's history."""
 
     messages: list[Any]
-
-
-class FinalAnswerView(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="final_answer"):
-    text: str
-    stop: str | UnsetType = UNSET
-
-
-class ToolCallsView(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="tool_calls"):
-    calls: list[ToolCallView]
-    text: str | UnsetType = UNSET
-    stop: str | UnsetType = UNSET
-
-
-class SingleToolCallView(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="tool_call"):
-    """The one-call output of older cassettes."""
-
-    toolCallId: str
-    toolName: str
-    toolInput: Any = None
-
-
-ModelOutputView: TypeAlias = FinalAnswerView | ToolCallsView | SingleToolCallView
-
-
-class RunCompletedView(msgspec.Struct, frozen=True, gc=False, tag_field="event", tag="run_completed"):
-    status: str = ""
-    result: Any = None
-
-
-class RunFailedView(msgspec.Struct, frozen=True, gc=False, tag_field="event", tag="run_failed"):
-    status: str = "error"
-    reason: Any = None
-    message: str | UnsetType = UNSET
-    exitCode: int | UnsetType = UNSET
-    inFlight: int | UnsetType = UNSET
-
-
-MetadataView: TypeAlias = RunCompletedView | RunFailedView
 
 
 class Odd(msgspec.Struct, frozen=True, gc=False):
@@ -397,7 +316,7 @@ def calls_in(found: View) -> list[ToolCallView]:
     if isinstance(found, ToolCallsView):
         return found.calls
     if isinstance(found, SingleToolCallView):
-        return [ToolCallView(found.toolName, found.toolInput, found.toolCallId)]
+        return [ToolCallView(toolName=found.toolName, toolCallId=found.toolCallId, toolInput=found.toolInput)]
     if isinstance(found, ToolCallView):
         return [found]
     return []

@@ -5,7 +5,7 @@ each normalized model request and each tool run to its engine:
 
 - `RecordEngine`: model calls go to the network and come back to be recorded; tools really run.
 - `ReplayEngine`: model calls are answered from the cassette; tools are served their recorded outcome.
-- `forking.ForkEngine`: replays the parent up to the fork point, then records (live or scripted).
+- `fork.engine.ForkEngine`: replays the parent up to the fork point, then records (live or scripted).
 - `OffEngine`: mode off; the session forwards everything and wraps nothing.
 
 An engine raises `BlackboxError`s; the session turns them into the run's fatal error.

@@ -184,7 +184,8 @@ class Replayer:
             where = self._unrun()
             step = where.call_index if where is not None else self._turn_end
             recorded = _describe_call(where.call) if where is not None else self._next_expected()
-            raise divergence(step, f"tool {name}", recorded, _describe_call(ToolCallView(name, tool_input)),
+            asked = _describe_call(ToolCallView(toolName=name, toolInput=tool_input))
+            raise divergence(step, f"tool {name}", recorded, asked,
                              "the agent ran a tool the recording did not run at this point")
         chosen = candidates[0]
         if self._redact is not None:

@@ -2,35 +2,33 @@
 an SDK client on `bb.http_client()`, `bb.tools({...})`, `bb.finish()`).
 
 SDK → `transport` → `Session.open_call` → `providers.route(request)` normalizes the request → the mode's
-engine (`engines`, `forking`) records it or answers it from the cassette; a recorded stream is teed (`tee`)
-and settled when the agent goes on.  Wrapped tools go to the same engine.  The session keeps what every mode
-shares: the lock, the fatal error, calls in flight, keys seen, `finish()`, process exit, the report.  A
-Blackbox error inside an SDK call becomes the fatal error: that request and every later one get an HTTP 400
-in the provider's error shape (not retried) starting `[blackbox]`; `finish()` re-raises it."""
+engine (`engines`, `fork.engine`) records it or answers it from the cassette; a recorded stream is teed (`tee`)
+and settled when the agent goes on.  Tool runs (wrapped functions, MCP: `tool_runs`) go to the same engine.
+The session keeps what every mode shares: the lock, the fatal error, calls in flight, keys seen, `finish()`,
+process exit, the report.  A Blackbox error inside an SDK call becomes the fatal error: that request and every
+later one get an HTTP 400 in the provider's error shape (not retried) starting `[blackbox]`; `finish()`
+re-raises it."""
 
 from __future__ import annotations
 
 import os
 import threading
 from collections.abc import Callable
-from importlib import import_module
 from typing import Any, TypeVar
 
-from blackbox.errors import BlackboxError, ReplayDivergenceError, SessionError
+from blackbox.errors import BlackboxError, SessionError
 from blackbox.fork.engine import ForkEngine
 from blackbox.format.canonical import canonical_text, decode_json
 from blackbox.format.secrets import Secrets
 from blackbox.live import process_exit
 from blackbox.live.calls import Forward, ModelCall, Reply, Request, StreamSink
 from blackbox.live.engines import Ending, Engine, OffEngine, RecordEngine, ReplayEngine, RunSummary, forward, now_ms
-from blackbox.live.recorder import ToolSlot
-from blackbox.live.replayer import ToolClaim
 from blackbox.live.report import SessionReport, write_report
 from blackbox.live.sdk_clients import genai_http_options, guard_genai
 from blackbox.live.settings import UNSET, Continue, Match, Mode, Pace, Settings, default_trace_id, resolve_settings
 from blackbox.live.tee import OpenStreams, not_recorded
+from blackbox.live.tool_runs import ToolRuns
 from blackbox.live.transport import make_client
-from blackbox.live.wrapping import ToolShape, json_input, json_result, wrap_tool
 from blackbox.providers import OPENAI_CHAT, Provider, route, unknown_request
 from blackbox.providers.neutral import CallIds, unsupported
 from blackbox.providers.stream import StreamResult
@@ -47,7 +45,7 @@ def _engine(settings: Settings, trace_id: str, created_at: int, ids: CallIds, se
     return ReplayEngine(settings, ids) if settings.mode == "replay" else OffEngine()
 
 
-class Session:
+class Session(ToolRuns):
     """One conversation: record it, replay it, or (mode off) leave it alone.  See the module docstring."""
 
     def __init__(self, settings: Settings) -> None:
@@ -178,54 +176,11 @@ class Session:
         body = (provider or OPENAI_CHAT).error_body(self.mask(str(exc)))
         return Reply(400, canonical_text(body).encode())
 
-    def tool(self, name: str, fn: Callable[..., Any] | None = None) -> Any:
-        """Wrap one tool under the model's name for it; without `fn`, a decorator."""
-        return (lambda f: self._wrap(name, f)) if fn is None else self._wrap(name, fn)
-
-    def tools(self, mapping: dict[str, Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
-        """Wrap several tools; keys are the model's tool names."""
-        return {name: self._wrap(name, fn) for name, fn in mapping.items()}
-
-    def _wrap(self, name: str, fn: F) -> F:
-        if not callable(fn):
-            raise TypeError(f"tool {name!r} must be callable, not {type(fn).__name__}")
-        return fn if self.mode == "off" else wrap_tool(name, fn, self._tool_begin, self._tool_end)
-
-    def _tool_begin(self, name: str, fn: Callable[..., Any], args: tuple[Any, ...],
-                    kwargs: dict[str, Any]) -> ToolSlot | ToolClaim:
-        with self._lock:
-            if self._done is not None:
-                raise SessionError(f"[blackbox] tool {name!r} was called after finish(): the session has "
-                                   "finished; start a new blackbox.session() for another run")
-            if self._fatal is not None:
-                raise self._fatal
-            self._streams.settle()
-            try:
-                ticket = self._engine.tool(name, json_input(name, fn, args, kwargs), now_ms())
-            except (ReplayDivergenceError, SessionError) as exc:  # the run fails, however the framework takes it
-                self._fatal = exc
-                raise
-            if isinstance(ticket, ToolSlot):
-                self._running[id(ticket)] = name
-            return ticket
-
-    def _tool_end(self, slot: ToolSlot, value: Any, error: BaseException | None, shape: ToolShape | None = None) -> Any:
-        with self._lock:
-            self._running.pop(id(slot), None)
-            if error is not None:
-                self._engine.tool_finished(slot, {"error": self.mask(str(error) or type(error).__name__)}, now_ms())
-                return None
-            stored, problem = json_result(slot.name, value, shape)
-            outcome = {"result": stored} if problem is None else {"error": self.mask(problem)}
-            self._engine.tool_finished(slot, outcome, now_ms())
-            if problem is not None:  # the agent never sees a result the cassette would change: the run fails
-                self._fatal = refused = self._fatal or SessionError(f"[blackbox] {self.mask(problem)}")
-                raise refused
-            return value
-
     def mcp(self, server: Any, name: str | None = None) -> Any:
         """An MCP transport, Agents SDK server or pydantic-ai toolset under this session (`blackbox.mcp`)."""
-        return import_module("blackbox.mcp").attach(self, server, name)
+        from blackbox.mcp import attach  # a door upward (docs/architecture.md, "Walls"): MCP only when used
+
+        return attach(self, server, name)
 
     def __enter__(self) -> Session:
         return self

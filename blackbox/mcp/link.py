@@ -3,7 +3,7 @@ becomes a tool run of the session, recorded, replayed and forked like a wrapped 
 
 The client (a raw `ClientSession`, `mcp.Client`, the Agents SDK's servers, FastMCP's client under pydantic-ai)
 is untouched: it gets a `(read, write)` stream pair as from any MCP transport.  The proxy hands each JSON-RPC
-request but `ping` to `Session._tool_begin` (the same path as a wrapped tool), named and stored by `wire`:
+request but `ping` to `Session.begin_tool` (the tool sources' door, `live/tool_runs`), named and stored by `wire`:
 
 - a real run (record; a fork after its fork point) is sent to the server, which is connected only when the
   first one needs it (record: at once, where the transport would start without Blackbox), and the answer the
@@ -41,10 +41,6 @@ _REFUSED = {"sampling/createMessage": "sampling (the server asking the client's 
             "elicitation/create": "elicitation (the server asking the user)"}
 _HANDSHAKE = "blackbox-handshake-"
 _START_UP = ("initialize", "server/discover", "notifications/initialized")
-
-
-def _arguments(fn_args: Any) -> None:
-    """Stands in for a tool function: an MCP request's stored input is its one positional value."""
 
 
 class _Pending:
@@ -170,7 +166,7 @@ class _Proxy:
             return
         name, tool_input = wire.step_name(self.link.name, method, params), wire.step_input(method, params)
         try:
-            ticket = self.session._tool_begin(name, _arguments, (tool_input,), {})
+            ticket = self.session.begin_tool(name, tool_input)
         except BlackboxError as exc:  # a divergence, a finished session: the client's request fails with it
             await self._reply(message.id, "error", {"code": wire.INTERNAL_ERROR, "message": str(exc)})
             return
@@ -349,10 +345,6 @@ class _Proxy:
         extra = {**extra, **({"progress": progress} if progress else {})}
         slot.result_extra = {"mcp": extra} if extra else None
         if "error" in outcome:
-            self.session._tool_end(slot, None, _RecordedError(str(outcome["error"])))
+            self.session.end_tool(slot, error=str(outcome["error"]))
         else:
-            self.session._tool_end(slot, outcome.get("result"), None)
-
-
-class _RecordedError(Exception):
-    """An MCP call's failure as the session stores it: its message is the step's `error`."""
+            self.session.end_tool(slot, outcome.get("result"))
