@@ -122,6 +122,20 @@ def test_a_dialect_is_a_subclass_with_data_and_one_line(acme: Any) -> None:
     assert route(chat_request("/acme/v1/models")) is None
 
 
+def test_hosts_narrow_a_dialect_to_its_servers(acme: Any) -> None:
+    """`hosts` names a host or the domain its subdomains share; the port and other hosts are not it."""
+    hosted = type("HostedAcme", (type(acme.PROVIDER),), {"name": "hosted", "hosts": ("acme.example",),
+                                                          "path_prefixes": ()})()
+
+    def at(host: str, path: str = "/v1/chat/completions") -> Request:
+        return Request("POST", f"https://{host}{path}", host, path, body=b"{}")
+
+    assert hosted.matches(at("acme.example")) and hosted.matches(at("eu.acme.example"))
+    assert not hosted.matches(at("notacme.example")) and not hosted.matches(at("acme.example.org"))
+    assert not hosted.matches(at("acme.example", "/v1/embeddings"))
+    assert hosted.matches_shape(at("eu.acme.example")) is True  # decided by the shape: `route` remembers it
+
+
 def test_the_registry_forgets_a_dialect_taken_out(acme: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """`route` remembers what a request's shape decided; a changed registry is asked again."""
     request = chat_request("/acme/v1/chat/completions")
@@ -165,3 +179,31 @@ def test_the_same_server_as_plain_openai_keeps_none_of_it(acme: Any, fake_api: F
     assert cassette.steps[0].payload["messages"] == [{"role": "user", "content": "Weather in Paris?"}]
     assert "thoughts" not in cassette.steps[1].payload
     assert cassette.steps[1].origin is not None and cassette.steps[1].origin.api == "openai"
+
+
+EXTRA_FIELD = {  # each API's minimal request, with one field its provider does not keep
+    "anthropic": {"model": "claude-x", "max_tokens": 5, "messages": [{"role": "user", "content": "Hi"}],
+                  "x_extra": 1},
+    "openai": {"model": "gpt-x", "messages": [{"role": "user", "content": "Hi"}], "x_extra": 1},
+    "responses": {"model": "gpt-x", "input": "Hi", "x_extra": 1},
+    "gemini": {"model": "gemini-x", "contents": [{"role": "user", "parts": [{"text": "Hi"}]}],
+               "generationConfig": {"x_extra": 1}},
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXTRA_FIELD))
+def test_every_provider_reads_its_kept_params_from_its_class(name: str) -> None:
+    """A subclass that keeps one more control keeps it when recording and sends it back in the what-if: the
+    codec reads the class's `kept_params` (and the `sent_fields` derived from it), not a module's table."""
+    from blackbox.providers.neutral import CallIds
+
+    base = by_name(name)
+    assert base is not None
+    body = EXTRA_FIELD[name]
+    assert base.normalize_request(json.loads(json.dumps(body)), CallIds()).get("params", {}).get("xExtra") is None
+    wider = type(f"Wider{type(base).__name__}", (type(base),),
+                 {"name": f"wider-{name}", "kept_params": {**base.kept_params, "x_extra": "xExtra"}})()
+    payload = wider.normalize_request(json.loads(json.dumps(body)), CallIds())
+    assert payload["params"]["xExtra"] == 1
+    built = wider.build_request(payload)
+    assert (built["generationConfig"] if name == "gemini" else built)["x_extra"] == 1
