@@ -14,12 +14,13 @@ import openai
 import pytest
 
 import blackbox
-from blackbox.errors import BlackboxUnsupportedError, ReplayDivergenceError
+from blackbox.errors import BlackboxUnsupportedError
 from blackbox.format.cassette import load
 from blackbox.format.secrets import PLACEHOLDER_KEYS
 from blackbox.format.verify import verify
 from blackbox.providers import OPENAI_CHAT, CallIds
 from tests.fakeapi import FakeAPI, weather_brain
+from tests.session_flows import diverges, scripted_fork
 
 pytest_plugins = ["tests.conftest_fakeapi"]
 
@@ -86,23 +87,12 @@ def test_names_on_messages_record_replay_diverge_fork_and_go_back(fake_api: Fake
     assert bb.finish().status == "success" and fake_api.requests == []
 
     # another agent's name on the same turn is another request: it diverges at that name
-    bb = blackbox.session("replay", cassette=out)
-    with pytest.raises(openai.BadRequestError, match="replay diverged at step 4"):
-        named_agent(bb, fake_api, speaker="critic")
-    with pytest.raises(ReplayDivergenceError) as diverged:
-        bb.finish()
-    assert (diverged.value.step, diverged.value.path) == (4, "messages[1].name")
+    diverges(out, lambda bb: named_agent(bb, fake_api, speaker="critic"), 4, "messages[1].name")
 
     # a scripted fork at the tool result keeps the names in the forked request
-    script = tmp_path / "replies.json"
-    script.write_text(json.dumps([{"type": "final_answer", "text": "Snow in Paris."}]))
-    forked = tmp_path / "fork.json"
-    bb = blackbox.session("fork", cassette=out, out=forked, fork_at=3, fork_set="snowy", continue_with="script",
-                          script=script)
-    assert named_agent(bb, fake_api) == "Snow in Paris."
-    bb.finish(result="Snow in Paris.")
-    fork = load(forked)
-    assert verify(fork).ok and fake_api.requests == []
+    fork = scripted_fork(out, tmp_path / "fork.json", lambda bb: named_agent(bb, fake_api), at=3, value="snowy",
+                         answer="Snow in Paris.")
+    assert fake_api.requests == []
     assert fork.steps[4].payload["messages"][1]["name"] == "planner"
     assert fork.steps[4].payload["messages"][2]["content"][0] == {**last["messages"][2]["content"][0],
                                                                   "result": "snowy"}
@@ -161,21 +151,10 @@ def test_langgraph_create_agent_with_a_name_records_replays_and_forks(fake_api: 
     assert run(bb, live=False) == answer
     assert bb.finish().status == "success" and fake_api.requests == []
 
-    bb = blackbox.session("replay", cassette=out)
-    with pytest.raises(Exception, match="replay diverged at step 4"):
-        run(bb, live=False, name="reviewer")
-    with pytest.raises(ReplayDivergenceError) as diverged:
-        bb.finish()
-    assert diverged.value.path == "messages[1].name"
+    diverges(out, lambda bb: run(bb, live=False, name="reviewer"), 4, "messages[1].name")
 
-    script = tmp_path / "replies.json"
-    script.write_text(json.dumps([{"type": "final_answer", "text": "Snow in Paris."}]))
-    forked = tmp_path / "fork.json"
-    bb = blackbox.session("fork", cassette=out, out=forked, fork_at=3, fork_set="snowy", continue_with="script",
-                          script=script)
-    assert run(bb, live=False) == "Snow in Paris."
-    bb.finish(result="Snow in Paris.")
-    fork = load(forked)
-    assert verify(fork).ok and fake_api.requests == []
+    fork = scripted_fork(out, tmp_path / "fork.json", lambda bb: run(bb, live=False), at=3, value="snowy",
+                         answer="Snow in Paris.")
+    assert fake_api.requests == []
     assert fork.steps[4].payload["messages"][1]["name"] == "researcher"
     assert fork.steps[4].payload["messages"][2]["content"][0]["result"] == "snowy"

@@ -15,7 +15,6 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-import openai
 import pytest
 
 import blackbox
@@ -26,9 +25,10 @@ from blackbox.format.verify import verify
 from blackbox.providers import OPENAI_CHAT, by_name, route
 from blackbox.providers.base import CodecProvider
 from blackbox.wire import Request
+from tests import test_compat_servers as compat
 from tests.fakeapi import FakeAPI
 from tests.fakeapi_compat import Dialect
-from tests.test_compat_servers import KEY, ask
+from tests.test_compat_servers import KEY
 
 pytest_plugins = ["tests.conftest_fakeapi"]
 
@@ -73,37 +73,14 @@ def acme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
         del sys.modules[name]
 
 
-def agent(bb: blackbox.Session, fake: FakeAPI, server: Dialect, *, stream: bool,
-          **kwargs: Any) -> tuple[str, list[str]]:
-    """A tool loop whose user message names a persona; returns the answer and the reasoning it saw per call."""
-    weather = bb.tool("get_weather", lambda city: f"sunny in {city}")
-    chat = openai.OpenAI(base_url=fake.url + server.base_path, http_client=bb.http_client(), max_retries=0, **kwargs)
-    messages: list[dict[str, Any]] = [{"role": "user", "content": "Weather in Paris?", "persona": "traveller"}]
-    seen: list[str] = []
-    try:
-        while True:
-            text, calls, reasoning = ask(chat, server, messages, stream=stream)
-            seen.append(reasoning)
-            if not calls:
-                return text, seen
-            messages.append({"role": "assistant", "content": text or None, "tool_calls": [
-                {"id": call["id"], "type": "function",
-                 "function": {"name": call["name"], "arguments": call["arguments"]}} for call in calls]})
-            for call in calls:
-                messages.append({"role": "tool", "tool_call_id": call["id"],
-                                 "content": weather(**json.loads(call["arguments"]))})
-    finally:
-        chat.close()
+PERSONA = {"persona": "traveller"}  # the dialect's message field, on the agent's user message
 
 
 def record(fake: FakeAPI, server: Dialect, out: Path, *, stream: bool) -> tuple[str, list[str]]:
-    fake.reset()
-    fake.brain = server.brain()
-    bb = blackbox.session("record", out=out)
-    answer, seen = agent(bb, fake, server, stream=stream, api_key=KEY)
-    bb.finish(result=answer)
+    """`test_compat_servers`' weather agent, recorded through the real SDK; it sent the server's own fields."""
+    answer, seen = compat.record(fake, server, out, stream=stream, user_extra=PERSONA)
     sent = fake.requests[0].body
-    assert len(fake.requests) == 2 and sent["acme_mode"] == "careful" and sent["messages"][0]["persona"] == "traveller"
+    assert sent["acme_mode"] == "careful" and sent["messages"][1]["persona"] == "traveller"
     return answer, seen
 
 
@@ -157,6 +134,7 @@ def test_the_dialect_records_and_replays_through_the_sdk(acme: Any, fake_api: Fa
     # its data at work: its control kept (its trace id dropped), its message field kept, its reasoning aside
     assert first.payload["params"] == {"temperature": 0.2, "acmeMode": "careful"}
     assert first.payload["messages"] == [{"role": "user", "content": "Weather in Paris?", "persona": "traveller"}]
+    assert first.payload["systemPrompt"] == "Be brief."
     assert output.payload["thoughts"] == [{"text": seen[0], "field": "acme_thinking"}]
     assert output.origin is not None and output.origin.api == "acme"
 
@@ -165,7 +143,7 @@ def test_the_dialect_records_and_replays_through_the_sdk(acme: Any, fake_api: Fa
     for replayed in (False, True):
         fake_api.reset()
         bb = blackbox.session("replay", cassette=out)
-        assert agent(bb, fake_api, SERVER, stream=replayed) == (answer, seen)
+        assert compat.agent(bb, fake_api, SERVER, stream=replayed, user_extra=PERSONA) == (answer, seen)
         assert bb.finish().status == "success" and fake_api.requests == []
 
 

@@ -21,12 +21,12 @@ from blackbox.providers.anthropic_threads import threads_of
 from blackbox.providers.base import CodecProvider
 from blackbox.providers.neutral import (
     CallIds,
-    calls_of,
+    answer_of,
     neutral_tool,
     tool_list,
     unsupported,
 )
-from blackbox.providers.outgoing import kept, parts, result_text, tools_of
+from blackbox.providers.outgoing import kept, messages_of, parts, result_text, tools_of
 from blackbox.wire import Request
 
 __all__ = [
@@ -283,14 +283,10 @@ def synthesize_response(output: ModelOutput | Mapping[str, Any], *, step_index: 
 
     Tool uses get their `call-N` ids, which the agent will send back and which normalize identically.
     """
-    kind = output.get("type")
-    if kind not in ("tool_calls", "tool_call", "final_answer"):
-        raise ValueError(f"not a model_output payload: type {kind!r}")
+    calls, stop, text = answer_of(output)
     content: list[dict[str, Any]] = []
-    text = output.get("text")
     if text:
         content.append({"type": "text", "text": text})
-    calls = calls_of(output)
     for call in calls:
         tool_input = call.get("toolInput")
         content.append(
@@ -301,7 +297,6 @@ def synthesize_response(output: ModelOutput | Mapping[str, Any], *, step_index: 
                 "input": {} if tool_input is None else tool_input,
             }
         )
-    stop = output.get("stop")
     if stop == "length":
         stop_reason = "max_tokens"
     elif calls:
@@ -377,10 +372,7 @@ class Anthropic(CodecProvider):
     def build_request(self, model_input: Mapping[str, Any]) -> dict[str, Any]:
         """A Messages API request body for a neutral `model_input` (the what-if's direction)."""
         messages: list[dict[str, Any]] = []
-        for message in model_input.get("messages") or []:
-            if not isinstance(message, dict):
-                continue
-            role = "assistant" if message.get("role") == "assistant" else "user"
+        for role, message in messages_of(model_input):
             if isinstance(message.get("content"), str):
                 messages.append({"role": role, "content": message["content"]})
                 continue

@@ -24,7 +24,7 @@ from blackbox.providers import token_counts as counts
 from blackbox.providers.base import CodecProvider
 from blackbox.providers.neutral import (
     CallIds,
-    calls_of,
+    answer_of,
     compact_json,
     neutral_tool,
     parse_tool_arguments,
@@ -39,7 +39,7 @@ from blackbox.providers.openai_compat import (
     refuse_server_tools,
     thoughts_of,
 )
-from blackbox.providers.outgoing import kept, parts, result_text, tools_of
+from blackbox.providers.outgoing import kept, messages_of, parts, result_text, tools_of
 
 __all__ = [
     "KEPT_PARAMS",
@@ -383,12 +383,7 @@ class OpenAIChat(CodecProvider):
         """A `chat.completion` carrying a recorded `model_output`, shaped as the SDK expects.
 
         Tool calls get their `call-N` ids, which the agent sends back and which normalize identically."""
-        kind = output.get("type")
-        if kind not in ("tool_calls", "tool_call", "final_answer"):
-            raise ValueError(f"not a model_output payload: type {kind!r}")
-        calls = calls_of(output)
-        stop = output.get("stop")
-        text = output.get("text")
+        calls, stop, text = answer_of(output)
         message: dict[str, Any] = {"role": "assistant", "content": None, "refusal": None, "annotations": []}
         if calls:
             message["content"] = text or None
@@ -431,13 +426,11 @@ class OpenAIChat(CodecProvider):
         messages: list[dict[str, Any]] = []
         if isinstance(model_input.get("systemPrompt"), str):
             messages.append({"role": "system", "content": model_input["systemPrompt"]})
-        for message in model_input.get("messages") or []:
-            if not isinstance(message, dict):
-                continue
+        for role, message in messages_of(model_input):
             content = parts(message.get("content"))
             text = "\n\n".join(p["text"] for p in content
                                if p.get("type") == "text" and isinstance(p.get("text"), str))
-            if message.get("role") == "assistant":
+            if role == "assistant":
                 out: dict[str, Any] = {"role": "assistant", "content": text or None, **extras(message)}
                 calls = [{"id": p.get("toolCallId"), "type": "function",
                           "function": {"name": p.get("toolName"),

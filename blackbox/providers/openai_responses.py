@@ -24,7 +24,7 @@ from typing import Any
 
 from blackbox.providers.neutral import (
     CallIds,
-    calls_of,
+    answer_of,
     compact_json,
     neutral_tool,
     parse_tool_arguments,
@@ -417,12 +417,7 @@ def synthesize_response(
     Function calls get `call_id` = their `call-N` (the agent sends it back and it normalizes identically) and
     item ids `fc_blackbox_<step>_<n>`; the message item is `msg_blackbox_<step>`.
     """
-    kind = output.get("type")
-    if kind not in ("tool_calls", "tool_call", "final_answer"):
-        raise ValueError(f"not a model_output payload: type {kind!r}")
-    calls = calls_of(output)
-    stop = output.get("stop")
-    text = output.get("text")
+    calls, stop, text = answer_of(output)
     items: list[dict[str, Any]] = []
     if stop == "refusal" and not calls:
         part: dict[str, Any] = {"type": "refusal", "refusal": text or ""}

@@ -17,7 +17,7 @@ from blackbox.providers import openai_responses, origins, responses_stream
 from blackbox.providers import token_counts as counts
 from blackbox.providers.base import CodecProvider
 from blackbox.providers.neutral import CallIds, compact_json
-from blackbox.providers.outgoing import kept, parts, result_text, tools_of
+from blackbox.providers.outgoing import kept, messages_of, parts, result_text, tools_of
 
 __all__ = ["PROVIDER", "Responses", "build_request"]
 
@@ -63,10 +63,7 @@ class Responses(CodecProvider):
     def build_request(self, model_input: Mapping[str, Any]) -> dict[str, Any]:
         """A stateless Responses request (the whole conversation in `input`) for a neutral `model_input`."""
         items: list[dict[str, Any]] = []
-        for message in model_input.get("messages") or []:
-            if not isinstance(message, dict):
-                continue
-            role = "assistant" if message.get("role") == "assistant" else "user"
+        for role, message in messages_of(model_input):
             content = parts(message.get("content"))
             text = "\n\n".join(p["text"] for p in content if p.get("type") == "text" and isinstance(p.get("text"), str))
             if text or not content:
