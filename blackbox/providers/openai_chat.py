@@ -283,18 +283,19 @@ class OpenAIChat(CodecProvider):
             raise unsupported("a request without a messages list", "send messages=[...]")
 
         fields = self.message_fields
+        named = fields.keys()  # a message holding none of them (most) is passed over in one set test
         system: list[str] = []
         messages: list[dict[str, Any]] = []
         results: list[dict[str, Any]] | None = None  # the open user turn of consecutive tool messages
         for message in messages_in:
             role = message.get("role")
-            extras = _extras(message, fields) if fields else None
+            extras = None if named.isdisjoint(message) else _extras(message, fields)
             if role in _SYSTEM_ROLES:
                 if messages:
                     raise unsupported(f"a {role} message after the conversation started", _SYSTEM_ADVICE)
                 if extras:
-                    named = ", ".join(field for field in fields if message.get(field) is not None)
-                    raise unsupported(f"the {named} field on a {role} message",
+                    held = ", ".join(field for field in fields if message.get(field) is not None)
+                    raise unsupported(f"the {held} field on a {role} message",
                                       "drop it: the system prompt is kept as one text")
                 system.append(_text_of(message.get("content"), role))
                 continue
