@@ -61,12 +61,14 @@ def ask(chat: openai.OpenAI, dialect: Dialect, messages: list[dict[str, Any]], *
 
 
 def agent(bb: blackbox.Session, fake: FakeAPI, dialect: Dialect, *, stream: bool, prompt: str = "Weather in Paris?",
-          **kwargs: Any) -> tuple[str, list[str]]:
+          user_extra: dict[str, Any] | None = None, **kwargs: Any) -> tuple[str, list[str]]:
     """A tool loop; returns the final answer and the reasoning the agent saw at each call.  It sends the
-    reasoning back in the history, as DeepSeek's docs tell a tool loop to."""
+    reasoning back in the history, as DeepSeek's docs tell a tool loop to (and `user_extra`'s fields on its
+    user message)."""
     weather = bb.tool("get_weather", lambda city: f"sunny in {city}")
     chat = client(bb, fake, dialect, **kwargs)
-    messages: list[dict[str, Any]] = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": prompt}]
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "Be brief."},
+                                      {"role": "user", "content": prompt, **(user_extra or {})}]
     seen: list[str] = []
     while True:
         text, calls, reasoning = ask(chat, dialect, messages, stream=stream)
@@ -84,11 +86,12 @@ def agent(bb: blackbox.Session, fake: FakeAPI, dialect: Dialect, *, stream: bool
                              "content": weather(**json.loads(call["arguments"]))})
 
 
-def record(fake: FakeAPI, dialect: Dialect, out: Path, *, stream: bool) -> tuple[str, list[str]]:
+def record(fake: FakeAPI, dialect: Dialect, out: Path, *, stream: bool,
+           user_extra: dict[str, Any] | None = None) -> tuple[str, list[str]]:
     fake.reset()
     fake.brain = dialect.brain()
     bb = blackbox.session("record", out=out)
-    answer, seen = agent(bb, fake, dialect, stream=stream, api_key=KEY)
+    answer, seen = agent(bb, fake, dialect, stream=stream, user_extra=user_extra, api_key=KEY)
     bb.finish(result=answer)
     assert len(fake.requests) == 2 and all(r.body.get("stream", False) is stream for r in fake.requests)
     return answer, seen

@@ -298,7 +298,8 @@ def test_tools_and_params() -> None:
         (request(user("x"), max_tokens=1, max_completion_tokens=2), "max_tokens together with max_completion_tokens"),
         (request(user("x"), {"role": "system", "content": "late"}), "a system message after the conversation started"),
         (request(user("x"), {"role": "developer", "content": "late"}), "a developer message after"),
-        (request({"role": "user", "content": "x", "name": "bob"}), "the name field"),
+        # a message's name is kept (test_message_names); the system prompt is one text, which holds none
+        (request({"role": "system", "content": "x", "name": "bob"}, user("x")), "the name field on a system message"),
         (request(user("x"), assistant(None, refusal="I can't.")), "refusals in the conversation history"),
         (request(user("x"), assistant([{"type": "refusal", "refusal": "no"}])), "refusals in the conversation history"),
         (request(user("x"), tools=[{"type": "custom", "custom": {"name": "c"}}]), "'custom' tools"),

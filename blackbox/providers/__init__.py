@@ -4,7 +4,8 @@ A provider does no I/O and keeps no state beyond the `CallIds` map handed to it,
 refused if unsupported) before it is sent.  Each API is one object (a `base.CodecProvider`) holding every fact
 and behaviour of it; `PROVIDERS` is the registry, and `route(request)` asks each in turn whether a request is
 its model call.  The session and the what-if talk to every provider through `Provider` (that base) only, so
-adding one is its codec modules, an entry in `blackbox.apis` and a line here.
+adding one is its module (a dialect of an API: a subclass with data) and a line in `PROVIDERS`, plus an entry in
+`blackbox.apis` for an API with keys of its own (docs/architecture.md, "Adding an adapter").
 """
 
 from __future__ import annotations
@@ -38,12 +39,16 @@ PROVIDERS: tuple[Provider, ...] = (gemini.PROVIDER, azure.AZURE_CHAT, azure.AZUR
 # the provider its shape alone names (or None).
 _Shape = tuple[str, str, str, bytes | tuple[tuple[str, str], ...]]
 _PLANS: dict[_Shape, tuple[tuple[Provider, ...], Provider | None]] = {}
+_PLANNED_FOR: list[tuple[Provider, ...]] = [PROVIDERS]  # the registry `_PLANS` was made from
 
 
 def route(request: Request) -> Provider | None:
     """The provider whose model call `request` is, or None (not a model call Blackbox knows).  The same as
     asking each provider's `matches` in turn: what the request's shape decides is remembered per shape (an agent
     sends a few, on every call), and only the providers its headers may decide are asked again."""
+    if PROVIDERS is not _PLANNED_FOR[0]:  # the registry was changed (a provider added): plan again
+        _PLANS.clear()
+        _PLANNED_FOR[0] = PROVIDERS
     shape = (request.method, request.host, request.path, request.shape_query)
     plan = _PLANS.get(shape)
     if plan is None:

@@ -1,8 +1,10 @@
 """Anthropic Messages API ↔ neutral steps.
 
-Pure functions: `normalize_request` and `normalize_response` turn what the SDK sends and receives into the
+A pure codec: `normalize_request` and `normalize_response` turn what the SDK sends and receives into the
 provider-neutral `model_input` / `model_output` payloads (dropping ids, usage and everything else that
 varies between runs); `synthesize_response` rebuilds a Messages response from a recorded output for replay.
+The parts that read the provider's data (its `kept_params`) are methods of `Anthropic`; the module's functions
+of those names are the provider's methods.
 Anything that could not be recorded and replayed faithfully is refused before the request leaves the process.
 """
 
@@ -19,12 +21,12 @@ from blackbox.providers.anthropic_threads import threads_of
 from blackbox.providers.base import CodecProvider
 from blackbox.providers.neutral import (
     CallIds,
-    calls_of,
+    answer_of,
     neutral_tool,
     tool_list,
     unsupported,
 )
-from blackbox.providers.outgoing import kept, parts, result_text, sent_as, tools_of
+from blackbox.providers.outgoing import kept, messages_of, parts, result_text, tools_of
 from blackbox.wire import Request
 
 __all__ = [
@@ -62,42 +64,6 @@ def error_body(message: str) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------------------------
 # request
-
-
-def normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
-    """The neutral `model_input` payload of a Messages request; refuses what cannot be replayed faithfully.
-
-    Provider tool ids in the history are mapped through `ids`; if the request is refused, `ids` is left as it
-    was.
-    """
-    with ids.undo_on_error():
-        return _normalize_request(body, ids)
-
-
-def _normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
-    if not isinstance(body, dict):
-        raise unsupported("a request body that is not a JSON object", "send a Messages API request")
-    if body.get("mcp_servers"):
-        raise unsupported("mcp_servers (remote MCP tools run by the API)", "expose the tools as custom tools")
-    if body.get("container") is not None:
-        raise unsupported("a code-execution container", "drop the container parameter")
-    _refuse_server_history(body)
-
-    messages_in = body.get("messages")
-    if not isinstance(messages_in, list):
-        raise unsupported("a request without a messages list", "send messages=[...]")
-    messages = [_message(message, ids) for message in messages_in]
-
-    payload: dict[str, Any] = {"messages": messages, "tools": _tools(body.get("tools"))}
-    system = body.get("system")
-    if system is not None:
-        payload["systemPrompt"] = _system(system)
-    if body.get("model") is not None:
-        payload["model"] = body["model"]
-    params = {neutral: body[name] for name, neutral in KEPT_PARAMS.items() if body.get(name) is not None}
-    if params:
-        payload["params"] = params
-    return cast(ModelInput, payload)
 
 
 def _refuse_server_history(body: dict[str, Any]) -> None:
@@ -317,14 +283,10 @@ def synthesize_response(output: ModelOutput | Mapping[str, Any], *, step_index: 
 
     Tool uses get their `call-N` ids, which the agent will send back and which normalize identically.
     """
-    kind = output.get("type")
-    if kind not in ("tool_calls", "tool_call", "final_answer"):
-        raise ValueError(f"not a model_output payload: type {kind!r}")
+    calls, stop, text = answer_of(output)
     content: list[dict[str, Any]] = []
-    text = output.get("text")
     if text:
         content.append({"type": "text", "text": text})
-    calls = calls_of(output)
     for call in calls:
         tool_input = call.get("toolInput")
         content.append(
@@ -335,7 +297,6 @@ def synthesize_response(output: ModelOutput | Mapping[str, Any], *, step_index: 
                 "input": {} if tool_input is None else tool_input,
             }
         )
-    stop = output.get("stop")
     if stop == "length":
         stop_reason = "max_tokens"
     elif calls:
@@ -357,44 +318,6 @@ def synthesize_response(output: ModelOutput | Mapping[str, Any], *, step_index: 
 
 
 DEFAULT_MAX_TOKENS = 4096  # the Messages API requires max_tokens; a recorded request without one gets this
-_FIELDS = sent_as(KEPT_PARAMS)
-
-
-def build_request(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """A Messages API request body for a neutral `model_input` (the what-if's direction)."""
-    messages: list[dict[str, Any]] = []
-    for message in payload.get("messages") or []:
-        if not isinstance(message, dict):
-            continue
-        role = "assistant" if message.get("role") == "assistant" else "user"
-        if isinstance(message.get("content"), str):
-            messages.append({"role": role, "content": message["content"]})
-            continue
-        blocks: list[dict[str, Any]] = []
-        for part in parts(message.get("content")):
-            kind = part.get("type")
-            if kind == "text" and part.get("text"):
-                blocks.append({"type": "text", "text": part["text"]})
-            elif kind == "tool_use":
-                blocks.append({"type": "tool_use", "id": part.get("toolCallId"), "name": part.get("toolName"),
-                               "input": part.get("toolInput") if isinstance(part.get("toolInput"), dict) else {}})
-            elif kind == "tool_result":
-                block: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.get("toolCallId"),
-                                         "content": result_text(part)}
-                if "error" in part:
-                    block["is_error"] = True
-                blocks.append(block)
-        messages.append({"role": role, "content": blocks})
-    body: dict[str, Any] = {"model": payload.get("model"), "messages": messages}
-    body.update(kept(payload, _FIELDS))
-    body.setdefault("max_tokens", DEFAULT_MAX_TOKENS)
-    if isinstance(payload.get("systemPrompt"), str):
-        body["system"] = payload["systemPrompt"]
-    tools = [{"name": name, "description": description, "input_schema": schema}
-             for name, description, schema in tools_of(payload)]
-    if tools:
-        body["tools"] = tools
-    return body
 
 
 class Anthropic(CodecProvider):
@@ -406,20 +329,85 @@ class Anthropic(CodecProvider):
     suffix = "/v1/messages"
     kept_params = KEPT_PARAMS
     stream = anthropic_stream.CODEC
-    normalize_request = staticmethod(normalize_request)
     normalize_response = staticmethod(normalize_response)
     token_counts = staticmethod(counts.anthropic)
     call_slots = staticmethod(origins.anthropic_slots)
     synthesize_response = staticmethod(synthesize_response)
     error_body = staticmethod(error_body)
-    build_request = staticmethod(build_request)  # type: ignore[assignment]
+
+    def normalize_request(self, body: dict[str, Any], ids: CallIds) -> ModelInput:
+        """The neutral `model_input` payload of a Messages request; refuses what cannot be replayed faithfully.
+
+        Provider tool ids in the history are mapped through `ids`; if the request is refused, `ids` is left as it
+        was.
+        """
+        with ids.undo_on_error():
+            return self._normalize_request(body, ids)
+
+    def _normalize_request(self, body: dict[str, Any], ids: CallIds) -> ModelInput:
+        if not isinstance(body, dict):
+            raise unsupported("a request body that is not a JSON object", "send a Messages API request")
+        if body.get("mcp_servers"):
+            raise unsupported("mcp_servers (remote MCP tools run by the API)", "expose the tools as custom tools")
+        if body.get("container") is not None:
+            raise unsupported("a code-execution container", "drop the container parameter")
+        _refuse_server_history(body)
+
+        messages_in = body.get("messages")
+        if not isinstance(messages_in, list):
+            raise unsupported("a request without a messages list", "send messages=[...]")
+        messages = [_message(message, ids) for message in messages_in]
+
+        payload: dict[str, Any] = {"messages": messages, "tools": _tools(body.get("tools"))}
+        system = body.get("system")
+        if system is not None:
+            payload["systemPrompt"] = _system(system)
+        if body.get("model") is not None:
+            payload["model"] = body["model"]
+        params = {neutral: body[name] for name, neutral in self.kept_params.items() if body.get(name) is not None}
+        if params:
+            payload["params"] = params
+        return cast(ModelInput, payload)
+
+    def build_request(self, model_input: Mapping[str, Any]) -> dict[str, Any]:
+        """A Messages API request body for a neutral `model_input` (the what-if's direction)."""
+        messages: list[dict[str, Any]] = []
+        for role, message in messages_of(model_input):
+            if isinstance(message.get("content"), str):
+                messages.append({"role": role, "content": message["content"]})
+                continue
+            blocks: list[dict[str, Any]] = []
+            for part in parts(message.get("content")):
+                kind = part.get("type")
+                if kind == "text" and part.get("text"):
+                    blocks.append({"type": "text", "text": part["text"]})
+                elif kind == "tool_use":
+                    blocks.append({"type": "tool_use", "id": part.get("toolCallId"), "name": part.get("toolName"),
+                                   "input": part.get("toolInput") if isinstance(part.get("toolInput"), dict) else {}})
+                elif kind == "tool_result":
+                    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.get("toolCallId"),
+                                             "content": result_text(part)}
+                    if "error" in part:
+                        block["is_error"] = True
+                    blocks.append(block)
+            messages.append({"role": role, "content": blocks})
+        body: dict[str, Any] = {"model": model_input.get("model"), "messages": messages}
+        body.update(kept(model_input, self.sent_fields))
+        body.setdefault("max_tokens", DEFAULT_MAX_TOKENS)
+        if isinstance(model_input.get("systemPrompt"), str):
+            body["system"] = model_input["systemPrompt"]
+        tools = [{"name": name, "description": description, "input_schema": schema}
+                 for name, description, schema in tools_of(model_input)]
+        if tools:
+            body["tools"] = tools
+        return body
 
     def read_request(self, request: Request, ids: CallIds) -> tuple[dict[str, Any], ModelInput]:
         """A message thread's turn read as the whole conversation it continues (`anthropic_threads`)."""
         body = self.body_of(request)
         if body.get("thread") is not None:
             body = threads_of(ids).expand(body)
-        return body, normalize_request(body, ids)
+        return body, self.normalize_request(body, ids)
 
     def note_answer(self, request: dict[str, Any], response: dict[str, Any], ids: CallIds, *, live: bool) -> None:
         if request.get("thread") is not None:
@@ -433,3 +421,7 @@ class Anthropic(CodecProvider):
 
 
 PROVIDER = Anthropic()
+
+# The Anthropic provider's methods that read its class data, as functions.
+normalize_request = PROVIDER.normalize_request
+build_request = PROVIDER.build_request

@@ -1,8 +1,10 @@
 """`CodecProvider`, the base of every provider: one class per API, its facts as class data.
 
-A provider class names its API's facts (`api`, from `blackbox.apis`), the endpoint it answers (`suffix`), the
-request controls it keeps, its stream codec, and its pure codec functions (as static methods), in both
-directions: SDK request → neutral `model_input` (recording) and neutral `model_input` → request (what-if).
+A provider class names its API's facts (`api`, from `blackbox.apis`), the endpoint it answers (`suffix`, and
+where it may narrow that: `hosts`, `path_prefixes`), the request controls it keeps, its stream codec, and its
+codec as methods that read that class data, in both directions: SDK request → neutral `model_input`
+(recording) and neutral `model_input` → request (what-if).  So a dialect of an API (a server that speaks it
+with a few fields of its own) is a subclass that changes the data, and a new API a class of its own.
 The defaults here serve the APIs whose request is a JSON body POSTed to a fixed path; an API that carries
 facts outside the body (Gemini's model in the path, Azure's deployment) overrides `matches` / `body_of`.
 """
@@ -19,6 +21,7 @@ from blackbox.format.payloads import ModelInput, ModelOutput
 from blackbox.format.tokens import Tokens
 from blackbox.providers.neutral import CallIds, unsupported, wants_stream
 from blackbox.providers.origins import Slots, no_slots
+from blackbox.providers.outgoing import sent_as
 from blackbox.providers.stream import StreamCodec
 from blackbox.wire import Request
 
@@ -33,6 +36,14 @@ class CodecProvider:
     api: ClassVar[ApiFacts]  # keys, base URL, model names
     suffix: ClassVar[str]  # the path (without a trailing slash) the API's model calls end with
     kept_params: ClassVar[Mapping[str, str]]  # request field -> the neutral `params` name it is kept under
+    #: Neutral `params` name -> the field `build_request` sends it as, where several fields keep it.
+    sent_params: ClassVar[Mapping[str, str]] = {}
+    #: `kept_params` backwards, `sent_params` preferred: neutral name -> request field (derived, per class).
+    sent_fields: ClassVar[Mapping[str, str]] = {}
+    #: Hosts (a name, or a domain its subdomains share) this provider's requests go to; () for any host.
+    hosts: ClassVar[tuple[str, ...]] = ()
+    #: Path prefixes its requests start with (a server's base path); () for any path.
+    path_prefixes: ClassVar[tuple[str, ...]] = ()
     stream: ClassVar[StreamCodec]  # the API's event stream: assembles a recorded one, synthesizes a replayed one
     #: Whether a model name of `api` means this provider when nothing else says (chat over Responses).
     infers: ClassVar[bool] = True
@@ -41,9 +52,19 @@ class CodecProvider:
     response_id_field: ClassVar[str] = "id"
     response_model_field: ClassVar[str] = "model"
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        kept_params = getattr(cls, "kept_params", None)
+        if kept_params is not None:
+            cls.sent_fields = sent_as(kept_params, **cls.sent_params)
+
     def matches(self, request: Request) -> bool:
-        """Whether `request` is a model call of this API."""
-        return request.method == "POST" and request.route.endswith(self.suffix)
+        """Whether `request` is a model call of this API (at its hosts and below its path prefixes, if named)."""
+        if request.method != "POST" or not request.route.endswith(self.suffix):
+            return False
+        if self.hosts and not any(request.host == host or request.host.endswith(f".{host}") for host in self.hosts):
+            return False
+        return not self.path_prefixes or request.route.startswith(self.path_prefixes)
 
     def matches_shape(self, request: Request) -> bool | None:
         """`matches(request)` when the method, host, path and query decide it alone (then `route` remembers it

@@ -76,14 +76,14 @@ def _check_alt(request: Request, streamed: bool) -> None:
                           "stream with the google-genai SDK, which asks for alt=sse")
 
 
-def normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
+def normalize_request(body: dict[str, Any], ids: CallIds, kept: Mapping[str, str] = KEPT_PARAMS) -> ModelInput:
     """The neutral `model_input` of a generateContent request; refuses what cannot be replayed faithfully
-    (leaving `ids` as it was)."""
+    (leaving `ids` as it was).  `kept` is the provider's `kept_params` (generationConfig field → neutral name)."""
     with ids.undo_on_error():
-        return _normalize_request(body, ids)
+        return _normalize_request(body, ids, kept)
 
 
-def _normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
+def _normalize_request(body: dict[str, Any], ids: CallIds, kept: Mapping[str, str]) -> ModelInput:
     for field, refusal in _REFUSED_FIELDS.items():
         if body.get(field):
             raise unsupported(*refusal)
@@ -98,13 +98,13 @@ def _normalize_request(body: dict[str, Any], ids: CallIds) -> ModelInput:
         payload["systemPrompt"] = _system(system)
     if body.get("model") is not None:
         payload["model"] = body["model"]
-    params = _params(body)
+    params = _params(body, kept)
     if params:
         payload["params"] = params
     return cast(ModelInput, payload)
 
 
-def _params(body: dict[str, Any]) -> dict[str, Any]:
+def _params(body: dict[str, Any], kept: Mapping[str, str]) -> dict[str, Any]:
     config = body.get("generationConfig")
     if config is not None and not isinstance(config, dict):
         raise unsupported("a generationConfig that is not an object", "pass a GenerateContentConfig")
@@ -113,8 +113,8 @@ def _params(body: dict[str, Any]) -> dict[str, Any]:
     for name, value in (config or {}).items():
         if value is None:
             continue
-        if name in KEPT_PARAMS:
-            params[KEPT_PARAMS[name]] = value
+        if name in kept:
+            params[kept[name]] = value
         elif name == "candidateCount":
             if value != 1:
                 raise unsupported(f"candidateCount={value}", "ask for one candidate (Blackbox records one answer a "
@@ -138,13 +138,13 @@ def _params(body: dict[str, Any]) -> dict[str, Any]:
 _NOTHING: Mapping[str, Any] = {}
 
 
-def _typed_params(typed: gemini_typed.GenerateContent) -> dict[str, Any]:
+def _typed_params(typed: gemini_typed.GenerateContent, kept: Mapping[str, str]) -> dict[str, Any]:
     """`_params` of a typed request whose generationConfig holds kept fields only (the common one); `Unusual`
     for any other field, which `_params` judges."""
     params: dict[str, Any] = {}
     for name, value in (typed.generationConfig or _NOTHING).items():
         if value is not None:
-            neutral = KEPT_PARAMS.get(name)
+            neutral = kept.get(name)
             if neutral is None:
                 raise gemini_typed.Unusual
             params[neutral] = value
@@ -314,7 +314,6 @@ class Gemini(CodecProvider):
     suffix = ":generateContent"
     kept_params = KEPT_PARAMS
     stream = gemini_stream.CODEC
-    normalize_request = staticmethod(normalize_request)
     normalize_response = staticmethod(gemini_response.normalize_response)
     token_counts = staticmethod(counts.gemini)
     call_slots = staticmethod(origins.gemini_slots)
@@ -323,10 +322,15 @@ class Gemini(CodecProvider):
     synthesize_response = staticmethod(gemini_response.synthesize_response)
     note_replayed = staticmethod(gemini_response.note_replayed)
     error_body = staticmethod(error_body)
-    build_request = staticmethod(build_request)  # type: ignore[assignment]
+
+    def normalize_request(self, body: dict[str, Any], ids: CallIds) -> ModelInput:
+        return normalize_request(body, ids, self.kept_params)
+
+    def build_request(self, model_input: Mapping[str, Any]) -> dict[str, Any]:
+        return build_request(model_input, (), self.sent_fields)
 
     def continue_request(self, model_input: Mapping[str, Any], outputs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        return build_request(model_input, outputs)
+        return build_request(model_input, outputs, self.sent_fields)
 
     def matches(self, request: Request) -> bool:
         if request.method != "POST":
@@ -357,7 +361,7 @@ class Gemini(CodecProvider):
         if typed is not None:
             _check_alt(request, streamed)
             try:
-                params = _typed_params(typed)
+                params = _typed_params(typed, self.kept_params)
                 payload = gemini_typed.normalize(typed, ids, {})  # the ids bound once all of it is read
             except gemini_typed.Unusual:
                 pass  # the dict codec decides (and words any refusal)

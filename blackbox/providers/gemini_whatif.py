@@ -25,10 +25,11 @@ _FIELDS = sent_as(KEPT_PARAMS)
 _NOTHING: Mapping[str, Any] = {}
 
 
-def build_request(payload: Mapping[str, Any], outputs: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+def build_request(payload: Mapping[str, Any], outputs: Sequence[Mapping[str, Any]] = (),
+                  fields: Mapping[str, str] = _FIELDS) -> dict[str, Any]:
     """A generateContent body for `payload`; `outputs` are the conversation's recorded `model_output`s (oldest
     first), whose thoughts and signatures go back in the model turns they gave.  A model turn's calls carry
-    their `call-N` id."""
+    their `call-N` id.  `fields` is the provider's `sent_fields` (neutral name → generationConfig field)."""
     messages = [message for message in payload.get("messages") or [] if isinstance(message, dict)]
     said = _outputs_of(messages, outputs)
     contents: list[dict[str, Any]] = []
@@ -57,7 +58,7 @@ def build_request(payload: Mapping[str, Any], outputs: Sequence[Mapping[str, Any
     body: dict[str, Any] = {"contents": contents}
     found = payload.get("params")
     params: Mapping[str, Any] = found if isinstance(found, dict) else _NOTHING
-    config = kept(payload, _FIELDS)
+    config = kept(payload, fields)
     rest = params.get(REST)
     if isinstance(rest, dict):
         config.update(rest)

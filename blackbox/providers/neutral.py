@@ -165,6 +165,15 @@ def calls_of(output: Mapping[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
+def answer_of(output: Mapping[str, Any]) -> tuple[list[dict[str, Any]], Any, Any]:
+    """What a replayed response is built from: a `model_output`'s calls (either shape), `stop` and `text`;
+    ValueError for a payload that is no model output."""
+    kind = output.get("type")
+    if kind not in ("tool_calls", "tool_call", "final_answer"):
+        raise ValueError(f"not a model_output payload: type {kind!r}")
+    return calls_of(output), output.get("stop"), output.get("text")
+
+
 def tool_list(tools: Any) -> list[Any]:
     """A request's `tools` value as a list (none is an empty one); any other shape is refused."""
     if tools is None:

@@ -9,6 +9,7 @@ follow, then `data: [DONE]`. A chunk holding an `error` object fails the stream 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 from blackbox.providers.openai_compat import REASONING_FIELDS
@@ -25,11 +26,9 @@ from blackbox.providers.stream import (
     pieces,
 )
 
-__all__ = ["CODEC", "ChatStreamAssembler", "refuse_thread_event"]
+__all__ = ["CODEC", "ChatStreamAssembler", "codec", "refuse_thread_event"]
 
 _TOP_LEVEL = ("id", "created", "model", "system_fingerprint", "service_tier")
-# Text fields a delta carries: the answer, a refusal, and a compatible server's reasoning (`openai_compat`).
-_TEXTS = ("content", "refusal", *REASONING_FIELDS)
 
 
 class _Choice:
@@ -48,10 +47,14 @@ class _Choice:
 class ChatStreamAssembler(BaseAssembler):
     """Rebuilds the `chat.completion` a stream of chunks adds up to (the way the SDK's helper accumulates it).
 
-    The SDK stops reading at `[DONE]`, so nothing after it changes what the agent gets."""
+    The SDK stops reading at `[DONE]`, so nothing after it changes what the agent gets.  `reasoning` names the
+    delta fields that carry a compatible server's reasoning text (its provider's `reasoning_fields`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, reasoning: tuple[str, ...] = REASONING_FIELDS) -> None:
         super().__init__()
+        self._reasoning = reasoning
+        # text fields a delta carries: the answer, a refusal, and the reasoning
+        self._texts = ("content", "refusal", *reasoning)
         self._top: dict[str, Any] = {}
         self._choices: dict[int, _Choice] = {}
         self._usage: Any = None
@@ -89,7 +92,7 @@ class ChatStreamAssembler(BaseAssembler):
         delta = need(choice.get("delta") or {}, dict, "a delta")
         if delta.get("role") is not None:
             state.role = delta["role"]
-        for key in _TEXTS:
+        for key in self._texts:
             value = delta.get(key)
             if value is not None:
                 state.text.setdefault(key, Text()).add(value)
@@ -126,7 +129,7 @@ class ChatStreamAssembler(BaseAssembler):
                 "content": texts.get("content"),
                 "refusal": texts.get("refusal"),
             }
-            message.update((key, texts[key]) for key in REASONING_FIELDS if texts.get(key))
+            message.update((key, texts[key]) for key in self._reasoning if texts.get(key))
             calls = [state.calls[key] for key in sorted(state.calls)]
             if calls:
                 message["tool_calls"] = [
@@ -172,7 +175,8 @@ def refuse_thread_event(event: SSEEvent) -> None:
         raise StreamFault(f"a {event.event[:40]!r} event, which the SDK hands over in the Assistants shape")
 
 
-def _events(body: dict[str, Any], size: int | None) -> Iterator[tuple[str | None, dict[str, Any] | str]]:
+def _events(body: dict[str, Any], size: int | None,
+            reasoning: tuple[str, ...] = REASONING_FIELDS) -> Iterator[tuple[str | None, dict[str, Any] | str]]:
     top = {
         "id": body.get("id", ""),
         "object": "chat.completion.chunk",
@@ -193,7 +197,7 @@ def _events(body: dict[str, Any], size: int | None) -> Iterator[tuple[str | None
         content = message.get("content")
         calls = message.get("tool_calls") or []
         yield chunk(index, {"role": "assistant", "content": "" if content is not None else None, "refusal": None})
-        for key in REASONING_FIELDS:
+        for key in reasoning:
             for piece in pieces(message.get(key) or "", size):
                 yield chunk(index, {key: piece})
         for piece in pieces(content or "", size):
@@ -213,6 +217,11 @@ def _events(body: dict[str, Any], size: int | None) -> Iterator[tuple[str | None
                 yield chunk(index, {"tool_calls": [{"index": position, "function": {"arguments": piece}}]})
         yield chunk(index, {}, choice.get("finish_reason") or "stop")
     yield None, DONE
+
+
+def codec(reasoning: tuple[str, ...]) -> EventStreamCodec:
+    """The chunk stream of a chat dialect whose reasoning text comes in the delta fields `reasoning`."""
+    return EventStreamCodec(partial(ChatStreamAssembler, reasoning), partial(_events, reasoning=reasoning))
 
 
 # The Chat Completions chunk stream, ending in `data: [DONE]` (no usage chunk: it is opt-in).

@@ -92,13 +92,14 @@ DROPPED_FIELDS: frozenset[str] = frozenset({
 REASONING_FIELDS: tuple[str, ...] = ("reasoning_content", "reasoning")
 
 
-def thoughts_of(message: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """A response message's reasoning as the output's `thoughts` (`{"text", "field"}`; empty text skipped).
+def thoughts_of(message: Mapping[str, Any], fields: tuple[str, ...] = REASONING_FIELDS) -> list[dict[str, Any]]:
+    """A response message's reasoning (in `fields`, a provider's `reasoning_fields`) as the output's `thoughts`
+    (`{"text", "field"}`; empty text skipped).
 
     A field holding something other than text (OpenRouter's structured `reasoning_details` is another field
     and is not kept) is refused: replay could not hand it back."""
     thoughts: list[dict[str, Any]] = []
-    for field in REASONING_FIELDS:
+    for field in fields:
         value = message.get(field)
         if value is None or value == "":
             continue
@@ -108,10 +109,11 @@ def thoughts_of(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     return thoughts
 
 
-def put_thoughts(message: dict[str, Any], output: Mapping[str, Any]) -> None:
-    """Hand a recorded output's reasoning back in the fields it came in (a replayed response)."""
+def put_thoughts(message: dict[str, Any], output: Mapping[str, Any],
+                 fields: tuple[str, ...] = REASONING_FIELDS) -> None:
+    """Hand a recorded output's reasoning back in the fields (of `fields`) it came in (a replayed response)."""
     for thought in output.get("thoughts") or ():
-        if isinstance(thought, dict) and thought.get("field") in REASONING_FIELDS \
+        if isinstance(thought, dict) and thought.get("field") in fields \
                 and isinstance(thought.get("text"), str):
             message[thought["field"]] = message.get(thought["field"], "") + thought["text"]
 

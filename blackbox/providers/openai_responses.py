@@ -19,11 +19,12 @@ for replay.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from blackbox.providers.neutral import (
     CallIds,
-    calls_of,
+    answer_of,
     compact_json,
     neutral_tool,
     parse_tool_arguments,
@@ -55,6 +56,7 @@ PARAMS: tuple[tuple[str, str], ...] = (
     ("max_tool_calls", "maxToolCalls"),
     ("truncation", "truncation"),
 )
+_KEPT: Mapping[str, str] = dict(PARAMS)
 
 _SYSTEM_ROLES = ("system", "developer")
 _HARMLESS_INCLUDES = ("reasoning.encrypted_content",)
@@ -74,13 +76,15 @@ def is_stream_request(body: dict[str, Any]) -> bool:
 # request
 
 
-def normalize_request(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+def normalize_request(body: dict[str, Any], ids: CallIds,
+                      kept: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The neutral `model_input` payload of a Responses request; refuses what cannot be replayed.
 
-    Provider call ids in the input are mapped through `ids`; a refused request leaves `ids` unchanged.
+    `kept` is the provider's `kept_params` (request field → neutral name; `PARAMS` when not given).  Provider
+    call ids in the input are mapped through `ids`; a refused request leaves `ids` unchanged.
     """
     with ids.undo_on_error():
-        return _normalize_request(body, ids)
+        return _normalize_request(body, ids, _KEPT if kept is None else kept)
 
 
 def _refuse_state(body: dict[str, Any]) -> None:
@@ -101,7 +105,7 @@ def _refuse_state(body: dict[str, Any]) -> None:
                 raise unsupported(f"include={entry!r}", "drop it from include for recorded runs")
 
 
-def _normalize_request(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
+def _normalize_request(body: dict[str, Any], ids: CallIds, kept: Mapping[str, str]) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise unsupported("a request body that is not a JSON object", "send a Responses API request")
     _refuse_state(body)
@@ -131,7 +135,7 @@ def _normalize_request(body: dict[str, Any], ids: CallIds) -> dict[str, Any]:
         payload["systemPrompt"] = "\n\n".join(system)
     if body.get("model") is not None:
         payload["model"] = body["model"]
-    params = {neutral: body[name] for name, neutral in PARAMS if body.get(name) is not None}
+    params = {neutral: body[name] for name, neutral in kept.items() if body.get(name) is not None}
     params.update(_nested_params(body))
     strict = [tool.get("name") for tool in body.get("tools") or [] if isinstance(tool, dict) and tool.get("strict")]
     if strict:
@@ -413,12 +417,7 @@ def synthesize_response(
     Function calls get `call_id` = their `call-N` (the agent sends it back and it normalizes identically) and
     item ids `fc_blackbox_<step>_<n>`; the message item is `msg_blackbox_<step>`.
     """
-    kind = output.get("type")
-    if kind not in ("tool_calls", "tool_call", "final_answer"):
-        raise ValueError(f"not a model_output payload: type {kind!r}")
-    calls = calls_of(output)
-    stop = output.get("stop")
-    text = output.get("text")
+    calls, stop, text = answer_of(output)
     items: list[dict[str, Any]] = []
     if stop == "refusal" and not calls:
         part: dict[str, Any] = {"type": "refusal", "refusal": text or ""}

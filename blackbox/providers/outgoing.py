@@ -13,7 +13,7 @@ from typing import Any
 
 from blackbox.providers.neutral import compact_json
 
-__all__ = ["PERMISSIVE_SCHEMA", "kept", "parts", "result_text", "sent_as", "tools_of"]
+__all__ = ["PERMISSIVE_SCHEMA", "kept", "messages_of", "parts", "result_text", "sent_as", "tools_of"]
 
 PERMISSIVE_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": True}
 
@@ -22,6 +22,13 @@ def result_text(part: Mapping[str, Any]) -> str:
     """A tool result as the text a provider takes: strings as they are, anything else as compact JSON."""
     value = part.get("error") if "error" in part else part.get("result")
     return value if isinstance(value, str) else compact_json(value)
+
+
+def messages_of(model_input: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The payload's messages that are objects, each with its role as every API takes it (`assistant`, else
+    `user`): a hand-edited cassette may hold anything there."""
+    return [("assistant" if message.get("role") == "assistant" else "user", message)
+            for message in model_input.get("messages") or [] if isinstance(message, dict)]
 
 
 def parts(content: Any) -> list[dict[str, Any]]:
