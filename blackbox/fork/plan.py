@@ -16,6 +16,8 @@ import msgspec
 from blackbox.errors import CassetteError, UsageError
 from blackbox.format.canonical import TOO_DEEP, CanonicalError, decode_json, json_value
 from blackbox.format.cassette import Cassette, Step, StepChain
+from blackbox.format.origin import Origin
+from blackbox.format.whole_floats import whole_floats
 
 __all__ = [
     "check_fork_point",
@@ -157,5 +159,6 @@ def fork_chain(parent: Cassette, at: int, value: Any, trace_id: str, *,
         original.timestamp,
         {"toolCallId": original.payload.get("toolCallId"), "toolName": original.payload.get("toolName"),
          "result": value},
+        origin=Origin(floats=floats) if (floats := whole_floats(value, "/result")) else None,
     )
     return chain

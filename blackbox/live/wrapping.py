@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from blackbox.errors import SessionError
 from blackbox.format.canonical import CanonicalError, json_value
+from blackbox.format.whole_floats import restore_floats
 from blackbox.live.recorder import ToolSlot
 from blackbox.live.replayer import ReplayedToolError, ToolClaim
 from blackbox.live.tool_values import RESULT_ADVICE, ToolShape, shape_of, typed_argument_json
@@ -31,7 +32,7 @@ def _replayed(claim: ToolClaim, shape: ToolShape) -> Any:
     recorded = claim.outcome or {}
     if "error" in recorded:
         raise ReplayedToolError(str(recorded["error"]))
-    return shape.rebuild(recorded.get("result"))
+    return shape.rebuild(restore_floats(recorded.get("result"), claim.floats, "/result"))
 
 
 def wrap_tool(name: str, fn: F, begin: Begin, end: End) -> F:
