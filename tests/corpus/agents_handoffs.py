@@ -9,17 +9,15 @@ to it are in the recorded requests, and the specialist's wrapped tool is recorde
 import asyncio
 from dataclasses import dataclass
 
-from agents import Agent, Runner, function_tool, set_default_openai_api, set_default_openai_client, set_tracing_disabled
-from openai import AsyncOpenAI
+from agents import Agent, Runner, function_tool
 
 import blackbox
+from tests.corpus._agents_sdk import on_blackbox
 
 CORPUS = {"needs": ["agents"]}
 
 bb = blackbox.session()
-set_default_openai_client(AsyncOpenAI(http_client=bb.async_http_client()))
-set_default_openai_api("responses")
-set_tracing_disabled(True)
+on_blackbox(bb)  # the SDK's default client on the session (tests/corpus/_agents_sdk.py)
 
 
 @dataclass
