@@ -19,9 +19,7 @@ from typing import Any, TypeVar
 from blackbox.errors import BlackboxError, ReplayDivergenceError, SessionError
 from blackbox.fork.engine import ForkEngine
 from blackbox.format.canonical import canonical_text, decode_json
-from blackbox.format.origin import Origin
 from blackbox.format.secrets import Secrets
-from blackbox.format.whole_floats import whole_floats
 from blackbox.live import process_exit
 from blackbox.live.calls import Forward, ModelCall, Reply, Request, StreamSink
 from blackbox.live.engines import Ending, Engine, OffEngine, RecordEngine, ReplayEngine, RunSummary, forward, now_ms
@@ -217,10 +215,8 @@ class Session:
             if error is not None:
                 self._engine.tool_finished(slot, {"error": self.mask(str(error) or type(error).__name__)}, now_ms())
                 return None
-            stored, problem = json_result(slot.name, value, shape)
+            stored, problem, slot.origin = json_result(slot.name, value, shape)  # origin: where whole floats were
             outcome = {"result": stored} if problem is None else {"error": self.mask(problem)}
-            floats = whole_floats(stored, "/result") if problem is None else ()  # the JSON writes 21.0 as 21
-            slot.origin = Origin(floats=floats) if floats else None
             self._engine.tool_finished(slot, outcome, now_ms())
             if problem is not None:  # the agent never sees a result the cassette would change: the run fails
                 self._fatal = refused = self._fatal or SessionError(f"[blackbox] {self.mask(problem)}")
