@@ -20,6 +20,7 @@ from blackbox.format.cassette import load
 from tests.cli_helpers import run_cli
 from tests.fakeapi import FakeAPI
 from tests.fakeapi_generic import generic_brain
+from tests.fakeapi_threads import ThreadServer
 
 CORPUS = Path(__file__).parent / "corpus"
 AGENTS = sorted(path for path in CORPUS.glob("*.py") if not path.name.startswith("_"))
@@ -41,9 +42,10 @@ def contract(agent: Path) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def api() -> Iterator[FakeAPI]:
-    """One fake API for the whole corpus, answering every agent with the generic brain."""
+    """One fake API for the whole corpus, answering every agent with the generic brain (holding Anthropic's
+    message threads as the API does, for the tool runner and `beta.messages.thread`)."""
     fake = FakeAPI().start()
-    fake.brain = generic_brain
+    fake.brain = ThreadServer(generic_brain)
     try:
         yield fake
     finally:

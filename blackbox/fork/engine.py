@@ -34,6 +34,7 @@ from blackbox.format.typed import (
     view,
     view_of,
 )
+from blackbox.format.whole_floats import restore_floats
 from blackbox.live.calls import ModelCall, Reply
 from blackbox.live.engines import Ending, Recording, Replaying, RunSummary, answer, load_replayable, now_ms
 from blackbox.live.recorder import Recorder, ToolSlot
@@ -115,6 +116,10 @@ class ForkEngine(Replaying, Recording):
         self._turn_start = turn_start(parent.steps, self.at)
         _check_turn_order(parent.steps, self._turn_start, self.at)
         self._call_id = _call_id(view(point))
+        # where the tool returned whole floats, the new value's numbers are floats too (`21` for a tool that
+        # returned `21.0` is handed over as `21.0`, as replay rebuilds a typed result through its annotation)
+        self.value = restore_floats(copy.deepcopy(self.value), point.origin.floats if point.origin else None,
+                                    "/result")
         self._ids = ids
         self._trace_id = trace_id
         self._secrets = secrets

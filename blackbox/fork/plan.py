@@ -16,7 +16,9 @@ import msgspec
 from blackbox.errors import CassetteError, UsageError
 from blackbox.format.canonical import TOO_DEEP, CanonicalError, decode_json, json_value
 from blackbox.format.cassette import Cassette, Step, StepChain
+from blackbox.format.origin import Origin
 from blackbox.format.typed import Odd, ToolResultView, view, view_of
+from blackbox.format.whole_floats import whole_floats
 
 __all__ = [
     "check_fork_point",
@@ -162,5 +164,6 @@ def fork_chain(parent: Cassette, at: int, value: Any, trace_id: str, *,
         "tool_result",
         original.timestamp,
         {"toolCallId": original.payload.get("toolCallId"), "toolName": point.toolName, "result": value},
+        origin=Origin(floats=floats) if (floats := whole_floats(value, "/result")) else None,
     )
     return chain

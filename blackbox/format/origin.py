@@ -45,6 +45,9 @@ class Origin(msgspec.Struct, omit_defaults=True, frozen=True):
     model: Name | None = None
     responseId: Name | None = None
     toolCallIds: tuple[Name | None, ...] | None = None
+    # On a `tool_result`: where the tool returned whole-valued floats (`21.0`, which the JSON writes `21`), as
+    # escaped JSON Pointers into the payload, so replay hands them back as floats (`whole_floats`).
+    floats: tuple[Name, ...] | None = None
 
     def call_ids(self) -> list[str | None]:
         """The provider's tool-call ids as the API gave them (an id that cannot be read back is `None`)."""

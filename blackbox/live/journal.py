@@ -4,7 +4,7 @@ Format: JSON lines.  Line 1 is a header `{"blackboxJournal": 1, "id", "createdAt
 "forkedFromStepId"?, "made"?}` (`made`: what made the run, docs/format.md "Origin").  Every further line is one of:
 
 - a step exactly as in the cassette (chained: `index`, `prevHash`, `hash`), written in the cassette's order;
-- a tool entry `{"blackboxTool": 1, "turn", "order", "toolCall", "callAt", "toolResult", "resultAt"}`: a
+- a tool entry `{"blackboxTool": 1, "turn", "order", "toolCall", "callAt", "toolResult", "resultAt", "origin"}`: a
   wrapped tool that finished before an earlier call of its turn, journaled the moment it finished (its chained
   steps must wait for the earlier calls).  `turn` is the index of the `model_output` step whose turn it
   belongs to (null before any), `order` its place in the turn (`[0, position in the model's calls]`, or
@@ -43,6 +43,7 @@ from blackbox.errors import SessionError
 from blackbox.format.canonical import MAX_NESTING, decode_json
 from blackbox.format.cassette import Step, StepChain
 from blackbox.format.nesting import HOOK_SLACK
+from blackbox.format.origin import Origin
 from blackbox.format.secrets import KeySearch
 
 __all__ = ["JOURNAL_SUFFIX", "Journal", "ToolEntry", "ToolStart", "journal_locked", "journal_path", "journal_steps"]
@@ -84,6 +85,7 @@ class ToolEntry(msgspec.Struct):
     toolResult: dict[str, Any]
     resultAt: int
     blackboxTool: int = 1
+    origin: Origin | None = None  # the result step's (docs/format.md "Origin": where the tool returned whole floats)
 
 
 class ToolStart(msgspec.Struct):
@@ -262,5 +264,5 @@ def _place(steps: list[Step], entries: list[ToolEntry], trace_id: str) -> list[S
     chain = StepChain(trace_id, prefix=steps)
     for entry in missing:
         chain.append("tool_call", entry.callAt, entry.toolCall)
-        chain.append("tool_result", entry.resultAt, entry.toolResult)
+        chain.append("tool_result", entry.resultAt, entry.toolResult, origin=entry.origin)
     return chain.steps

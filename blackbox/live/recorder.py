@@ -86,6 +86,7 @@ class ToolSlot(msgspec.Struct):
     # docs/format.md): hashed with the step, ignored by the TypeScript Blackbox's readers.
     call_extra: dict[str, Any] | None = None
     result_extra: dict[str, Any] | None = None
+    origin: Origin | None = None  # the result step's unhashed origin: where the tool returned whole floats
 
 
 class Recorder:
@@ -237,7 +238,8 @@ class Recorder:
         if not slot.written and self._journal is not None:
             self.keys_known()
             entry = ToolEntry(self._turn, slot.order, self._redacted("tool_call", dict(self._call_payload(slot))),
-                              slot.started_at, self._redacted("tool_result", self._result_payload(slot)), at)
+                              slot.started_at, self._redacted("tool_result", self._result_payload(slot)), at,
+                              origin=slot.origin)
             self._journal.append([_line(entry)])
 
     def flush_tools(self, *, force: bool) -> None:
@@ -270,7 +272,8 @@ class Recorder:
         """Chain the slot's steps (the caller journals them)."""
         steps = [self._chain.append("tool_call", slot.started_at, self._call_payload(slot))]
         if slot.outcome is not None:
-            steps.append(self._chain.append("tool_result", slot.finished_at, self._result_payload(slot)))
+            steps.append(self._chain.append("tool_result", slot.finished_at, self._result_payload(slot),
+                                            origin=slot.origin))
         slot.written = True
         return steps
 

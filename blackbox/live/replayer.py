@@ -47,6 +47,7 @@ class ToolClaim(msgspec.Struct):
     call_index: int
     result_index: int | None
     outcome: dict[str, Any] | None  # the result step's payload
+    floats: tuple[str, ...] | None = None  # where the result held whole floats (the step's `origin.floats`)
 
 
 class _TurnCall(msgspec.Struct):
@@ -203,9 +204,11 @@ class Replayer:
         call_id = chosen.call.toolCallId
         self._ids.bind(call_id, call_id)
         self._ids.note_name(call_id, name)
-        result = self._steps[chosen.result_index].payload if chosen.result_index is not None else None
+        answered = self._steps[chosen.result_index] if chosen.result_index is not None else None
+        result = answered.payload if answered is not None else None
         return ToolClaim(call_id, name, chosen.call_index, chosen.result_index,
-                         _copied(result) if isinstance(result, dict) else None)
+                         _copied(result) if isinstance(result, dict) else None,
+                         answered.origin.floats if answered is not None and answered.origin is not None else None)
 
     def _next_expected(self) -> str:
         step = self._steps[self._turn_end] if self._turn_end < len(self._steps) else None

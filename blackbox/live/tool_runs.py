@@ -112,7 +112,7 @@ class ToolRuns:
                 text = error if isinstance(error, str) else str(error) or type(error).__name__
                 self._engine.tool_finished(slot, {"error": self.mask(text)}, now_ms())
                 return None
-            stored, problem = json_result(slot.name, value, shape)
+            stored, problem, slot.origin = json_result(slot.name, value, shape)  # origin: where whole floats were
             outcome = {"result": stored} if problem is None else {"error": self.mask(problem)}
             self._engine.tool_finished(slot, outcome, now_ms())
             if problem is not None:  # the agent never sees a result the cassette would change: the run fails

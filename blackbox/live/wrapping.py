@@ -16,6 +16,8 @@ from typing import Any, TypeVar
 
 from blackbox.errors import SessionError
 from blackbox.format.canonical import CanonicalError, json_value
+from blackbox.format.origin import Origin
+from blackbox.format.whole_floats import restore_floats, whole_floats
 from blackbox.live.recorder import ToolSlot
 from blackbox.live.replayer import ReplayedToolError, ToolClaim
 from blackbox.live.tool_values import RESULT_ADVICE, ToolShape, shape_of, typed_argument_json
@@ -31,7 +33,7 @@ def _replayed(claim: ToolClaim, shape: ToolShape) -> Any:
     recorded = claim.outcome or {}
     if "error" in recorded:
         raise ReplayedToolError(str(recorded["error"]))
-    return shape.rebuild(recorded.get("result"))
+    return shape.rebuild(restore_floats(recorded.get("result"), claim.floats, "/result"))
 
 
 def wrap_tool(name: str, fn: F, begin: Begin, end: End) -> F:
@@ -84,9 +86,13 @@ def json_input(name: str, fn: Callable[..., Any], args: tuple[Any, ...], kwargs:
                            "(RunContext, RunContextWrapper, InjectedState, RunnableConfig, ...)") from None
 
 
-def json_result(name: str, result: Any, shape: ToolShape | None = None) -> tuple[Any, str | None]:
-    """(the result as a JSON value, None), or (None, why replay could not hand it back as it was)."""
-    return (shape or _UNTYPED).keep(name, result)
+def json_result(name: str, result: Any, shape: ToolShape | None = None) -> tuple[Any, str | None, Origin | None]:
+    """(the result as a JSON value, None, the result step's origin), or (None, why replay could not hand it back
+    as it was, None).  The origin says where the result held whole floats (`21.0`, which the cassette's JSON
+    writes `21`), so replay hands them back as floats (`whole_floats`); None when it held none."""
+    stored, problem = (shape or _UNTYPED).keep(name, result)
+    floats = whole_floats(stored, "/result") if problem is None else ()
+    return stored, problem, Origin(floats=floats) if floats else None
 
 
 def _untyped() -> Any:

@@ -12,14 +12,11 @@ from agents import (
     RunContextWrapper,
     Runner,
     function_tool,
-    set_default_openai_api,
-    set_default_openai_client,
-    set_tracing_disabled,
 )
-from openai import AsyncOpenAI
 from pydantic import BaseModel
 
 import blackbox
+from tests.corpus._agents_sdk import on_blackbox
 
 CORPUS = {"needs": ["agents"]}
 
@@ -36,9 +33,7 @@ class Greeting(BaseModel):
 
 
 bb = blackbox.session()
-set_default_openai_client(AsyncOpenAI(http_client=bb.async_http_client()))
-set_default_openai_api("responses")
-set_tracing_disabled(True)
+on_blackbox(bb)  # the SDK's default client on the session (tests/corpus/_agents_sdk.py)
 
 
 @function_tool

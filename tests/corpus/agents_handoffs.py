@@ -1,5 +1,6 @@
 """The OpenAI Agents SDK's routing pattern: a triage agent hands the conversation off to a specialist, whose
-tool returns a dataclass.
+tool returns a dataclass and another, unannotated, a dict holding a whole float (`180.0`, which the cassette's
+JSON writes `180`: replay hands the tool's `180.0` back, so the SDK's `str()` tells the model the same).
 
 A handoff is the SDK's own tool (`transfer_to_…`), not a wrapped one: the model's call and the SDK's answer
 to it are in the recorded requests, and the specialist's wrapped tool is recorded like any other.
@@ -8,17 +9,15 @@ to it are in the recorded requests, and the specialist's wrapped tool is recorde
 import asyncio
 from dataclasses import dataclass
 
-from agents import Agent, Runner, function_tool, set_default_openai_api, set_default_openai_client, set_tracing_disabled
-from openai import AsyncOpenAI
+from agents import Agent, Runner, function_tool
 
 import blackbox
+from tests.corpus._agents_sdk import on_blackbox
 
 CORPUS = {"needs": ["agents"]}
 
 bb = blackbox.session()
-set_default_openai_client(AsyncOpenAI(http_client=bb.async_http_client()))
-set_default_openai_api("responses")
-set_tracing_disabled(True)
+on_blackbox(bb)  # the SDK's default client on the session (tests/corpus/_agents_sdk.py)
 
 
 @dataclass
@@ -33,12 +32,17 @@ def book_hotel(city: str, nights: int) -> Booking:
     return Booking(city=city, nights=nights, reference=f"BK-{city[:3].upper()}{nights}")
 
 
+def hotel_rate(city: str):
+    """The nightly rate of our hotel in a city."""
+    return {"city": city, "per_night": 180.0, "currency": "EUR"}
+
+
 booking_agent = Agent(
     name="Booking agent",
     handoff_description="Books hotels.",
     instructions="You book hotels for the user.",
     model="gpt-5.1",
-    tools=[function_tool(bb.tool("book_hotel", book_hotel))],
+    tools=[function_tool(bb.tool("book_hotel", book_hotel)), function_tool(bb.tool("hotel_rate", hotel_rate))],
 )
 faq_agent = Agent(
     name="FAQ agent",

@@ -8,19 +8,17 @@ import asyncio
 import os
 import sys
 
-from agents import Agent, Runner, set_default_openai_api, set_default_openai_client, set_tracing_disabled
+from agents import Agent, Runner
 from agents.mcp import MCPServerStdio, create_static_tool_filter
-from openai import AsyncOpenAI
 
 import blackbox
+from tests.corpus._agents_sdk import on_blackbox
 
 CORPUS = {"needs": ["agents", "mcp"], "fork_at": "get_weather"}
 SERVER = os.path.join(os.path.dirname(__file__), "..", "mcp_weather_server.py")
 
 bb = blackbox.session()
-set_default_openai_client(AsyncOpenAI(http_client=bb.async_http_client()))
-set_default_openai_api("responses")
-set_tracing_disabled(True)
+on_blackbox(bb)  # the SDK's default client on the session (tests/corpus/_agents_sdk.py)
 
 
 async def main() -> None:

@@ -7,11 +7,11 @@ through the return annotation), so the model is told exactly what it was told wh
 import asyncio
 from typing import Annotated
 
-from agents import Agent, Runner, function_tool, set_default_openai_api, set_default_openai_client, set_tracing_disabled
-from openai import AsyncOpenAI
+from agents import Agent, Runner, function_tool
 from pydantic import BaseModel, Field
 
 import blackbox
+from tests.corpus._agents_sdk import on_blackbox
 
 CORPUS = {"needs": ["agents"]}
 
@@ -23,9 +23,7 @@ class Weather(BaseModel):
 
 
 bb = blackbox.session()
-set_default_openai_client(AsyncOpenAI(http_client=bb.async_http_client()))
-set_default_openai_api("responses")
-set_tracing_disabled(True)
+on_blackbox(bb)  # the SDK's default client on the session (tests/corpus/_agents_sdk.py)
 
 
 @function_tool

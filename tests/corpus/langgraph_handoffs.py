@@ -3,6 +3,8 @@ that returns a `Command` sending the conversation to the other agent (LangGraph'
 
 A handoff tool is LangGraph's control flow, not work the agent does: it is left unwrapped (its `Command` runs
 again in replay, as the Agents SDK's handoffs do); the agents' own tools are wrapped.
+`book_flight` is unannotated and returns a dict holding a whole float, which LangChain sends as `json.dumps`
+writes it (`420.0`); replay and the forks hand the tool's float back.
 """
 
 from typing import Annotated
@@ -46,9 +48,9 @@ def book_hotel(hotel_name: str) -> str:
 
 @tool
 @bb.tool("book_flight")
-def book_flight(from_airport: str, to_airport: str) -> str:
+def book_flight(from_airport: str, to_airport: str):
     """Book a flight."""
-    return f"Successfully booked a flight from {from_airport} to {to_airport}."
+    return {"status": "booked", "from": from_airport, "to": to_airport, "price": 420.0}
 
 
 # On ChatOpenAI the agents' names would go out as the messages' `name` field, which Blackbox refuses (docs/format.md)

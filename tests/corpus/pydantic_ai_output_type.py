@@ -1,5 +1,7 @@
 """pydantic-ai with a structured `output_type` on an Anthropic model: the agent ends by calling its output tool
-(`final_result`), which pydantic-ai validates into the model.  A plain tool returns a list of dataclasses."""
+(`final_result`), which pydantic-ai validates into the model.  A plain tool returns a list of dataclasses;
+another, unannotated, a whole float (`1.0`) that pydantic-ai serialises for the model as `1.0`, so replay must
+hand it back as a float."""
 
 from dataclasses import dataclass
 
@@ -37,6 +39,13 @@ agent = Agent(model, output_type=Itinerary, system_prompt="Find the cheapest fli
 def search_flights(origin: str, destination: str) -> list[Flight]:
     """Search flights between two cities."""
     return [Flight("AF1234", "2026-12-12T09:00", 120), Flight("BA42", "2026-12-12T11:30", 95)]
+
+
+@agent.tool_plain
+@bb.tool("exchange_rate")
+def exchange_rate(currency: str):
+    """The exchange rate of a currency to euros."""
+    return {"currency": currency, "rate": 1.0}
 
 
 result = agent.run_sync("Find me a flight from London to Paris.")
