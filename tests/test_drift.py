@@ -104,12 +104,14 @@ def test_a_type_changed_is_an_error_and_exits_4(runs: Path, fake_api: FakeAPI,
 
 def test_the_documented_optional_fields_are_no_drift(runs: Path, fake_api: FakeAPI,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    """Anthropic may leave out the cache counts and the tier (the recording's shape has them from the fake):
-    absent, they are no removed field; the same holds for a citations list on a text block."""
-    fake_api.brain = drifting(weather_brain("anthropic", model=MODEL), drop_field("usage.service_tier"),
-                              drop_field("usage.cache_read_input_tokens"))
-    code, doc = drift_json(capsys, only_anthropic(runs), "--live")
+    """Replay's chat completion has `refusal` and `annotations`, which the API may leave out: absent, they are
+    no removed field (the real SDK samples leave them out)."""
+    (runs / "anthropic.json").unlink()
+    fake_api.brain = drifting(weather_brain("openai"), drop_field("choices.0.message.refusal"),
+                              drop_field("choices.0.message.annotations"))
+    code, doc = drift_json(capsys, runs, "--live")
     assert code == 0 and findings(doc) == set()
+    assert [len(run["calls"]) for run in doc["runs"]] == [2]
 
 
 def test_a_change_of_behaviour_is_a_warning_with_diffs_verdict(runs: Path, fake_api: FakeAPI,
@@ -120,6 +122,7 @@ def test_a_change_of_behaviour_is_a_warning_with_diffs_verdict(runs: Path, fake_
     assert code == EXIT_WARNING
     (run,) = doc["runs"]
     assert run["firstDivergence"] == 0 and run["tier"] == "warning"
+    assert findings(doc) == set()  # a text block where a tool_use was is behaviour, not a removed field
     assert run["calls"][0]["recorded"]["tools"] == ["get_weather"] and run["calls"][0]["live"]["tools"] == []
     assert run["verdict"] == "path_changed"
     code, out, _ = run_cli(capsys, "drift", runs, "--live")
@@ -231,3 +234,15 @@ def test_a_missing_key_is_said_before_anything_is_sent(runs: Path, fake_api: Fak
     assert code == 2 and "ANTHROPIC_API_KEY" in err and "is not set" in err and out == ""
     assert fake_api.requests == []
     assert KEYS["anthropic"] not in err
+
+
+def test_shape_rules_null_matches_any_type_and_nothing_below_an_added_field_is_reported() -> None:
+    from blackbox.many.shapes import compare_shapes, shape_of
+
+    recorded = shape_of({"stop_sequence": None, "usage": {"n": 1},
+                         "content": [{"type": "tool_use", "input": {"a": 1}}]})
+    live = shape_of({"stop_sequence": "END", "usage": {"n": 1, "extra": {"deep": {"deeper": 1}}},
+                     "content": [{"type": "tool_use", "input": {"b": "x"}}]})
+    assert [(f.change, f.path) for f in compare_shapes(recorded, live)] == [("added", "$.usage.extra")]
+    moved = shape_of({"stop_sequence": None, "usage": [1], "content": []})
+    assert [(f.tier, f.path) for f in compare_shapes(recorded, moved)] == [("error", "$.usage")]

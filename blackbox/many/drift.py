@@ -33,7 +33,6 @@ from blackbox.format.cassette import Cassette, Step, chain_break, load
 from blackbox.format.diff import compare_rows, verdict_of
 from blackbox.format.outcome import Outcome
 from blackbox.format.provenance import made_at, made_text
-from blackbox.format.typed import calls_in
 from blackbox.many.known_fields import optional_fields
 from blackbox.many.shapes import Finding, compare_shapes, shape_of
 from blackbox.providers import Provider
@@ -212,14 +211,6 @@ def _pairs(cassette: Cassette) -> list[tuple[Step, Step]]:
             and isinstance(steps[i].payload, dict)]
 
 
-def _ids_before(steps: list[Step]) -> CallIds:
-    ids = CallIds()
-    for step in steps:
-        for call in calls_in(step.view()) if step.type in ("model_output", "tool_call") else []:
-            ids.bind(call.toolCallId, call.toolCallId)
-    return ids
-
-
 def _recorded_shape(provider: Provider, request: Step, output: Step) -> dict[str, set[str]] | None:
     model = request.payload.get("model")
     try:
@@ -242,7 +233,8 @@ def _resend(cassette: Cassette, provider: Provider, opener: Opener, run: RunDrif
         watched.body = None
         refused: str | None = None
         try:
-            answer = model.reply(dict(request.payload), _ids_before(cassette.steps[:request.index]))
+            # fresh ids: the live answer's calls are compared by name and argument keys, never by id
+            answer = model.reply(dict(request.payload), CallIds())
         except BlackboxError as exc:
             if watched.body is None:  # no answer at all: the API refused, or could not be reached
                 run.problem = f"step {request.index}: {exc}"

@@ -7,8 +7,9 @@ items share one path (`content[]`), and an item that says its kind (`"type": "to
 path (`content[type=tool_use]`), so an answer that holds a text block where the recording held a tool call is no
 drift of shape (that is behaviour): a variant present on one side only is not compared, and neither is anything
 below a key that holds the caller's own data (a tool call's `input`/`args`).  A path is *added* when the
-recording has the object it belongs to but not the key, *removed* the other way round; below an added or
-removed path nothing more is reported.  `null` matches any type (a field the API leaves empty is not a new type).
+recording has the object it belongs to but not the key, *removed* the other way round; below an added, a
+removed or a retyped path nothing more is reported.  `null` matches any type (a field the API leaves empty is
+not a new type).
 
 Pure functions on plain JSON values.
 """
@@ -86,10 +87,6 @@ def _parent(path: str) -> str:
     return path[:cut] if cut > 0 else "$"
 
 
-def _variant(path: str) -> bool:
-    return path.endswith("]") and "[type=" in path[path.rfind("["):]
-
-
 def compare_shapes(recorded: Shape, live: Shape, optional: Shape | None = None) -> list[Finding]:
     """The shape findings of `live` against `recorded`, topmost first, in path order.  `optional` (the API's
     documented optional fields, `known_fields`) is part of the baseline: such a path is never added nor
@@ -97,17 +94,14 @@ def compare_shapes(recorded: Shape, live: Shape, optional: Shape | None = None) 
     findings: list[Finding] = []
     optional = optional or {}
     for path in sorted(recorded.keys() | live.keys()):
-        if any(path.startswith(f"{found.path}.") or path.startswith(f"{found.path}[") for found in findings
-               if found.change != "type"):
-            continue  # below an added or removed path
+        if any(path.startswith(f"{found.path}.") or path.startswith(f"{found.path}[") for found in findings):
+            continue  # below an added, removed or retyped path: its own finding says it
         rec, now = recorded.get(path), live.get(path)
         if path in optional:
             rec = (rec or set()) | optional[path]
             if now is None:
                 continue
-        if rec is None or now is None:
-            if _variant(path):
-                continue  # a kind of item one side holds and the other does not: behaviour, not shape
+        if rec is None or now is None:  # only a key of an object both sides have: an item is behaviour
             parent = _parent(path)
             if rec is None and now is not None and parent in recorded and "object" in recorded[parent]:
                 findings.append(Finding(path, "added", "info", live=tuple(sorted(now))))
