@@ -18,6 +18,7 @@ from blackbox.many.drift import EXIT_ERROR, EXIT_WARNING, behaviour_of, sample_f
 from tests.cli_helpers import run_cli
 from tests.fakeapi import FakeAPI, anthropic_message, error_reply, turn_brain, weather_brain
 from tests.fakeapi_drift import KEYS, add_field, drifting, drop_field, record_weather, retype_field
+from tests.test_cli_json import validate
 
 pytest_plugins = ["tests.conftest_fakeapi"]
 
@@ -49,7 +50,9 @@ def only_anthropic(folder: Path) -> Path:
 def drift_json(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, dict[str, Any]]:
     code, out, err = run_cli(capsys, "drift", *args, "--json")
     assert err == ""
-    return code, json.loads(out)
+    doc = json.loads(out)
+    validate("drift", doc)  # docs/schemas/drift.schema.json
+    return code, doc
 
 
 def findings(doc: dict[str, Any]) -> set[tuple[str, str, str]]:
@@ -224,6 +227,8 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], says: str, tmp_path: 
     code, _, err = run_cli(capsys, "drift", *filled)
     assert code == 2 and says in err
     assert len([line for line in err.splitlines() if line.strip()]) == 1
+    code, out, _ = run_cli(capsys, "drift", *filled, *([] if "--json" in filled else ["--json"]))
+    assert code == 2 and json.loads(out)["exitCode"] == 2  # the error document: stdout holds one document
 
 
 def test_a_missing_key_is_said_before_anything_is_sent(runs: Path, fake_api: FakeAPI,
