@@ -77,6 +77,24 @@ def test_no_drift_re_sends_every_recorded_call_and_exits_0(
     assert fake_api.requests[1].body["messages"][-1]["content"][0]["type"] == "tool_result"
 
 
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "responses"])
+def test_an_unchanged_api_shows_no_shape_findings(provider: str, fake_api: FakeAPI, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """The baseline (replay's synthesized answer and the API's documented optional fields) holds every field the
+    fake sends as each API does: an unchanged API is no drift, not a page of info."""
+    fake_api.brain = weather_brain(provider)
+    record_weather(fake_api, tmp_path / "run.json", provider)
+    key = KEYS["anthropic" if provider == "anthropic" else "openai"]
+    monkeypatch.setenv("ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY", key)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL" if provider == "anthropic" else "OPENAI_BASE_URL",
+                       fake_api.url if provider == "anthropic" else fake_api.openai_url)
+    code, doc = drift_json(capsys, tmp_path, "--live")
+    assert code == 0 and findings(doc) == set()
+    (run,) = doc["runs"]
+    assert run["api"] == provider and len(run["calls"]) == 2 and run["verdict"] == "no_change"
+
+
 def test_a_field_added_is_info_and_exits_0(runs: Path, fake_api: FakeAPI,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     fake_api.brain = drifting(weather_brain("anthropic", model=MODEL), add_field("usage.reasoning_budget", 7))
