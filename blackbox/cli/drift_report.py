@@ -55,8 +55,7 @@ def _behaviour(run: RunDrift) -> str | None:
 
 
 def _run_lines(run: RunDrift) -> list[str]:
-    head = f"{shown(run.file)}  {shown(run.id or '')}  {_age(run)}"
-    lines = [head.replace("    ", "  ")]
+    lines = ["  ".join(part for part in (shown(run.file), shown(run.id or ""), _age(run)) if part)]
     if run.madeWith:
         lines.append(f"  made with {shown(run.madeWith)}")
     for recorded, now in run.models_changed():
