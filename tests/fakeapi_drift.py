@@ -70,23 +70,10 @@ def _weather(city: str) -> str:
     return f"sunny in {city}"
 
 
-def _responses_loop(bb: blackbox.Session, oai: openai.OpenAI, weather: Callable[..., str]) -> None:
-    tools: Any = [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}]
-    items: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
-    while True:
-        response = oai.responses.create(model="gpt-5.1", input=items, tools=tools, store=False)
-        calls = [item for item in response.output if item.type == "function_call"]
-        if not calls:
-            bb.finish(result=response.output_text)
-            return
-        items += [item.model_dump(exclude_none=True) for item in response.output]
-        items += [{"type": "function_call_output", "call_id": call.call_id,
-                   "output": weather(**json.loads(call.arguments))} for call in calls]
-
-
 def record_weather(fake: FakeAPI, out: Path, provider: str) -> None:
-    """Record a weather agent (`anthropic` Messages, `openai` Chat Completions or `responses`, the real SDK)
-    against `fake`, whose brain answers: a `get_weather` call, then a final answer."""
+    """Record a weather agent (`anthropic` Messages or `openai` Chat Completions, the real SDK) against `fake`,
+    whose brain answers: a `get_weather` call, then a final answer (a Responses run:
+    `tests.test_cli_whatif_providers.record_responses_run`)."""
     bb = blackbox.session("record", out=out)
     weather = bb.tool("get_weather", _weather)
     if provider == "anthropic":
@@ -105,9 +92,6 @@ def record_weather(fake: FakeAPI, out: Path, provider: str) -> None:
                                                        "content": weather(**use.input)} for use in uses]}]
     oai = fake.closes(openai.OpenAI(base_url=fake.openai_url, api_key=KEYS["openai"], http_client=bb.http_client(),
                                     max_retries=0))
-    if provider == "responses":
-        _responses_loop(bb, oai, weather)
-        return
     defs: Any = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
     chat: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
     while True:

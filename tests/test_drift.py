@@ -19,6 +19,7 @@ from tests.cli_helpers import run_cli
 from tests.fakeapi import FakeAPI, anthropic_message, error_reply, turn_brain, weather_brain
 from tests.fakeapi_drift import KEYS, add_field, drifting, drop_field, record_weather, retype_field
 from tests.test_cli_json import validate
+from tests.test_cli_whatif_providers import record_responses_run
 
 pytest_plugins = ["tests.conftest_fakeapi"]
 
@@ -84,7 +85,10 @@ def test_an_unchanged_api_shows_no_shape_findings(provider: str, fake_api: FakeA
     """The baseline (replay's synthesized answer and the API's documented optional fields) holds every field the
     fake sends as each API does: an unchanged API is no drift, not a page of info."""
     fake_api.brain = weather_brain(provider)
-    record_weather(fake_api, tmp_path / "run.json", provider)
+    if provider == "responses":
+        record_responses_run(fake_api, tmp_path / "run.json")
+    else:
+        record_weather(fake_api, tmp_path / "run.json", provider)
     key = KEYS["anthropic" if provider == "anthropic" else "openai"]
     monkeypatch.setenv("ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY", key)
     monkeypatch.setenv("ANTHROPIC_BASE_URL" if provider == "anthropic" else "OPENAI_BASE_URL",
