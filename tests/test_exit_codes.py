@@ -40,6 +40,7 @@ COMMANDS: dict[str, list[str]] = {
     "import": ["import", "--from", "chat-json", "--in", "{f}", "--out", "out.json"],
     "import (folder)": ["import", "--from", "codex", "--in", "{f}"],
     "list": ["list", "{f}"],
+    "drift": ["drift", "{f}", "--live"],  # a folder's command given a file (or nothing)
     "record": ["record", "--out", "out.json", "--policy", "{f}", "--", "true"],
 }
 
@@ -56,6 +57,7 @@ EXPECTED: dict[tuple[str, str], int] = {
     **{(name, kind): 1 for name in ("verify", "assert", "replay") for kind in ("unreadable", "tampered")},
     ("import", "unreadable"): 1,  # a transcript the importer refuses (README: "an import was refused")
     ("import (folder)", "unreadable"): 2,  # a file where a folder of sessions is needed: a usage mistake
+    **{("drift", kind): 2 for kind in ("unreadable", "tampered")},  # a file where a folder is needed
 }
 
 

@@ -27,7 +27,7 @@ _MODULES = {"demo": "demo", "check": "demo", "record": "run", "replay": "run", "
             "what-if": "whatif",
             "verify": "cassettes", "assert": "cassettes", "diff": "cassettes", "inspect": "cassettes",
             "list": "cassettes", "import": "imports", "export": "export", "scan": "redact",
-            "redact": "redact", "tui": "tui"}
+            "redact": "redact", "tui": "tui", "drift": "drift"}
 
 
 def _one_command(name: str) -> typer.Typer:
@@ -70,6 +70,9 @@ def _application() -> typer.Typer:
 
     # isort: split
     from blackbox.cli import cassettes, export, imports, redact, tui  # noqa: F401
+
+    # isort: split
+    from blackbox.cli import drift  # noqa: F401  (drift: after the cassette commands it builds on)
     from blackbox.cli._app import app, flags_without_type
 
     flags_without_type(app)

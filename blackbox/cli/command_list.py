@@ -34,6 +34,7 @@ COMMANDS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("import", "Import a transcript written by another tool (a coding agent's session) as a cassette."),
         ("scan", "Check cassettes, crash journals and leftover temporary files for values in the clear."),
         ("redact", "Apply the redaction policy to an existing cassette and re-chain it into a new one."),
+        ("drift", "Re-run a sample of recorded runs' model calls live and show what drifted."),
     )),
     ("Explore", (
         ("tui", "Browse a cassette, diff two, and fork a run at a tool result — in the terminal."),

@@ -28,11 +28,12 @@ from blackbox.format.inert import inert_lines
 from blackbox.format.lazy import LazyCassette, LazyStep, load_lazy
 from blackbox.format.marks import count_in_bytes, rewritten_from
 from blackbox.format.outcome import summarize_step
+from blackbox.format.provenance import answering_models, made_dict, made_text, models_dicts
 from blackbox.format.secrets import mask_secrets, masker
 from blackbox.format.timeline import Totals, duration_text, timeline, tokens_text
 from blackbox.format.writing import pretty_json
 
-__all__ = ["created", "json_rows", "run_inspect", "totals_lines", "write_rows"]
+__all__ = ["created", "json_rows", "made_lines", "run_inspect", "totals_lines", "write_rows"]
 
 
 def created(ms: float) -> str:
@@ -72,6 +73,19 @@ def json_rows(c: LazyCassette) -> list[dict[str, Any]]:
     policy, mask = text_printer(), masker()
     return [{"index": d.index, "type": d.type, "hash": d.hash, "summary": mask(policy(summarize_step(d)))}
             for d in (s.decoded() for s in c.steps)]
+
+
+def made_lines(c: LazyCassette) -> list[str]:
+    """When and with what the file was made (its unhashed `made`), and each model that answered in place of the
+    one requested (docs/format.md, "Origin"); text from the file made inert."""
+    lines = [f"made:    {created(c.made.at)} with {shown(made_text(c.made))}" if c.made is not None else
+             "made:    not recorded (an import, the demo, or a file older than Blackbox's `made`)"]
+    for pair in answering_models(c.steps):
+        if pair.differs:
+            calls = f"{pair.calls} call{'' if pair.calls == 1 else 's'}"
+            lines.append(f"model:   requested {shown(pair.requested or '(none)')}, answered by "
+                         f"{shown(pair.answered or '?')} ({calls})")
+    return lines
 
 
 def totals_lines(totals: Totals) -> list[str]:
@@ -150,6 +164,8 @@ def run_inspect(path: Path, step: int | None, json_out: bool) -> int:
                "rows": json_rows(c)}
         if redacted or link:
             doc["redaction"] = {"redacted": redacted, "rewrittenFrom": link}
+        doc["made"] = made_dict(c.made)
+        doc["models"] = models_dicts(answering_models(c.steps))
         print_json(doc)
         return 0
     on = colour()
@@ -157,6 +173,7 @@ def run_inspect(path: Path, step: int | None, json_out: bool) -> int:
     if c.parentId:
         lines.append(f"parent:  {shown(c.parentId)} (forked from {shown(c.forkedFromStepId or '?')})")
     lines.append(f"created: {created(c.createdAt)}\nsteps:   {len(c.steps)}\noutcome: {shown(o.describe())}")
+    lines += made_lines(c)
     lines += totals_lines(totals)
     lines += redaction_lines(redacted, link)
     sys.stdout.write("\n".join(lines) + "\n")

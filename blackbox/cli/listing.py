@@ -19,10 +19,11 @@ from blackbox.cli.jsonout import print_json
 from blackbox.cli.reports import shown, table
 from blackbox.cli.term import EXIT_USAGE, colour, error_line, paint
 from blackbox.errors import CassetteError
-from blackbox.format.cassette import chain_break, load
+from blackbox.format.cassette import Cassette, chain_break, load
 from blackbox.format.diff import lazy_outcome
-from blackbox.format.lazy import load_lazy
+from blackbox.format.lazy import LazyCassette, load_lazy
 from blackbox.format.outcome import outcome
+from blackbox.format.provenance import answering_models, made_dict, models_dicts
 from blackbox.format.secrets import mask_secrets
 
 __all__ = ["DEFAULT_FOLDER", "run_list"]
@@ -34,6 +35,24 @@ def _invalid(path: Path, reason: str) -> dict[str, Any]:
     return {"file": path.name, "valid": False, "reason": reason}
 
 
+def _provenance(c: Cassette | LazyCassette) -> dict[str, Any]:
+    """The row's `made` (the file's field) and its model pairs (docs/format.md, "Origin")."""
+    return {"made": made_dict(c.made), "models": models_dicts(answering_models(c.steps))}
+
+
+def _made_cell(entry: dict[str, Any]) -> str:
+    """When and with which Blackbox the file was made, `-` when it does not say."""
+    made = entry["made"]
+    if made is None:
+        return "-"
+    return f"{created(made['at'])[:16]}{' · blackbox ' + made['blackbox'] if made.get('blackbox') else ''}"
+
+
+def _answered_cell(entry: dict[str, Any]) -> str:
+    """The models that answered in place of the requested one (`requested→answered`), blank when none did."""
+    return ", ".join(f"{p['requested'] or '?'}→{p['answered']}" for p in entry["models"] if p["differs"])
+
+
 def _eager_entry(path: Path) -> dict[str, Any]:
     try:
         c = load(path)
@@ -43,7 +62,7 @@ def _eager_entry(path: Path) -> dict[str, Any]:
     if broken is not None:
         return _invalid(path, f"hash chain broken: {broken.reason}")
     return {"file": path.name, "valid": True, "id": c.id, "steps": len(c.steps), "status": outcome(c).status,
-            "createdAt": c.createdAt, "parentId": c.parentId}
+            "createdAt": c.createdAt, "parentId": c.parentId, **_provenance(c)}
 
 
 def _entry(path: Path) -> dict[str, Any]:
@@ -56,7 +75,7 @@ def _entry(path: Path) -> dict[str, Any]:
     if broken is not None:
         return _eager_entry(path)
     return {"file": path.name, "valid": True, "id": c.id, "steps": len(c.steps), "status": lazy_outcome(c).status,
-            "createdAt": c.createdAt, "parentId": c.parentId}
+            "createdAt": c.createdAt, "parentId": c.parentId, **_provenance(c)}
 
 
 def _folders_below(directory: Path) -> list[Path]:
@@ -95,10 +114,13 @@ def run_list(directory: Path, json_out: bool) -> int:
         return 0
     on = colour()
     rows = [(shown(e["file"]), shown(e["id"]), str(e["steps"]), e["status"], created(e["createdAt"]),
-             shown(e["parentId"] or "")) for e in entries if e["valid"]]
+             shown(e["parentId"] or ""), shown(_made_cell(e)), shown(_answered_cell(e)))
+            for e in entries if e["valid"]]
+    answered = any(row[-1] for row in rows)
     lines = []
     if rows:
-        lines.append(table(("file", "id", "steps", "status", "created", "parent"), rows, on))
+        header = ("file", "id", "steps", "status", "created", "parent", "made", "answered by")
+        lines.append(table(header if answered else header[:-1], rows if answered else [r[:-1] for r in rows], on))
     for e in entries:
         if not e["valid"]:
             lines.append(f"{shown(e['file'])}: {paint('invalid', 'red', on)}: {shown(e['reason'])}")

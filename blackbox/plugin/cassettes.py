@@ -33,6 +33,7 @@ from blackbox.live.sdk_clients import genai_http_options
 from blackbox.live.session import RunSummary
 from blackbox.live.settings import SESSION_VARIABLES
 from blackbox.live.transport import http_module
+from blackbox.plugin.age import MaxAge, judge_age
 
 __all__ = ["MATCHES", "RECORD_MODES", "CassetteOwner", "CassetteRun", "default_cassette", "fail", "record_command",
            "safe_name", "shown_path"]
@@ -50,6 +51,7 @@ def fail(message: str) -> NoReturn:
 class RunSettings(Protocol):
     record: str
     match: str | None
+    max_age: MaxAge | None
 
 
 class CassetteOwner(Protocol):
@@ -174,6 +176,7 @@ class CassetteRun:
             self.mode = "record"
         elif exists:
             self._check_before_replay()
+            judge_age(self.path, self.test.state.max_age, self.shown, record_command(self.test.item, "all"))
             self.test.placeholders()
             with _clean_blackbox_env():
                 self.session = bb_api.session(mode="replay", cassette=self.path, match=self._match())  # type: ignore[arg-type]

@@ -15,6 +15,7 @@ import pytest
 from blackbox.errors import BlackboxError, ReplayDivergenceError, is_blackbox_error
 from blackbox.format.inert import inert_lines
 from blackbox.format.secrets import replay_placeholders
+from blackbox.plugin.age import max_age_of
 from blackbox.plugin.cassettes import (
     MATCHES,
     CassetteRun,
@@ -31,7 +32,7 @@ __all__ = ["State", "TestRun"]
 
 
 class State:
-    """Per pytest run: the record mode, match mode and allowed hosts; the summary's tallies."""
+    """Per pytest run: the record mode, match mode, allowed hosts and age limit; the summary's tallies."""
 
     def __init__(self, config: pytest.Config, record: str, record_source: str) -> None:
         self.config = config
@@ -43,6 +44,7 @@ class State:
             self.allow = parse_hosts(config.getini("blackbox_allow_hosts"))
         except ValueError as exc:
             raise pytest.UsageError(f"blackbox_allow_hosts: {exc}") from None
+        self.max_age = max_age_of(config)  # stale cassettes: warn or fail (`plugin.age`)
 
 
 class TestRun:

@@ -39,6 +39,7 @@ from typing import Any
 import pytest
 
 from blackbox.format.outcome import Outcome
+from blackbox.plugin.age import ACTIONS
 from blackbox.plugin.cassettes import (
     MATCHES,
     RECORD_MODES,
@@ -79,6 +80,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
              "and tool calls and the outcome; for nondeterministic request details).")
     parser.addini("blackbox_allow_hosts", type="linelist", default=[],
                   help="Hosts (or host:port) a replayed test may still reach, e.g. a server the test runs itself.")
+    group.addoption(
+        "--blackbox-max-age", dest="blackbox_max_age", default=None, metavar="AGE",
+        help="Warn about (or fail, see --blackbox-max-age-action) a test whose replayed cassette is older than "
+             "AGE (90m, 12h, 30d, 2w), from its made.at, else its createdAt. Ini: blackbox_max_age.")
+    group.addoption(
+        "--blackbox-max-age-action", dest="blackbox_max_age_action", default=None, choices=ACTIONS,
+        help="What a cassette older than the max age does: 'warn' (the default) or 'fail' the test. Ini: "
+             "blackbox_max_age_action.")
+    parser.addini("blackbox_max_age", default="", help="The age past which a replayed cassette is stale (30d).")
+    parser.addini("blackbox_max_age_action", default="",
+                  help="What a stale cassette does: warn (the default) or fail.")
 
 
 def _in_ci() -> bool:

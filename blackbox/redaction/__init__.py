@@ -37,4 +37,4 @@ def redact_cassette(cassette: Cassette, redactor: Redactor, *, link: bool = Fals
         if isinstance(previous.get("rewrittenFrom"), dict):
             redaction["rewrittenFrom"]["rewrittenFrom"] = previous["rewrittenFrom"]
     return Cassette(cassette.version, cassette.id, cassette.createdAt, steps, cassette.parentId,
-                    cassette.forkedFromStepId, redaction)
+                    cassette.forkedFromStepId, redaction, cassette.made)  # what made the run stays its own
