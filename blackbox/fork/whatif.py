@@ -19,12 +19,13 @@ import copy
 import os
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
 from blackbox.apis import ApiFacts
 from blackbox.errors import BlackboxError, SessionError, UsageError
+from blackbox.fork.client import RETRIED, retry_after, shared_client
 from blackbox.fork.plan import check_fork_point, fork_chain
 from blackbox.format.canonical import canonical_bytes
 from blackbox.format.cassette import Cassette, Step, StepChain, rechain
@@ -41,10 +42,14 @@ from blackbox.providers import PROVIDERS, Provider, by_name, for_model
 from blackbox.providers.neutral import CallIds, calls_of
 from blackbox.providers.outgoing import result_text
 
+if TYPE_CHECKING:
+    import httpx
+
 __all__ = [
     "NO_RESULT",
     "LiveModel",
     "ModelSource",
+    "RateLimited",
     "ScriptedModel",
     "WhatIfError",
     "api_key",
@@ -60,6 +65,15 @@ MAX_MODEL_CALLS = 40  # a continuation that keeps calling tools stops here, inco
 NO_RESULT = object()  # what a `tool_results` answer returns to stop the run at this call
 class WhatIfError(BlackboxError):
     """The continuation cannot go on (the API refused, a reply is malformed); the message says what to do."""
+
+
+class RateLimited(WhatIfError):
+    """The API asked to slow down (429) or is overloaded (503): `retry_after` is the wait it asked for, in
+    seconds (None: it named none).  `blackbox.many.pool` retries the job after that wait."""
+
+    def __init__(self, message: str, retry_after: float | None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class ModelSource(Protocol):
@@ -96,7 +110,10 @@ class LiveModel:
     endpoint with its auth headers, the reply normalized back by the same provider."""
 
     def __init__(self, provider: Provider | str, *, env: Mapping[str, str] | None = None,
-                 timeout: float = 120.0) -> None:
+                 timeout: float = 120.0, client: httpx.Client | None = None) -> None:
+        #: The HTTP client the requests go through: the caller's (a sweep's, closed when it is done) or the
+        #: process's shared one; either way thread-safe and pooled, so concurrent continuations reuse connections.
+        self.client = client
         self.provider = provider if not isinstance(provider, str) else _named(provider)
         self.key = api_key(self.provider.api, env)  # fails here, before anything is sent, when the key is missing
         self.url = base_url(self.provider.api, env)
@@ -114,10 +131,14 @@ class LiveModel:
         body = provider.continue_request(model_input, self.outputs)
         url = provider.endpoint(self.url, str(model_input.get("model") or ""))
         try:
-            response = httpx.post(url, json=body, headers=provider.auth_headers(self.key), timeout=self.timeout)
+            client = self.client if self.client is not None else shared_client()
+            response = client.post(url, json=body, headers=provider.auth_headers(self.key), timeout=self.timeout)
         except httpx.HTTPError as exc:
             raise WhatIfError(f"cannot reach the {provider.label} API at {self.url}: {type(exc).__name__}; check "
                               f"the network (or {provider.api.base_url_variable})") from None
+        if response.status_code in RETRIED:
+            raise RateLimited(f"the {provider.label} API answered {response.status_code}",
+                              retry_after(response.headers))
         if response.status_code != 200:
             raise WhatIfError(f"the {provider.label} API answered {response.status_code}: "
                               f"{_api_message(response.text)}")
