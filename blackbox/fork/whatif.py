@@ -390,13 +390,15 @@ def what_if(
     progress: Callable[[str], None] | None = None,
     clock: Callable[[], int] = lambda: int(time.time() * 1000),
     redactor: Any = ACTIVE,
+    ask_model: str | None = None,
 ) -> tuple[Cassette, str]:
     """Fork `parent` at tool_result `at` with `value` and continue without the agent.
 
     Returns the fork and why it stopped: `final answer`, `run ended`, or the reason it is incomplete.
     `tool_results(call)` answers a tool call the parent never made (return `NO_RESULT` to stop there; a dict
     with `error` is an error result, anything else the result).  `model_name` goes into requests that name no
-    model (an imported Claude Code session records none)."""
+    model (an imported Claude Code session records none); `ask_model` replaces the model every request names
+    (a sweep's `--model`: the same conversation asked of another model)."""
     original = check_fork_point(parent, at)
     redact = chosen(redactor)  # the policy in force, unless the caller names one (None: none)
     if redact is not None:  # the parent as the policy lets it out: its prefix, its recorded results
@@ -410,8 +412,8 @@ def what_if(
     request = _first_request(original, steps, at, end, value)
     ids = _ids_after(run.chain.steps)
     for turn in range(MAX_MODEL_CALLS):
-        if model_name and not request.get("model"):
-            request["model"] = model_name
+        if ask_model or (model_name and not request.get("model")):
+            request["model"] = ask_model or model_name
         run.add("model_input", request)
         say(f"model call {turn + 1}…")
         if isinstance(model, LiveModel):
