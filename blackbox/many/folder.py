@@ -99,8 +99,9 @@ class Settings(msgspec.Struct, omit_defaults=True):
     scriptHash: str | None = None  # the `--script` file's SHA-256: a resume refuses other replies
 
 
-class Sweep(msgspec.Struct, omit_defaults=True):
-    """The manifest: `kind` and `version` say what the file is; `made` when and with what it was started."""
+class Sweep(msgspec.Struct):
+    """The manifest: `kind` and `version` say what the file is; `made` when and with what it was started.
+    (Not `omit_defaults`: `kind` and `version` are defaults, and a manifest without them would not read.)"""
 
     settings: Settings
     variants: list[Variant]

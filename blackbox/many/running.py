@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 
 __all__ = ["SEED_VARIABLE", "cost_of", "pending", "run_sweep"]
 
-SEED_VARIABLE = "BLACKBOX_SWEEP_SEED"  # an agent's branch seed, for the agent to seed its own randomness with
+#: The branch seed given to an agent, to seed its own randomness with (the launcher clears BLACKBOX_*).
+SEED_VARIABLE = "SWEEP_SEED"
 
 
 def pending(sweep: Sweep) -> list[int]:
