@@ -92,10 +92,15 @@ def sweep_command(
 ) -> None:
     """Fork a run many times at one tool result: pass rates per variant, against the run's own flap rate.
 
-    Every variant (each --set × each --model, and the baseline: no edit) continues --repeat times from the
-    recorded prefix (copied, never asked again); each branch is a fork cassette in OUT/branches/, judged by
-    the checks of blackbox assert.  A variant whose 95% interval overlaps the baseline's is nondeterminism,
-    not a regression.  Running the same command on an existing OUT resumes it.
+    Each variant (each --set × each --model, and the baseline: no edit) continues --repeat times.
+
+    The recorded prefix is copied, never asked again; each branch is a fork cassette in OUT/branches/.
+
+    Each branch is judged by the checks of blackbox assert (none given: it must succeed).
+
+    A variant whose 95% interval overlaps the baseline's is nondeterminism, not a regression.
+
+    The same command on an existing OUT resumes it; finished branches are kept.
 
     [b]Examples[/b]:
 
