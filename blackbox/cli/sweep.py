@@ -21,6 +21,7 @@ from blackbox.cli._app import app
 from blackbox.cli.cassettes import FormatOption, JsonOption, _format
 from blackbox.cli.intact import load_intact
 from blackbox.cli.jsonout import print_json
+from blackbox.cli.policy import PolicyOption, redactor_for
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, err_console, fail
 from blackbox.cli.reports import table
 from blackbox.cli.run import Command
@@ -87,6 +88,7 @@ def sweep_command(
         "--price-input", help="Price per million input tokens, for the cost column.", min=0.0)] = None,
     price_output: Annotated[float | None, typer.Option(
         "--price-output", help="Price per million output tokens.", min=0.0)] = None,
+    policy: PolicyOption = None,
     json_out: JsonOption = False,
     fmt: FormatOption = None,
 ) -> None:
@@ -111,6 +113,7 @@ def sweep_command(
       blackbox sweep run.json --at 5 --set '"none"' --repeat 5 --out s/ --live -- python agent.py
     """
     output = _format(json_out, fmt)
+    redactor_for(policy)  # a wrong policy is refused (one line) before anything is read
     expect = _expectations(expect_status, expect_final_answer, expect_tools, expect_failure_reason)
     if cassette is None or at is None or out is None:
         fail("sweep needs a cassette, --at N and --out DIR", EXIT_USAGE)
@@ -124,7 +127,7 @@ def sweep_command(
     total = len(sweep.branches)
     try:
         with _bar(output, f"sweep {out}") as bar, _client(sweep) as client:
-            run_sweep(folder, sweep, parent, script=replies, client=client,
+            run_sweep(folder, sweep, parent, script=replies, client=client, policy=policy,
                       on_progress=bar, on_wait=None if bar is None else bar.say)
     except KeyboardInterrupt:
         done = total - len(pending(sweep))

@@ -27,6 +27,7 @@ from blackbox.format.canonical import canonical_bytes
 from blackbox.format.cassette import Cassette, save
 from blackbox.format.expectations import Expectations
 from blackbox.format.inert import inert
+from blackbox.live.redaction import ACTIVE, active_redactor, chosen
 from blackbox.many.folder import PARENT, Branch, Sweep, write_sweep
 from blackbox.many.judge import expectations_of, judge
 from blackbox.many.plan import variant_value
@@ -39,6 +40,11 @@ __all__ = ["SEED_VARIABLE", "cost_of", "pending", "run_sweep"]
 
 #: The branch seed given to an agent, to seed its own randomness with (the launcher clears BLACKBOX_*).
 SEED_VARIABLE = "SWEEP_SEED"
+#: Seconds between two writes of the manifest while branches finish (and once at the end, or on Ctrl-C): a
+#: write per branch made the one writing thread the bottleneck of a 1,000-branch sweep (two fsyncs each).  A
+#: sweep killed harder than Ctrl-C loses at most this much of the manifest, and a resume takes the what-if
+#: branches written meanwhile from their files instead of asking for them again.
+WRITE_EVERY = 0.5
 
 
 def pending(sweep: Sweep) -> list[int]:
@@ -57,10 +63,12 @@ class _Context:
     """What every branch of one sweep shares."""
 
     def __init__(self, folder: Path, sweep: Sweep, parent: Cassette, script: list[dict[str, Any]] | None,
-                 client: httpx.Client | None) -> None:
+                 client: httpx.Client | None, redactor: Any) -> None:
         self.folder, self.sweep, self.parent, self.script, self.client = folder, sweep, parent, script, client
+        self.redactor = chosen(redactor)  # found once (reading pyproject.toml), not per branch
         self.expected: Expectations = expectations_of(sweep.settings.expect)
         self.variants = {v.name: v for v in sweep.variants}
+        self.policy: Path | None = None  # passed on to an agent's fork
 
     def model(self, ask: str | None) -> ModelSource:
         if self.script is not None:
@@ -72,8 +80,11 @@ class _Context:
         variant = self.variants[branch.variant]
         at = self.sweep.settings.at
         out = self.folder / str(branch.file)
+        if branch.verdict is None and out.is_file():
+            return msgspec.structs.replace(branch, stopped="taken from its file (finished before a resume)")
         fork, reason = what_if(self.parent, at, variant_value(variant, self.parent, at), self.model(variant.model),
-                               trace_id=Path(str(branch.file)).stem, ask_model=variant.model)
+                               trace_id=Path(str(branch.file)).stem, ask_model=variant.model,
+                               redactor=self.redactor)
         save(fork, out)
         return msgspec.structs.replace(branch, stopped=reason)
 
@@ -83,6 +94,8 @@ class _Context:
         out.unlink(missing_ok=True)  # a half-run branch from a killed sweep: the agent's fork writes it anew
         value = canonical_bytes(variant_value(variant, self.parent, settings.at)).decode()
         how = ["--script", str(settings.script)] if settings.script else ["--live"]
+        if self.policy is not None:
+            how += ["--policy", str(self.policy)]
         args = [sys.executable, "-m", "blackbox", "fork", str(self.folder / PARENT), "--at", str(settings.at),
                 "--set", value, "--out", str(out), *how, "--", *settings.command]
         env = {**os.environ, SEED_VARIABLE: str(branch.seed)}
@@ -124,16 +137,21 @@ class _Context:
 
 def run_sweep(folder: Path, sweep: Sweep, parent: Cassette, *, script: list[dict[str, Any]] | None = None,
               client: httpx.Client | None = None, on_progress: Callable[[int, int], None] | None = None,
-              on_wait: Callable[[str], None] | None = None) -> Sweep:
+              on_wait: Callable[[str], None] | None = None, policy: Path | None = None) -> Sweep:
     """Run every pending branch of `sweep` in `folder` (its manifest rewritten after each), return it done.
-    KeyboardInterrupt is re-raised once the manifest holds every branch finished so far."""
+    KeyboardInterrupt is re-raised once the manifest holds every branch finished so far.  `policy`: the
+    redaction policy file (`--policy`; None: the one in force, as every writer of a cassette finds it)."""
     (folder / "branches").mkdir(parents=True, exist_ok=True)
-    context = _Context(folder, sweep, parent, script, client)
+    context = _Context(folder, sweep, parent, script, client,
+                       ACTIVE if policy is None else active_redactor(policy))
+    context.policy = policy
     todo = pending(sweep)
     total = len(sweep.branches)
     finished = [total - len(todo)]
     if on_progress is not None:
         on_progress(finished[0], total)
+
+    written = [float("-inf")]  # the first finished branch is written at once
 
     def on_done(done: Done[Branch]) -> None:
         index = todo[done.index]
@@ -142,10 +160,16 @@ def run_sweep(folder: Path, sweep: Sweep, parent: Cassette, *, script: list[dict
                 sweep.branches[index], verdict="error", error=inert(str(done.error)), seconds=done.seconds)
         elif done.value is not None:
             sweep.branches[index] = done.value
-        write_sweep(folder, sweep)
         finished[0] += 1
+        if time.monotonic() - written[0] >= WRITE_EVERY:
+            write_sweep(folder, sweep)
+            written[0] = time.monotonic()
         if on_progress is not None:
             on_progress(finished[0], total)
 
-    run_all([context.job(sweep.branches[i]) for i in todo], sweep.settings.concurrency, on_done, on_wait=on_wait)
+    try:
+        run_all([context.job(sweep.branches[i]) for i in todo], sweep.settings.concurrency, on_done,
+                on_wait=on_wait)
+    finally:  # Ctrl-C included: the manifest names every branch finished so far
+        write_sweep(folder, sweep)
     return sweep
