@@ -96,7 +96,7 @@ def record_parent(url: str, out: Path) -> None:
                      for c in message.tool_calls]  # type: ignore[union-attr]
 
 
-def run_sweep_once(parent_path: Path, branches: int, concurrency: int, folder: Path) -> float:
+def run_sweep_once(parent_path: Path, branches: int, concurrency: int, folder: Path) -> tuple[float, float]:
     from blackbox.fork.client import pooled_client
     from blackbox.format.cassette import load
     from blackbox.format.writing import atomic_write
@@ -106,7 +106,7 @@ def run_sweep_once(parent_path: Path, branches: int, concurrency: int, folder: P
 
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     parent = load(parent_path)
     settings = Settings(at=3, repeat=branches, mode="live", parentId=parent.id, source=str(parent_path),
                         concurrency=concurrency)
@@ -115,23 +115,23 @@ def run_sweep_once(parent_path: Path, branches: int, concurrency: int, folder: P
     write_sweep(folder, sweep)
     with pooled_client(concurrency) as client:
         run_sweep(folder, sweep, parent, client=client)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     bad = [b for b in sweep.branches if b.verdict != "pass"]
     assert not bad, bad[0]
-    return seconds
+    return seconds, cpu
 
 
-def run_floor(url: str, body: dict[str, Any], requests: int, concurrency: int) -> float:
+def run_floor(url: str, body: dict[str, Any], requests: int, concurrency: int) -> tuple[float, float]:
     import openai
 
     client = openai.OpenAI(base_url=url, api_key=KEY, max_retries=0)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     with ThreadPoolExecutor(concurrency) as pool:
         answers = list(pool.map(lambda _: client.chat.completions.create(**body), range(requests)))
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     assert all(a.choices[0].message.content for a in answers)
     client.close()
-    return seconds
+    return seconds, cpu
 
 
 def main() -> None:
@@ -155,19 +155,24 @@ def main() -> None:
                 fake.ask("clear")
                 sweeps.append(run_sweep_once(parent, args.branches, args.concurrency, Path(tmp) / "sweep"))
                 counts.append(int(fake.ask("count")))
+            ratios = [s[0] / f[0] for f, s in zip(floors, sweeps, strict=True)]
             peaks = {}
             for n in (250, args.branches):
                 tracemalloc.start()
-                run_sweep_once(parent, n, args.concurrency, Path(tmp) / f"mem{n}")
+                run_sweep_once(parent, n, args.concurrency, Path(tmp) / f"mem{n}")  # the manifest grows with n
                 peaks[n] = tracemalloc.get_traced_memory()[1]
                 tracemalloc.stop()
-            floor, swept = statistics.median(floors), statistics.median(sweeps)
+            floor, swept = statistics.median(f[0] for f in floors), statistics.median(s[0] for s in sweeps)
+            floor_cpu, sweep_cpu = statistics.median(f[1] for f in floors), statistics.median(s[1] for s in sweeps)
             print(f"load average {os.getloadavg()[0]:.1f}; {args.branches} requests, concurrency {args.concurrency},"
                   f" {args.rounds} rounds (medians)")
-            print(f"floor (openai SDK, {args.concurrency} threads): {floor:.2f} s  "
-                  f"[{', '.join(f'{x:.2f}' for x in floors)}]")
-            print(f"sweep ({args.branches} what-if branches):     {swept:.2f} s  "
-                  f"[{', '.join(f'{x:.2f}' for x in sweeps)}]  = {swept / floor:.2f}x the floor")
+            print(f"floor (openai SDK, {args.concurrency} threads): {floor:.2f} s wall, {floor_cpu:.2f} s CPU  "
+                  f"[{', '.join(f'{x[0]:.2f}' for x in floors)}]")
+            print(f"sweep ({args.branches} what-if branches):     {swept:.2f} s wall, {sweep_cpu:.2f} s CPU  "
+                  f"[{', '.join(f'{x[0]:.2f}' for x in sweeps)}]")
+            print(f"sweep / floor: {swept / floor:.2f}x wall (medians), per round "
+                  f"{', '.join(f'{r:.2f}' for r in ratios)} (median {statistics.median(ratios):.2f}x); "
+                  f"{sweep_cpu / floor_cpu:.2f}x CPU")
             print(f"requests the fake counted per sweep: {counts} (branches: {args.branches})")
             print(f"tracemalloc peak: 250 branches {peaks[250] / 1e6:.1f} MB, {args.branches} branches "
                   f"{peaks[args.branches] / 1e6:.1f} MB ({peaks[args.branches] / peaks[250]:.2f}x)")

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from blackbox.fork.client import retry_after
-from blackbox.fork.whatif import LiveModel, RateLimited
+from blackbox.fork.whatif import LiveModel, RateLimited, Unreachable
 from blackbox.many.pool import Done, RetryLater, run_all
 from blackbox.providers.neutral import CallIds
 from tests.fakeapi import FakeAPI, chat_completion, error_reply
@@ -100,3 +100,17 @@ def test_the_live_model_raises_rate_limited_with_the_wait_the_api_asked(fake_api
         model.reply(request, CallIds())
     assert refused.value.retry_after == 1.5
     assert model.reply(request, CallIds())["text"] == "fine"
+
+
+def test_no_answer_at_all_is_unreachable_which_the_pool_retries() -> None:
+    import socket
+
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]  # closed when the block ends: nothing listens there
+    env = {"OPENAI_API_KEY": "sk-test-pool-0123456789abcdefghij", "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1"}
+    model = LiveModel("openai", env=env)
+    request = {"model": "gpt-4o", "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}
+    with pytest.raises(Unreachable) as refused:
+        model.reply(request, CallIds())
+    assert refused.value.retry_after is None and "cannot reach" in str(refused.value)

@@ -51,6 +51,7 @@ __all__ = [
     "ModelSource",
     "RateLimited",
     "ScriptedModel",
+    "Unreachable",
     "WhatIfError",
     "api_key",
     "base_url",
@@ -74,6 +75,13 @@ class RateLimited(WhatIfError):
     def __init__(self, message: str, retry_after: float | None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class Unreachable(WhatIfError):
+    """The request did not get an answer (refused, reset, timed out): worth asking again after a back-off
+    (`retry_after` None), as the SDKs do; `blackbox.many.pool` does."""
+
+    retry_after = None
 
 
 class ModelSource(Protocol):
@@ -134,7 +142,7 @@ class LiveModel:
             client = self.client if self.client is not None else shared_client()
             response = client.post(url, json=body, headers=provider.auth_headers(self.key), timeout=self.timeout)
         except httpx.HTTPError as exc:
-            raise WhatIfError(f"cannot reach the {provider.label} API at {self.url}: {type(exc).__name__}; check "
+            raise Unreachable(f"cannot reach the {provider.label} API at {self.url}: {type(exc).__name__}; check "
                               f"the network (or {provider.api.base_url_variable})") from None
         if response.status_code in RETRIED:
             raise RateLimited(f"the {provider.label} API answered {response.status_code}",

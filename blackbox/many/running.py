@@ -22,11 +22,20 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from blackbox.errors import BlackboxError
-from blackbox.fork.whatif import LiveModel, ModelSource, RateLimited, ScriptedModel, choose_provider, what_if
+from blackbox.fork.whatif import (
+    LiveModel,
+    ModelSource,
+    RateLimited,
+    ScriptedModel,
+    Unreachable,
+    choose_provider,
+    what_if,
+)
 from blackbox.format.canonical import canonical_bytes
-from blackbox.format.cassette import Cassette, save
+from blackbox.format.cassette import Cassette
 from blackbox.format.expectations import Expectations
 from blackbox.format.inert import inert
+from blackbox.format.writing import atomic_write, dumps
 from blackbox.live.redaction import ACTIVE, active_redactor, chosen
 from blackbox.many.folder import PARENT, Branch, Sweep, write_sweep
 from blackbox.many.judge import expectations_of, judge
@@ -47,9 +56,15 @@ SEED_VARIABLE = "SWEEP_SEED"
 WRITE_EVERY = 0.5
 
 
-def pending(sweep: Sweep) -> list[int]:
-    """The branches still to run: never finished, or ended in `error` (it could not run: a resume tries again)."""
-    return [i for i, b in enumerate(sweep.branches) if b.verdict is None or b.verdict == "error"]
+def pending(sweep: Sweep, folder: Path | None = None) -> list[int]:
+    """The branches still to run: never finished, ended in `error` (it could not run: a resume tries again),
+    or (with `folder`) finished but their file is gone (branches are written without fsync: an OS crash)."""
+    def todo(branch: Branch) -> bool:
+        if branch.verdict is None or branch.verdict == "error":
+            return True
+        return folder is not None and branch.file is not None and not (folder / branch.file).is_file()
+
+    return [i for i, b in enumerate(sweep.branches) if todo(b)]
 
 
 def cost_of(prices: dict[str, float], input_tokens: int, output_tokens: int) -> float | None:
@@ -85,7 +100,7 @@ class _Context:
         fork, reason = what_if(self.parent, at, variant_value(variant, self.parent, at), self.model(variant.model),
                                trace_id=Path(str(branch.file)).stem, ask_model=variant.model,
                                redactor=self.redactor)
-        save(fork, out)
+        atomic_write(out, dumps(fork), durable=False)  # atomic; one OS crash may lose it: a resume redoes it
         return msgspec.structs.replace(branch, stopped=reason)
 
     def agent_job(self, branch: Branch) -> Branch:
@@ -114,7 +129,7 @@ class _Context:
             started = time.perf_counter()
             try:
                 ran = run(branch)
-            except RateLimited:
+            except (RateLimited, Unreachable):
                 raise  # the pool waits and runs it again
             except (BlackboxError, OSError) as exc:
                 return msgspec.structs.replace(branch, verdict="error", error=inert(str(exc)),
@@ -145,7 +160,9 @@ def run_sweep(folder: Path, sweep: Sweep, parent: Cassette, *, script: list[dict
     context = _Context(folder, sweep, parent, script, client,
                        ACTIVE if policy is None else active_redactor(policy))
     context.policy = policy
-    todo = pending(sweep)
+    todo = pending(sweep, folder)
+    for index in todo:  # a finished branch whose file is gone runs again from scratch
+        sweep.branches[index] = msgspec.structs.replace(sweep.branches[index], verdict=None)
     total = len(sweep.branches)
     finished = [total - len(todo)]
     if on_progress is not None:
