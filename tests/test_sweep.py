@@ -19,6 +19,7 @@ from typing import Any
 
 import openai
 import pytest
+from jsonschema import Draft202012Validator
 
 import blackbox
 from blackbox.format.cassette import load
@@ -88,8 +89,11 @@ def test_known_pass_rates_fall_inside_their_intervals_and_are_told_apart(
                  runs, "--live", "--out", out, "--expect-final-answer", "pass", "--concurrency", 8, "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
+    schema = json.loads((ROOT / "docs" / "schemas" / "sweep.schema.json").read_text())
+    assert not list(Draft202012Validator(schema).iter_errors(report))
     rows = {row["variant"]: row for row in report["variants"]}
     assert list(rows) == ["baseline", "hot", "cold", "mild"]
+    assert [e.get("value") for e in report["edits"]] == [None, "hot", "cold", "mild"]
     for name, value in (("baseline", RECORDED), ("hot", "hot"), ("cold", "cold"), ("mild", "mild")):
         row = rows[name]
         assert row["runs"] == runs and row["passed"] == brain.expected_passes(value, runs)
@@ -125,6 +129,13 @@ def test_the_same_sweep_twice_with_a_script_is_deterministic_and_markdown_reads_
     assert fake_api.requests == []  # scripted: nothing asked of any API
     again = sweep(fake_api, *args)  # every branch finished: the report again, nothing rerun
     assert again.returncode == 0 and again.stdout == first.stdout
+    lost = out / str(read_sweep(out).branches[4].file)
+    kept = out / str(read_sweep(out).branches[0].file)
+    stamp = kept.stat().st_mtime_ns
+    lost.unlink()  # written without fsync: an OS crash may lose a finished branch; a resume runs it again
+    third = sweep(fake_api, *args)
+    assert third.returncode == 0 and third.stdout == first.stdout
+    assert lost.is_file() and verify(load(lost)).ok and kept.stat().st_mtime_ns == stamp
 
 
 def test_a_killed_sweep_resumes_without_redoing_a_finished_branch(

@@ -101,6 +101,8 @@ def report_json(sweep: Sweep, folder: str) -> dict[str, Any]:
     return {
         "folder": folder,
         "settings": msgspec.to_builtins(sweep.settings),
+        "edits": msgspec.to_builtins(sweep.variants),  # each variant's value and model: the sweep again
+        "made": msgspec.to_builtins(sweep.made),
         "variants": [{**msgspec.to_builtins(row.summary), "rate": row.summary.rate, "label": row.label}
                      for row in table],
         "baseline": None if baseline is None else BASELINE,
