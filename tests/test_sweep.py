@@ -281,3 +281,20 @@ def test_an_agent_command_sweep_runs_the_agent_per_branch_through_the_fork(
         fork = load(out / str(branch.file))
         assert verify(fork).ok and fork.parentId == load(parent).id
     assert sorted(seeds.read_text().split()) == sorted(str(b.seed) for b in manifest.branches)  # each its own
+
+
+def test_each_model_is_asked_for_the_baseline_and_every_edit(fake_api: FakeAPI, parent: Path, tmp_path: Path) -> None:
+    fake_api.brain = chance_brain({RECORDED: 1.0, "hot": 1.0})
+    out = tmp_path / "s"
+    done = sweep(fake_api, parent, "--at", AT, "--set", '"hot"', "--model", "gpt-4.1-mini", "--repeat", 2, "--live",
+                 "--out", out, "--json")
+    assert done.returncode == 0, done.stderr
+    assert [row["variant"] for row in json.loads(done.stdout)["variants"]] == [
+        "baseline", "baseline@gpt-4.1-mini", "hot@gpt-4.1-mini"]
+    asked = sorted(request.body["model"] for request in fake_api.requests)
+    assert asked == ["gpt-4.1-mini"] * 4 + ["gpt-4o"] * 2
+    manifest = read_sweep(out)
+    for branch in manifest.branches:
+        fork = load(out / str(branch.file))
+        models = {s.payload.get("model") for s in fork.steps[AT:] if s.type == "model_input"}
+        assert models == {"gpt-4o" if branch.variant == "baseline" else "gpt-4.1-mini"}
