@@ -76,24 +76,9 @@ class Fake:
 
 
 def record_parent(url: str, out: Path) -> None:
-    import openai
+    from tests.fakeapi_chance import record_weather_run
 
-    import blackbox
-
-    tools: Any = [{"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
-    bb = blackbox.session("record", out=out)
-    weather = bb.tool("get_weather", lambda city: f"sunny in {city}")
-    client = openai.OpenAI(base_url=url, api_key=KEY, http_client=bb.http_client(), max_retries=0)
-    messages: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
-    while True:
-        message = client.chat.completions.create(model="gpt-4o", messages=messages, tools=tools).choices[0].message
-        if not message.tool_calls:
-            bb.finish(result=message.content)
-            return
-        messages.append(message.model_dump(exclude_none=True))
-        messages += [{"role": "tool", "tool_call_id": c.id, "content": weather(**json.loads(c.function.arguments))}
-                     for c in message.tool_calls]  # type: ignore[union-attr]
+    record_weather_run(url, KEY, out)
 
 
 def run_sweep_once(parent_path: Path, branches: int, concurrency: int, folder: Path) -> tuple[float, float]:

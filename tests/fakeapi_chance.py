@@ -12,14 +12,16 @@ the requests answered per value; `hold` (an Event), when set for a value, makes 
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from tests.fakeapi import Reply, anthropic_message, chat_completion, last_tool_results
 
-__all__ = ["ChanceBrain", "chance_brain"]
+__all__ = ["ChanceBrain", "ask_weather", "chance_brain", "record_weather_run"]
 
 
 class ChanceBrain:
@@ -55,3 +57,32 @@ class ChanceBrain:
 
 def chance_brain(rates: dict[str, float], seed: int = 0, provider: str = "openai") -> ChanceBrain:
     return ChanceBrain(rates, seed, provider)
+
+
+def record_weather_run(base_url: str, key: str, out: Path) -> None:
+    """Record a weather run (the real openai SDK through a Blackbox session) against the fake API at `base_url`
+    answering with `weather_brain("openai")`: the parent the sweep tests and bench/bench_sweep.py fork."""
+    import openai
+
+    import blackbox
+
+    bb = blackbox.session("record", out=out)
+    client = openai.OpenAI(base_url=base_url, api_key=key, http_client=bb.http_client(), max_retries=0)
+    ask_weather(bb, client)
+    client.close()
+
+
+def ask_weather(bb: Any, client: Any) -> None:
+    """The agent's loop: ask, run the wrapped `get_weather` for each call, send the results, finish."""
+    tools: Any = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+    weather = bb.tool("get_weather", lambda city: f"sunny in {city}")
+    messages: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
+    while True:
+        message = client.chat.completions.create(model="gpt-4o", messages=messages, tools=tools).choices[0].message
+        if not message.tool_calls:
+            bb.finish(result=message.content)
+            return
+        messages.append(message.model_dump(exclude_none=True))
+        messages += [{"role": "tool", "tool_call_id": call.id,
+                      "content": weather(**json.loads(call.function.arguments))} for call in message.tool_calls]

@@ -15,27 +15,22 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any
 
-import openai
 import pytest
 from jsonschema import Draft202012Validator
 
-import blackbox
 from blackbox.format.cassette import load
 from blackbox.format.verify import verify
 from blackbox.many.folder import read_sweep
 from blackbox.many.report import NOISE
 from tests.fakeapi import FakeAPI, error_reply, weather_brain
-from tests.fakeapi_chance import chance_brain
+from tests.fakeapi_chance import chance_brain, record_weather_run
 from tests.waiting import HANG_GUARD, until
 
 pytest_plugins = ["tests.conftest_fakeapi"]
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-proj-sweep-0123456789abcdefghijklmn"
-TOOLS: Any = [{"type": "function", "function": {"name": "get_weather", "parameters": {
-    "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
 RECORDED = "sunny in Paris"
 AT = 3  # the parent's tool_result
 
@@ -43,20 +38,7 @@ AT = 3  # the parent's tool_result
 def record_parent(fake: FakeAPI, out: Path) -> None:
     """A two-turn weather run through the real openai SDK and a Blackbox session."""
     fake.brain = weather_brain("openai", model="gpt-4o")
-    bb = blackbox.session("record", out=out)
-    weather = bb.tool("get_weather", lambda city: f"sunny in {city}")
-    client = openai.OpenAI(base_url=fake.openai_url, api_key=KEY, http_client=bb.http_client(), max_retries=0)
-    messages: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
-    while True:
-        message = client.chat.completions.create(model="gpt-4o", messages=messages, tools=TOOLS).choices[0].message
-        if not message.tool_calls:
-            bb.finish(result=message.content)
-            break
-        messages.append(message.model_dump(exclude_none=True))
-        messages += [{"role": "tool", "tool_call_id": call.id,
-                      "content": weather(**json.loads(call.function.arguments))}  # type: ignore[union-attr]
-                     for call in message.tool_calls]
-    client.close()
+    record_weather_run(fake.openai_url, KEY, out)
     fake.reset()
 
 
@@ -231,24 +213,13 @@ def test_a_429_with_retry_after_is_waited_out_and_the_branch_still_runs(
 
 
 AGENT = '''
-import json, os, sys
+import os
 import openai
 import blackbox
+from tests.fakeapi_chance import ask_weather
 
 bb = blackbox.session()
-weather = bb.tool("get_weather", lambda city: f"sunny in {city}")
-client = openai.OpenAI(http_client=bb.http_client(), max_retries=0)
-tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
-    "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
-messages = [{"role": "user", "content": "Weather in Paris?"}]
-while True:
-    message = client.chat.completions.create(model="gpt-4o", messages=messages, tools=tools).choices[0].message
-    if not message.tool_calls:
-        bb.finish(result=message.content)
-        break
-    messages.append(message.model_dump(exclude_none=True))
-    messages += [{"role": "tool", "tool_call_id": c.id, "content": weather(**json.loads(c.function.arguments))}
-                 for c in message.tool_calls]
+ask_weather(bb, openai.OpenAI(http_client=bb.http_client(), max_retries=0))
 if os.environ.get("SEED_LOG"):
     with open(os.environ["SEED_LOG"], "a") as log:
         log.write(os.environ.get("SWEEP_SEED", "none") + chr(10))

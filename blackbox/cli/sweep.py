@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from blackbox.cli._app import app
-from blackbox.cli.cassettes import FormatOption, JsonOption, _format
+from blackbox.cli.cassettes import (
+    ExpectFailureReason,
+    ExpectFinalAnswer,
+    ExpectStatus,
+    ExpectTools,
+    FormatOption,
+    JsonOption,
+    _format,
+)
 from blackbox.cli.intact import load_intact
 from blackbox.cli.jsonout import print_json
 from blackbox.cli.policy import PolicyOption, redactor_for
@@ -43,7 +51,6 @@ if TYPE_CHECKING:
 
 __all__ = ["sweep_command"]
 
-PANEL_EXPECT = "Checks (as blackbox assert)"
 PANEL_RUN = "Continuation"
 EXIT_INTERRUPTED = 130
 
@@ -74,16 +81,10 @@ def sweep_command(
                                       rich_help_panel=PANEL_RUN)] = 0,
     no_baseline: Annotated[bool, typer.Option("--no-baseline", help="Skip the baseline (no edit) variant.",
                                               rich_help_panel=PANEL_RUN)] = False,
-    expect_status: Annotated[str | None, typer.Option(
-        "--expect-status", help="success, error or incomplete (default without checks: success).",
-        rich_help_panel=PANEL_EXPECT)] = None,
-    expect_final_answer: Annotated[str | None, typer.Option(
-        "--expect-final-answer", help="The exact final answer.", rich_help_panel=PANEL_EXPECT)] = None,
-    expect_tools: Annotated[str | None, typer.Option(
-        "--expect-tools", help='Tool names in call order, comma-separated ("" = no tools).',
-        rich_help_panel=PANEL_EXPECT)] = None,
-    expect_failure_reason: Annotated[str | None, typer.Option(
-        "--expect-failure-reason", help="The exact failure reason.", rich_help_panel=PANEL_EXPECT)] = None,
+    expect_status: ExpectStatus = None,
+    expect_final_answer: ExpectFinalAnswer = None,
+    expect_tools: ExpectTools = None,
+    expect_failure_reason: ExpectFailureReason = None,
     price_input: Annotated[float | None, typer.Option(
         "--price-input", help="Price per million input tokens, for the cost column.", min=0.0)] = None,
     price_output: Annotated[float | None, typer.Option(
