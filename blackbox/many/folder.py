@@ -2,9 +2,10 @@
 
 `blackbox sweep` writes one folder per sweep: a copy of the parent run (`parent.json`), one fork cassette per
 branch under `branches/`, and `sweep.json`, the manifest read here.  The manifest is written again (atomically)
-after every finished branch, so a killed sweep resumes from it without redoing a finished branch, and it holds
-everything needed to run the sweep again (the settings, each variant's edit, the seeds, the versions).  The
-terminal report, `--json`, `--format markdown` and the UI all read this one model; none of them reads another's
+as branches finish (at most every half second, and at the end), so a killed sweep resumes from it without
+redoing a finished branch, and it holds everything needed to run the sweep again (the settings, each variant's
+edit, the seeds, the versions).  The terminal report, `--json`, `--format markdown` and the UI all read this one
+model; none of them reads another's
 output.  No widget and no SDK here: the UI imports it.
 """
 
