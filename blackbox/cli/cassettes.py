@@ -48,6 +48,18 @@ FormatOption = Annotated[OutputFormat | None, typer.Option(
     "json.", rich_help_panel=PANEL_OUTPUT, case_sensitive=False, show_default=False)]
 
 
+#: The expectations of `assert`, declared once: `sweep` judges each branch by the same options.
+ExpectStatus = Annotated[str | None, typer.Option(
+    "--expect-status", help="success, error or incomplete.", rich_help_panel=PANEL_EXPECT)]
+ExpectFinalAnswer = Annotated[str | None, typer.Option(
+    "--expect-final-answer", help="The exact final answer.", rich_help_panel=PANEL_EXPECT)]
+ExpectTools = Annotated[str | None, typer.Option(
+    "--expect-tools", help='Tool names in call order, comma-separated ("" = no tools).',
+    rich_help_panel=PANEL_EXPECT)]
+ExpectFailureReason = Annotated[str | None, typer.Option(
+    "--expect-failure-reason", help="The exact failure reason (e.g. unknown_tool).", rich_help_panel=PANEL_EXPECT)]
+
+
 def _format(json_out: bool, fmt: OutputFormat | None) -> reports.Format:
     """The output format; `--json` with `--format text` or `markdown` is refused (the light path does the
     same), since either choice would ignore one of the two."""
@@ -88,16 +100,10 @@ def verify_command(
 @app.command("assert", rich_help_panel="Cassettes")
 def assert_command(
     cassette: Annotated[Path, typer.Argument(help="The cassette file to check.", show_default=False)],
-    expect_status: Annotated[str | None, typer.Option(
-        "--expect-status", help="success, error or incomplete.", rich_help_panel=PANEL_EXPECT)] = None,
-    expect_final_answer: Annotated[str | None, typer.Option(
-        "--expect-final-answer", help="The exact final answer.", rich_help_panel=PANEL_EXPECT)] = None,
-    expect_tools: Annotated[str | None, typer.Option(
-        "--expect-tools", help='Tool names in call order, comma-separated ("" = no tools).',
-        rich_help_panel=PANEL_EXPECT)] = None,
-    expect_failure_reason: Annotated[str | None, typer.Option(
-        "--expect-failure-reason", help="The exact failure reason (e.g. unknown_tool).",
-        rich_help_panel=PANEL_EXPECT)] = None,
+    expect_status: ExpectStatus = None,
+    expect_final_answer: ExpectFinalAnswer = None,
+    expect_tools: ExpectTools = None,
+    expect_failure_reason: ExpectFailureReason = None,
     json_out: JsonOption = False,
     fmt: FormatOption = None,
 ) -> None:

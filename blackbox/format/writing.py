@@ -171,8 +171,12 @@ def _write_target(path: Path) -> Path:
                      f"{kind}, not a regular file")
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
+def atomic_write(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> None:
     """Write `data` to `path` all at once or not at all: a temporary file in the same folder, fsync, rename.
+
+    `durable=False` skips the two fsyncs: still all or nothing for any process that reads it or is killed, but
+    an OS crash may lose it; for many files that can be made again (a sweep's branches, each an fsync pair
+    that cost more than its model call).
 
     On any failure (full disk, read-only folder, something other than a regular file at the path) a
     `WriteError` says so in one line, no temporary file is left and the old file is unchanged, byte for
@@ -187,7 +191,8 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
             os.fchmod(fh.fileno(), _file_mode(target))
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, target)
         tmp = None
     except OSError as exc:
@@ -197,6 +202,8 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     finally:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
+    if not durable:
+        return
     try:
         dir_fd = os.open(target.parent, os.O_RDONLY)
     except OSError:

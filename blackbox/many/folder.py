@@ -2,9 +2,10 @@
 
 `blackbox sweep` writes one folder per sweep: a copy of the parent run (`parent.json`), one fork cassette per
 branch under `branches/`, and `sweep.json`, the manifest read here.  The manifest is written again (atomically)
-after every finished branch, so a killed sweep resumes from it without redoing a finished branch, and it holds
-everything needed to run the sweep again (the settings, each variant's edit, the seeds, the versions).  The
-terminal report, `--json`, `--format markdown` and the UI all read this one model; none of them reads another's
+as branches finish (at most every half second, and at the end), so a killed sweep resumes from it without
+redoing a finished branch, and it holds everything needed to run the sweep again (the settings, each variant's
+edit, the seeds, the versions).  The terminal report, `--json`, `--format markdown` and the UI all read this one
+model; none of them reads another's
 output.  No widget and no SDK here: the UI imports it.
 """
 
@@ -75,6 +76,8 @@ class Branch(msgspec.Struct, omit_defaults=True):
     outputTokens: int = 0
     seconds: float = 0.0
     cost: float | None = None
+    change: str | None = None  # the diff's outcome verdict kind (`status_flipped`, …, `no_change`)
+    stopped: str | None = None  # why the continuation ended (`final answer`, or why it is incomplete)
 
 
 class Settings(msgspec.Struct, omit_defaults=True):
@@ -92,10 +95,14 @@ class Settings(msgspec.Struct, omit_defaults=True):
     expect: dict[str, Any] = msgspec.field(default_factory=dict)  # the `assert` checks, by their flag names
     prices: dict[str, float] = msgspec.field(default_factory=dict)  # per million tokens: input, output
     seed: int = 0
+    models: list[str] = msgspec.field(default_factory=list)  # `--model`, as given
+    parentHash: str | None = None  # the parent's last step hash: a resume refuses another parent
+    scriptHash: str | None = None  # the `--script` file's SHA-256: a resume refuses other replies
 
 
-class Sweep(msgspec.Struct, omit_defaults=True):
-    """The manifest: `kind` and `version` say what the file is; `made` when and with what it was started."""
+class Sweep(msgspec.Struct):
+    """The manifest: `kind` and `version` say what the file is; `made` when and with what it was started.
+    (Not `omit_defaults`: `kind` and `version` are defaults, and a manifest without them would not read.)"""
 
     settings: Settings
     variants: list[Variant]
