@@ -43,6 +43,7 @@ COMMANDS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("recover", "Turn the journal of a recording that was killed (even with kill -9) into a verified, "
                     "incomplete cassette."),
         ("what-if", "Fork a run at a tool result without the agent: Blackbox continues the conversation itself."),
+        ("migrate", "Ask every recorded run of a folder again with another model, and say what changed."),
     )),
     ("Cassettes", (
         ("verify", "Check a cassette: schema version, hash chain, provider neutrality, replayability; print its "

@@ -36,7 +36,7 @@ class Format(StrEnum):
     json = "json"
 
 
-@app.command("migrate", rich_help_panel="Many runs")
+@app.command("migrate", rich_help_panel="Run an agent")
 def migrate_command(
     folder: Annotated[Path, typer.Argument(help="The folder of recorded runs (cassettes, searched recursively).",
                                            show_default=False)],
