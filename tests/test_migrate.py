@@ -206,8 +206,10 @@ def test_an_unseen_call_under_fail_stops_the_run_as_changed_path_naming_the_call
 def test_an_unseen_call_under_static_gets_the_text(keys: FakeAPI, tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     folder = _lima(keys, tmp_path)
-    code, doc, err = migrate(capsys, folder, "--model", "gpt-candidate", "--unseen", "static:Lima is sunny")
+    code, doc, err = migrate(capsys, folder, "--model", "gpt-candidate", "--unseen", "static:Lima is sunny",
+                             "--min-pass", "1")
     assert code == 0, err
+    assert doc["summary"]["gate"] == "pass"  # a rate equal to --min-pass passes
     attempt, fork = _unseen(doc)
     assert attempt["unseen"][0]["answered"] == "static"
     results = [s.payload for s in fork.steps if s.type == "tool_result"]
@@ -251,12 +253,17 @@ def test_a_broken_chain_is_that_runs_error_and_the_others_go_on(
     rome.write_text(rome.read_text().replace("Rome is sunny", "Rome is snowy", 1), encoding="utf-8")
     keys.brain = MigrationBrain({"gpt-candidate"})
     keys.queue(error_reply("openai", 429, retry_after_ms=10))  # the pool waits and asks again
-    code, doc, err = migrate(capsys, folder, "--model", "gpt-candidate", "--concurrency", "1")
-    assert code == 0, err
-    assert classes(doc) == {"nested/oslo.json": ["changed path"], "paris.json": ["same"], "rome.json": ["error"]}
-    rome_attempt = doc["runs"][-1]["attempts"][0]
-    assert "hash chain broken at step" in rome_attempt["error"] and rome_attempt["file"] is None
-    assert doc["summary"]["errors"] == ["rome.json"]
+    out = folder / "migrated"  # inside the folder: a second migration does not take the forks for runs
+    for _ in range(2):
+        code, doc, err = migrate(capsys, folder, "--model", "gpt-candidate", "--concurrency", "1", "--out", out)
+        assert code == 0, err
+        assert classes(doc) == {"nested/oslo.json": ["changed path"], "paris.json": ["same"],
+                                "rome.json": ["error"]}
+        rome_attempt = doc["runs"][-1]["attempts"][0]
+        assert "hash chain broken at step" in rome_attempt["error"] and rome_attempt["file"] is None
+        assert doc["summary"]["errors"] == ["rome.json"]
+    assert {s["file"] for s in doc["skipped"]} == {"migrated/paris.json", "migrated/nested/oslo.json",
+                                                   "migrated/report.json"}
 
 
 @pytest.mark.parametrize(("args", "words"), [
