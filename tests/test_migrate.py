@@ -264,6 +264,10 @@ def test_a_broken_chain_is_that_runs_error_and_the_others_go_on(
         assert doc["summary"]["errors"] == ["rome.json"]
     assert {s["file"] for s in doc["skipped"]} == {"migrated/paris.json", "migrated/nested/oslo.json",
                                                    "migrated/report.json"}
+    blocked = tmp_path / "a-file"
+    blocked.write_text("", encoding="utf-8")
+    code, _, err = run_cli(capsys, "migrate", folder, "--model", "gpt-candidate", "--out", blocked / "out")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "cannot make --out" in err, err
 
 
 @pytest.mark.parametrize(("args", "words"), [

@@ -9,15 +9,15 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
-import msgspec
 import typer
 
 from blackbox.cli._app import app
-from blackbox.cli.jsonout import print_json
+from blackbox.cli.jsonout import json_document, print_json
 from blackbox.cli.render import EXIT_FAILURE, EXIT_USAGE, console, err_console, fail
 from blackbox.cli.term import JSON_OUTPUT
 from blackbox.errors import BlackboxError, UsageError
 from blackbox.format.inert import inert
+from blackbox.format.secrets import mask_secrets
 from blackbox.format.writing import atomic_write
 from blackbox.many import migrate_report as reports
 from blackbox.many.migrate import Attempt, Plan, Skipped, default_out, find_runs, migrate_run, recorded_facts
@@ -93,15 +93,20 @@ def migrate_command(
         if not runs:
             raise UsageError(f"no cassettes in {inert(str(folder))} ({len(skipped)} other file(s)); record runs "
                              "there first (blackbox record --out DIR/run.json -- …)")
+        target.mkdir(parents=True, exist_ok=True)  # before anything is asked: a folder that cannot be made
     except UsageError as exc:
         fail(str(exc), EXIT_USAGE)
+    except OSError as exc:
+        fail(f"cannot make --out {inert(str(target))}: {exc.strerror or exc}; choose another --out", EXIT_USAGE)
     plan = Plan(model=model, provider=chosen.name, unseen=policy, source=folder, out=target,
                 make_model=lambda: LiveModel(chosen))
-    results = _run_all(plan, runs, repeat, concurrency)
+    try:
+        results = _run_all(plan, runs, repeat, concurrency)
+    except KeyboardInterrupt:
+        fail(f"interrupted: the forks finished so far are whole in {inert(str(target))}; no report was written")
     report = _report(plan, runs, skipped, results, repeat, rate)
     try:
-        target.mkdir(parents=True, exist_ok=True)
-        atomic_write(target / REPORT, msgspec.json.format(msgspec.json.encode(report), indent=2))
+        atomic_write(target / REPORT, (mask_secrets(json_document(report)) + "\n").encode())
     except (OSError, BlackboxError) as exc:
         fail(f"cannot write {inert(str(target / REPORT))}: {getattr(exc, 'strerror', None) or exc}; choose "
              "another --out")
