@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import msgspec
 import openai
 import pytest
 
 import blackbox
-from blackbox.format.cassette import load
+from blackbox.format.cassette import load, save
 from blackbox.format.verify import verify
 from tests.cli_helpers import run_cli
 from tests.fakeapi import FakeAPI, error_reply
@@ -111,18 +112,19 @@ def check_forks(folder: Path, out: Path, doc: dict[str, Any]) -> None:
             assert fork.steps[0].payload["messages"] == parent.steps[0].payload["messages"]
 
 
-@pytest.mark.parametrize(("recorder", "candidate", "path", "recorded_path"), [
-    (record_anthropic, "gpt-candidate", "/v1/chat/completions", "/v1/messages"),
-    (record_openai, "claude-candidate", "/v1/messages", "/v1/chat/completions"),
+@pytest.mark.parametrize(("recorder", "candidate", "path", "recorded_path", "extra"), [
+    (record_anthropic, "gpt-candidate", "/v1/chat/completions", "/v1/messages", []),
+    (record_openai, "claude-candidate", "/v1/messages", "/v1/chat/completions", []),
+    (record_anthropic, "gpt-candidate", "/v1/responses", "/v1/messages", ["--provider", "responses"]),
 ])
 def test_a_folder_migrated_across_providers_names_exactly_the_runs_whose_outcome_changed(
         keys: FakeAPI, tmp_path: Path, capsys: pytest.CaptureFixture[str], recorder: Any, candidate: str,
-        path: str, recorded_path: str) -> None:
+        path: str, recorded_path: str, extra: list[str]) -> None:
     folder = record_folder(keys, tmp_path / "runs", recorder)
     (folder / "notes.txt").write_text("not a run", encoding="utf-8")
     (folder / "other.json").write_text('{"hello": 1}', encoding="utf-8")
     keys.brain = MigrationBrain({candidate})
-    code, doc, err = migrate(capsys, folder, "--model", candidate, "--concurrency", "3")
+    code, doc, err = migrate(capsys, folder, "--model", candidate, "--concurrency", "3", *extra)
     assert code == 0, err
     assert classes(doc) == {"nested/oslo.json": ["changed path"], "paris.json": ["same"],
                             "rome.json": ["changed outcome"]}
@@ -201,6 +203,16 @@ def test_an_unseen_call_under_fail_stops_the_run_as_changed_path_naming_the_call
     assert "get_forecast" in attempt["verdictText"]
     assert fork.steps[-1].type == "tool_call" and fork.steps[-1].payload["toolName"] == "get_forecast"
     assert doc["summary"]["passRate"] == 0.0 and code == 0
+
+
+def test_an_unanswered_call_does_not_pass_even_when_the_recording_was_incomplete_too(
+        keys: FakeAPI, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _lima(keys, tmp_path)
+    run = load(folder / "lima.json")
+    save(msgspec.structs.replace(run, steps=run.steps[:-1]), folder / "lima.json")  # no terminal step: incomplete
+    _, doc, _ = migrate(capsys, folder, "--model", "gpt-candidate")
+    attempt, _ = _unseen(doc)
+    assert attempt["verdict"] == "changed path" and attempt["passed"] is False
 
 
 def test_an_unseen_call_under_static_gets_the_text(keys: FakeAPI, tmp_path: Path,
