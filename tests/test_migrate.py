@@ -12,6 +12,7 @@ import anthropic
 import msgspec
 import openai
 import pytest
+from jsonschema import Draft202012Validator
 
 import blackbox
 from blackbox.format.cassette import load, save
@@ -92,9 +93,16 @@ def keys(fake_api: FakeAPI, monkeypatch: pytest.MonkeyPatch) -> FakeAPI:
     return fake_api
 
 
+SCHEMA_DOC = json.loads((Path(__file__).parent.parent / "docs" / "schemas" / "migrate.schema.json").read_text())
+
+
 def migrate(capsys: pytest.CaptureFixture[str], folder: Path, *args: object) -> tuple[int, Any, str]:
+    """`blackbox migrate … --json`: the one document, checked against its schema."""
     code, out, err = run_cli(capsys, "migrate", folder, *args, "--json")
-    return code, json.loads(out), err
+    doc = json.loads(out)
+    Draft202012Validator.check_schema(SCHEMA_DOC)
+    assert [e.message for e in Draft202012Validator(SCHEMA_DOC).iter_errors(doc)] == []
+    return code, doc, err
 
 
 def classes(doc: dict[str, Any]) -> dict[str, list[str]]:
