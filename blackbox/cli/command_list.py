@@ -23,6 +23,7 @@ COMMANDS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("what-if", "Fork a run at a tool result without the agent: Blackbox continues the conversation itself."),
         ("sweep", "Fork a run many times at one tool result: pass rates per variant, against the run's own flap "
                   "rate."),
+        ("migrate", "Ask every recorded run of a folder again with another model, and say what changed."),
     )),
     ("Cassettes", (
         ("verify", "Check a cassette: schema version, hash chain, provider neutrality, replayability; print its "

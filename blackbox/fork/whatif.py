@@ -56,6 +56,7 @@ __all__ = [
     "api_key",
     "base_url",
     "choose_provider",
+    "reask",
     "recorded_api",
     "recorded_model",
     "recorded_provider",
@@ -413,11 +414,36 @@ def what_if(
         parent = msgspec.structs.replace(parent, steps=rechain(parent.steps, redact))
     run = _Continuation(parent, at, fork_chain(parent, at, value, trace_id, redact=redact), clock, redact)
     steps = parent.steps
-    say = progress or (lambda _: None)
     end = turn_end(steps, at + 1)
     for step in steps[at + 1:end]:  # the same turn's other calls and results, as recorded
         run.add(step.type, copy.deepcopy(step.payload), step.timestamp)
     request = _first_request(original, steps, at, end, value)
+    return _drive(run, request, model, tool_results, model_name, progress, ask_model)
+
+
+def reask(parent: Cassette, model: ModelSource, model_name: str, *, trace_id: str,
+          tool_results: ToolAnswer | None = None, progress: Callable[[str], None] | None = None,
+          clock: Callable[[], int] = lambda: int(time.time() * 1000), redactor: Any = ACTIVE) -> tuple[Cassette, str]:
+    """The run asked again of `model_name` from its first model request, Blackbox driving (`blackbox migrate`):
+    a fork at that request (the steps before it copied), each tool call answered as in `what_if`."""
+    redact = chosen(redactor)
+    if redact is not None:
+        parent = msgspec.structs.replace(parent, steps=rechain(parent.steps, redact))
+    at = next((s.index for s in parent.steps if s.type == "model_input" and isinstance(s.payload, dict)), None)
+    if at is None:
+        raise UsageError("the run has no model request to ask again; record it through the SDK's client")
+    chain = StepChain(trace_id, prefix=parent.steps[:at], redact=redact, redaction=getattr(redact, "info", None))
+    run = _Continuation(parent, at, chain, clock, redact)
+    return _drive(run, {**copy.deepcopy(parent.steps[at].payload), "model": model_name}, model, tool_results,
+                  None, progress)
+
+
+def _drive(run: _Continuation, request: dict[str, Any], model: ModelSource, tool_results: ToolAnswer | None,
+           model_name: str | None, progress: Callable[[str], None] | None,
+           ask_model: str | None = None) -> tuple[Cassette, str]:
+    """Ask, answer the calls, ask again until a final answer: the continuation both forks share (`ask_model`:
+    the model every request names instead of its own, `what_if`'s)."""
+    say = progress or (lambda _: None)
     ids = _ids_after(run.chain.steps)
     for turn in range(MAX_MODEL_CALLS):
         if ask_model or (model_name and not request.get("model")):
