@@ -94,8 +94,9 @@ class Settings(msgspec.Struct, omit_defaults=True):
     seed: int = 0
 
 
-class Sweep(msgspec.Struct, omit_defaults=True):
-    """The manifest: `kind` and `version` say what the file is; `made` when and with what it was started."""
+class Sweep(msgspec.Struct):
+    """The manifest: `kind` and `version` say what the file is; `made` when and with what it was started.
+    (Not `omit_defaults`: `kind` and `version` are defaults, and `read_sweep` refuses a manifest without them.)"""
 
     settings: Settings
     variants: list[Variant]
