@@ -19,8 +19,8 @@ from .line_table import LineTable
 __all__ = ["MARKS", "BranchList"]
 
 MARKS = {"fail": "✗ fail ", "error": "! error", "pass": "✓ pass ", "running": "… todo "}
-MARK = 8  # the verdict's column, a space before it
 NAME_MAX = 22  # a variant's name longer than this is cut: the reason column needs the room
+FIGURES_FROM = 96  # columns from which each branch's tokens and time are shown
 
 
 def _why(branch: Branch) -> str:
@@ -32,9 +32,10 @@ def _why(branch: Branch) -> str:
 
 
 def layout(width: int, branches: list[Branch]) -> tuple[int, bool]:
-    """The name column's width, and whether the tokens and time columns fit (below 70 columns they go)."""
+    """The name column's width, and whether the tokens and time columns fit (below `FIGURES_FROM` columns they
+    go: the reason a branch failed needs the room more, and the pass-rate table has the totals)."""
     longest = max((cell_len(branch_name(b)) for b in branches), default=8)
-    return min(NAME_MAX, max(8, longest)), width >= 70
+    return min(NAME_MAX, max(8, longest)), width >= FIGURES_FROM
 
 
 class BranchList(LineTable):
