@@ -78,8 +78,8 @@ async def test_the_pass_rate_table_and_the_branches_failures_first(sweep: Path) 
         assert lines[4].startswith(" ! error search-timeout #1") and "429 three times" in lines[4]
         assert lines[8].startswith(" … todo  search-timeout #3") and "not finished" in lines[8]
         header = str(screen.query_one("#sweep-header", Static).render())
-        assert "8 of 9 branches done: 4 fail, 1 error, 3 pass, 1 not finished" in header
-        assert "fork at step 3" in header and "runs/example-trace.json" in header
+        assert "8 of 9 branches done: 4 fail, 1 error, 3 pass  ·  1 not finished (running, or stopped)" in header
+        assert "3 variants × 3 at step 3 of runs/example-trace.json (script)" in header
 
 
 async def test_enter_opens_the_branch_beside_the_parent_at_its_first_divergence(sweep: Path) -> None:

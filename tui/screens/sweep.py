@@ -37,7 +37,9 @@ from .prompts import PickOne
 __all__ = ["LOOK_EVERY", "SweepScreen"]
 
 LOOK_EVERY = 1.0  # seconds between looks at the manifest (a stat; it is read only when it changed)
-OPEN_HINT = "enter: this branch beside the parent, at its first divergence · t: filter · r: read again"
+OPEN_HINT = "enter: beside the parent at its first divergence · t: filter · r: read again"
+UNREAD = ("Nothing to show until the manifest can be read: r reads it again (and a sweep still running rewrites "
+          "it after each branch, which this screen notices).")
 
 
 class SweepScreen(BlackboxScreen[None]):
@@ -68,6 +70,9 @@ class SweepScreen(BlackboxScreen[None]):
         #branch-columns { height: 1; padding: 0; color: $text-muted; background: $panel; text-style: bold;
                           text-wrap: nowrap; }
         #branches { height: 1fr; }
+        #sweep-unread { display: none; height: 1fr; padding: 1 2; color: $text-muted; }
+        &.-unread #sweep-unread { display: block; }
+        &.-unread #pass-rates, &.-unread #branch-columns, &.-unread #branches { display: none; }
         #sweep-status { height: auto; max-height: 3; padding: 0 1; color: $text-muted; background: $panel;
                         text-wrap: nowrap; text-overflow: ellipsis; }
         #sweep-status.-problem { color: $text-error; text-style: bold; text-wrap: wrap; }
@@ -88,6 +93,7 @@ class SweepScreen(BlackboxScreen[None]):
         yield PassRates(id="pass-rates")
         yield Static(id="branch-columns")
         yield BranchList(id="branches")
+        yield Static(UNREAD, id="sweep-unread")
         yield Static(id="sweep-status")
         yield FitFooter()
         yield Ticker(LOOK_EVERY, SweepTick)
@@ -116,6 +122,7 @@ class SweepScreen(BlackboxScreen[None]):
         sweep = self.sweep
         self.query_one("#sweep-header", Static).update(self._header())
         self.set_class(bool(sweep.problem), "-problem")
+        self.set_class(sweep.sweep is None, "-unread")
         self.query_one("#sweep-problem", Static).update(Content("⚠ " + sweep.problem) if sweep.problem else "")
         self.query_one(PassRates).show(sweep.rows)
         table = self.table
@@ -136,14 +143,14 @@ class SweepScreen(BlackboxScreen[None]):
         if manifest is None:
             return title + Content.styled("  (no manifest could be read)", "$text-muted")
         settings = manifest.settings
-        title += Content.styled(f"  parent {inert(settings.source)} · fork at step {settings.at} · "
-                                f"{settings.mode} · {settings.repeat} repeat{'s' if settings.repeat != 1 else ''}",
-                                "$text-muted")
+        count = len(manifest.variants)
+        title += Content.styled(f"  {count} variant{'s' if count != 1 else ''} × {settings.repeat} at step "
+                                f"{settings.at} of {inert(settings.source)} ({settings.mode})", "$text-muted")
         counts = sweep.counts()
         total = len(manifest.branches)
         done = total - counts["running"]
-        parts = [f"{counts[v]} {v if v != 'running' else 'not finished'}" for v in ORDER if counts[v]]
-        state = "finished" if sweep.finished else "running or stopped (resumes from this folder)"
+        parts = [f"{counts[v]} {v}" for v in ORDER if counts[v] and v != "running"]
+        state = "finished" if sweep.finished else f"{counts['running']} not finished (running, or stopped)"
         second = Content.assemble((f"{done} of {total} branches done", "bold"),
                                   (f": {', '.join(parts) or 'none yet'}  ·  {state}", "$text-muted"))
         return Content("\n").join([title, second])
