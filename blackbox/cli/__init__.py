@@ -24,7 +24,7 @@ __all__ = ["app", "main"]
 # The module that registers each command: a call naming one builds only that command's module and command
 # (the others' imports and typer's per-parameter set-up are most of a subcommand's `--help` time).
 _MODULES = {"demo": "demo", "check": "demo", "record": "run", "replay": "run", "fork": "run", "recover": "run",
-            "what-if": "whatif",
+            "what-if": "whatif", "sweep": "sweep",
             "verify": "cassettes", "assert": "cassettes", "diff": "cassettes", "inspect": "cassettes",
             "list": "cassettes", "import": "imports", "export": "export", "scan": "redact",
             "redact": "redact", "tui": "tui"}
@@ -67,6 +67,9 @@ def _application() -> typer.Typer:
 
     # isort: split
     from blackbox.cli import whatif  # noqa: F401  (what-if: the fork without the agent)
+
+    # isort: split
+    from blackbox.cli import sweep  # noqa: F401  (sweep: many what-ifs, pass rates)
 
     # isort: split
     from blackbox.cli import cassettes, export, imports, redact, tui  # noqa: F401

@@ -43,6 +43,8 @@ COMMANDS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("recover", "Turn the journal of a recording that was killed (even with kill -9) into a verified, "
                     "incomplete cassette."),
         ("what-if", "Fork a run at a tool result without the agent: Blackbox continues the conversation itself."),
+        ("sweep", "Fork a run many times at one tool result: pass rates per variant, against the run's own flap "
+                  "rate."),
     )),
     ("Cassettes", (
         ("verify", "Check a cassette: schema version, hash chain, provider neutrality, replayability; print its "

@@ -19,12 +19,13 @@ import copy
 import os
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
 from blackbox.apis import ApiFacts
 from blackbox.errors import BlackboxError, SessionError, UsageError
+from blackbox.fork.client import RETRIED, retry_after, shared_client
 from blackbox.fork.plan import check_fork_point, fork_chain
 from blackbox.format.canonical import canonical_bytes
 from blackbox.format.cassette import Cassette, Step, StepChain, rechain
@@ -41,10 +42,14 @@ from blackbox.providers import PROVIDERS, Provider, by_name, for_model
 from blackbox.providers.neutral import CallIds, calls_of
 from blackbox.providers.outgoing import result_text
 
+if TYPE_CHECKING:
+    import httpx
+
 __all__ = [
     "NO_RESULT",
     "LiveModel",
     "ModelSource",
+    "RateLimited",
     "ScriptedModel",
     "WhatIfError",
     "api_key",
@@ -60,6 +65,15 @@ MAX_MODEL_CALLS = 40  # a continuation that keeps calling tools stops here, inco
 NO_RESULT = object()  # what a `tool_results` answer returns to stop the run at this call
 class WhatIfError(BlackboxError):
     """The continuation cannot go on (the API refused, a reply is malformed); the message says what to do."""
+
+
+class RateLimited(WhatIfError):
+    """The API asked to slow down (429) or is overloaded (503): `retry_after` is the wait it asked for, in
+    seconds (None: it named none).  `blackbox.many.pool` retries the job after that wait."""
+
+    def __init__(self, message: str, retry_after: float | None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class ModelSource(Protocol):
@@ -96,7 +110,10 @@ class LiveModel:
     endpoint with its auth headers, the reply normalized back by the same provider."""
 
     def __init__(self, provider: Provider | str, *, env: Mapping[str, str] | None = None,
-                 timeout: float = 120.0) -> None:
+                 timeout: float = 120.0, client: httpx.Client | None = None) -> None:
+        #: The HTTP client the requests go through: the caller's (a sweep's, closed when it is done) or the
+        #: process's shared one; either way thread-safe and pooled, so concurrent continuations reuse connections.
+        self.client = client
         self.provider = provider if not isinstance(provider, str) else _named(provider)
         self.key = api_key(self.provider.api, env)  # fails here, before anything is sent, when the key is missing
         self.url = base_url(self.provider.api, env)
@@ -114,10 +131,14 @@ class LiveModel:
         body = provider.continue_request(model_input, self.outputs)
         url = provider.endpoint(self.url, str(model_input.get("model") or ""))
         try:
-            response = httpx.post(url, json=body, headers=provider.auth_headers(self.key), timeout=self.timeout)
+            client = self.client if self.client is not None else shared_client()
+            response = client.post(url, json=body, headers=provider.auth_headers(self.key), timeout=self.timeout)
         except httpx.HTTPError as exc:
             raise WhatIfError(f"cannot reach the {provider.label} API at {self.url}: {type(exc).__name__}; check "
                               f"the network (or {provider.api.base_url_variable})") from None
+        if response.status_code in RETRIED:
+            raise RateLimited(f"the {provider.label} API answered {response.status_code}",
+                              retry_after(response.headers))
         if response.status_code != 200:
             raise WhatIfError(f"the {provider.label} API answered {response.status_code}: "
                               f"{_api_message(response.text)}")
@@ -369,13 +390,15 @@ def what_if(
     progress: Callable[[str], None] | None = None,
     clock: Callable[[], int] = lambda: int(time.time() * 1000),
     redactor: Any = ACTIVE,
+    ask_model: str | None = None,
 ) -> tuple[Cassette, str]:
     """Fork `parent` at tool_result `at` with `value` and continue without the agent.
 
     Returns the fork and why it stopped: `final answer`, `run ended`, or the reason it is incomplete.
     `tool_results(call)` answers a tool call the parent never made (return `NO_RESULT` to stop there; a dict
     with `error` is an error result, anything else the result).  `model_name` goes into requests that name no
-    model (an imported Claude Code session records none)."""
+    model (an imported Claude Code session records none); `ask_model` replaces the model every request names
+    (a sweep's `--model`: the same conversation asked of another model)."""
     original = check_fork_point(parent, at)
     redact = chosen(redactor)  # the policy in force, unless the caller names one (None: none)
     if redact is not None:  # the parent as the policy lets it out: its prefix, its recorded results
@@ -389,8 +412,8 @@ def what_if(
     request = _first_request(original, steps, at, end, value)
     ids = _ids_after(run.chain.steps)
     for turn in range(MAX_MODEL_CALLS):
-        if model_name and not request.get("model"):
-            request["model"] = model_name
+        if ask_model or (model_name and not request.get("model")):
+            request["model"] = ask_model or model_name
         run.add("model_input", request)
         say(f"model call {turn + 1}…")
         if isinstance(model, LiveModel):

@@ -75,6 +75,8 @@ class Branch(msgspec.Struct, omit_defaults=True):
     outputTokens: int = 0
     seconds: float = 0.0
     cost: float | None = None
+    change: str | None = None  # the diff's outcome verdict kind (`status_flipped`, …, `no_change`)
+    stopped: str | None = None  # why the continuation ended (`final answer`, or why it is incomplete)
 
 
 class Settings(msgspec.Struct, omit_defaults=True):
@@ -92,11 +94,14 @@ class Settings(msgspec.Struct, omit_defaults=True):
     expect: dict[str, Any] = msgspec.field(default_factory=dict)  # the `assert` checks, by their flag names
     prices: dict[str, float] = msgspec.field(default_factory=dict)  # per million tokens: input, output
     seed: int = 0
+    models: list[str] = msgspec.field(default_factory=list)  # `--model`, as given
+    parentHash: str | None = None  # the parent's last step hash: a resume refuses another parent
+    scriptHash: str | None = None  # the `--script` file's SHA-256: a resume refuses other replies
 
 
 class Sweep(msgspec.Struct):
     """The manifest: `kind` and `version` say what the file is; `made` when and with what it was started.
-    (Not `omit_defaults`: `kind` and `version` are defaults, and `read_sweep` refuses a manifest without them.)"""
+    (Not `omit_defaults`: `kind` and `version` are defaults, and a manifest without them would not read.)"""
 
     settings: Settings
     variants: list[Variant]
