@@ -13,7 +13,8 @@ from pathlib import Path
 
 from blackbox.errors import CassetteError
 from blackbox.format.inert import inert
-from blackbox.many.folder import MANIFEST, PARENT, Branch, Sweep, VariantSummary, read_sweep, summarize
+from blackbox.many.folder import MANIFEST, PARENT, Branch, Sweep, VariantSummary, read_sweep
+from blackbox.many.report import rows as report_rows
 
 __all__ = ["FILTERS", "ORDER", "SweepFolder", "branch_name", "money", "seconds", "tokens"]
 
@@ -67,12 +68,14 @@ def money(value: float | None) -> str:
 @dataclass
 class SweepFolder:
     """The sweep in `folder`: `sweep` as last read (None: never read whole), `problem` the one line saying why
-    the last look could not read it (the last good manifest stays shown beside it)."""
+    the last look could not read it (the last good manifest stays shown beside it); `rows` the pass-rate table
+    and `labels` what each variant's rate says against the baseline's, both as the sweep's report has them."""
 
     folder: Path
     sweep: Sweep | None = None
     problem: str = ""
     rows: list[VariantSummary] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)
     _seen: tuple[int, int] | None = None
 
     @property
@@ -106,7 +109,9 @@ class SweepFolder:
             self.problem = str(exc)  # (the model's message is already inert and one line)
             return self.problem != before or force
         self.problem = ""
-        self.rows = summarize(self.sweep)
+        found = report_rows(self.sweep)
+        self.rows = [row.summary for row in found]
+        self.labels = {row.summary.variant: inert(row.label) for row in found}
         return True
 
     @property

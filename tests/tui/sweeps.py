@@ -20,6 +20,7 @@ from blackbox.format.cassette import Cassette, load, save
 from blackbox.format.expectations import Expectations, check_expectations
 from blackbox.format.outcome import outcome
 from blackbox.many.folder import PARENT, Branch, Settings, Sweep, Variant, write_sweep
+from blackbox.many.plan import BASELINE
 from blackbox_tui.diffing import Classifier, compare
 from blackbox_tui.run import Run
 
@@ -39,7 +40,7 @@ GIVE_UP = [{"type": "final_answer", "text": "No hotels that weekend, so nothing 
 #: (variant, the value at the fork point or UNSET for the recorded one, one entry per repeat: "booked" follows the
 #: recorded path, "gave up" answers at once, "error: …" could not run, None not finished yet).
 PLAN: list[tuple[str, Any, list[str | None]]] = [
-    ("recorded", msgspec.UNSET, ["booked", "booked", "gave up"]),
+    (BASELINE, msgspec.UNSET, ["booked", "booked", "gave up"]),
     ("no-hotels", {"results": []}, ["gave up", "booked", "gave up"]),
     ("search-timeout", {"error": "timeout"},
      ["error: the provider answered 429 three times (retry-after honoured); resume the sweep", "gave up", None]),

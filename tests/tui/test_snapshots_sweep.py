@@ -63,5 +63,5 @@ def test_sweep_broken_manifest_80x24(snap_compare, sweep: Path) -> None:
 
 
 def test_sweep_missing_branch_file_80x24(snap_compare, sweep: Path) -> None:
-    (sweep / "branches" / "recorded-2.json").unlink()
+    (sweep / "branches" / "baseline-2.json").unlink()
     assert snap_compare(BlackboxApp([], sweep=sweep), terminal_size=SMALL, run_before=steady("enter"))

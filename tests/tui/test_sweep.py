@@ -62,21 +62,27 @@ async def test_the_pass_rate_table_and_the_branches_failures_first(sweep: Path) 
         table = shown(screen.query_one(PassRates))
         # 2 of 3 recorded runs passed: 67%, Wilson 95% 21%–94%; 1 of 3 with no hotels; 0 of the 2 finished timeouts
         rows = {line.split()[0]: line.split()[1:] for line in table.splitlines()[1:]}
-        assert rows["recorded"][:5] == ["3", "2", "67%", "21%–94%", "5"]
+        assert rows["baseline"][:5] == ["3", "2", "67%", "21%–94%", "5"]
         assert rows["no-hotels"][:4] == ["3", "1", "33%", "6%–79%"]
         assert rows["search-timeout"][:4] == ["2", "0", "0%", "0%–66%"]
-        assert rows["recorded"][-1] == "$0.0299" and "8.4k→315" in rows["recorded"]
+        assert "$0.0299" in rows["baseline"] and "8.4k→315" in rows["baseline"]
+        assert "the run's own variance" in table and "within the run's own" in table  # the report's labels
         for header in ("runs", "passed", "rate", "95% interval", "1st div", "outc.≠", "tokens", "time", "cost"):
             assert header in table.splitlines()[0]
         assert listed(screen) == [
-            ("fail", "recorded", 2), ("fail", "no-hotels", 0), ("fail", "no-hotels", 2), ("fail", "search-timeout", 1),
+            ("fail", "baseline", 2), ("fail", "no-hotels", 0), ("fail", "no-hotels", 2), ("fail", "search-timeout", 1),
             ("error", "search-timeout", 0),
-            ("pass", "recorded", 0), ("pass", "recorded", 1), ("pass", "no-hotels", 1),
+            ("pass", "baseline", 0), ("pass", "baseline", 1), ("pass", "no-hotels", 1),
             (None, "search-timeout", 2)]
         lines = shown(screen.table).splitlines()
-        assert lines[0].startswith(" ✗ fail  recorded #3") and "tools: expected search,calendar,booking" in lines[0]
+        assert lines[0].startswith(" ✗ fail  baseline #3") and "tools: expected search,calendar,booking" in lines[0]
         assert lines[4].startswith(" ! error search-timeout #1") and "429 three times" in lines[4]
         assert lines[8].startswith(" … todo  search-timeout #3") and "not finished" in lines[8]
+        # the status line says what the cursor's variant's rate means against the baseline (the report's words)
+        assert status(screen) == "baseline: the run's own variance: flap rate 33%"
+        screen.table.move_to(1)
+        await settle(pilot)
+        assert status(screen) == "no-hotels: within the run's own variance (nondeterminism)"
         header = str(screen.query_one("#sweep-header", Static).render())
         assert "8 of 9 branches done: 4 fail, 1 error, 3 pass  ·  1 not finished (running, or stopped)" in header
         assert "3 variants × 3 at step 3 of runs/example-trace.json (script)" in header
@@ -116,7 +122,7 @@ async def test_the_filter_shows_one_verdict_and_escape_all_again(sweep: Path) ->
         await pilot.press("down", "down", "down", "enter")
         await settle(pilot)
         assert app.screen is screen
-        assert listed(screen) == [("pass", "recorded", 0), ("pass", "recorded", 1), ("pass", "no-hotels", 1)]
+        assert listed(screen) == [("pass", "baseline", 0), ("pass", "baseline", 1), ("pass", "no-hotels", 1)]
         assert "showing: passed" in status(screen)
         await pilot.press("escape")
         await settle(pilot)
@@ -190,14 +196,14 @@ async def test_a_running_sweep_s_branches_arrive_as_its_manifest_is_rewritten(sw
     async with app.run_test(size=SMALL) as pilot:
         await settle(pilot)
         screen = app.screen
-        screen.table.move_to(5)  # recorded #1, a pass
+        screen.table.move_to(5)  # baseline #1, a pass
         manifest = read_sweep(sweep)
         last = manifest.branches[-1]
         done = msgspec.structs.replace(last, verdict="fail", failed=["status: expected success, found incomplete"])
         write_sweep(sweep, msgspec.structs.replace(manifest, branches=[*manifest.branches[:-1], done]))
         await pilot_until(pilot, lambda: (None, "search-timeout", 2) not in listed(screen), "the new verdict")
         assert listed(screen)[4] == ("fail", "search-timeout", 2)
-        assert listed(screen)[screen.table.cursor] == ("pass", "recorded", 0)
+        assert listed(screen)[screen.table.cursor] == ("pass", "baseline", 0)
         header = str(screen.query_one("#sweep-header", Static).render())
         assert "9 of 9 branches done: 5 fail, 1 error, 3 pass  ·  finished" in header
 

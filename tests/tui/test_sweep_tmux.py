@@ -18,7 +18,7 @@ def test_a_sweep_folder_in_a_real_terminal(terminal, tmp_path: Path) -> None:  #
     write_sweep_folder(tmp_path / "coolant")
     term = terminal("coolant")
     term.wait_for_all("Sweep coolant", "8 of 9 branches done: 4 fail, 1 error, 3 pass", "67%", "21%–94%",
-                      "✗ fail  recorded #3", "! error search-timeout #1", "… todo  search-timeout #3")
+                      "✗ fail  baseline #3", "! error search-timeout #1", "… todo  search-timeout #3")
     term.keys("j", "Enter")  # no hotels, repeat 1: it gave up without booking
     term.wait_for_all("example-run-001  ↔  sweep-no-hotels-0", "first behavioural divergence at step 5",
                       "B success, result \"No hotels that weekend", "A  parent.json", "B  no-hotels-0.json",

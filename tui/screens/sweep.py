@@ -124,7 +124,7 @@ class SweepScreen(BlackboxScreen[None]):
         self.set_class(bool(sweep.problem), "-problem")
         self.set_class(sweep.sweep is None, "-unread")
         self.query_one("#sweep-problem", Static).update(Content("⚠ " + sweep.problem) if sweep.problem else "")
-        self.query_one(PassRates).show(sweep.rows)
+        self.query_one(PassRates).show(sweep.rows, sweep.labels)
         table = self.table
         table.branches = sweep.listed(self.only)
         at = 0
@@ -156,9 +156,14 @@ class SweepScreen(BlackboxScreen[None]):
         return Content("\n").join([title, second])
 
     def _hint(self) -> str:
+        """The status line when nothing is wrong: the filter, and what the cursor's variant's pass rate says
+        against the baseline's (the sweep report's words), else what the keys do."""
+        branch = self.table.branch
+        said = self.sweep.labels.get(branch.variant, "") if branch is not None else ""
+        text = f"{inert(branch.variant)}: {said}" if branch is not None and said else OPEN_HINT
         if self.only != "all":
-            return f"showing: {FILTERS[self.only].lower()} (escape shows all) · {OPEN_HINT}"
-        return OPEN_HINT
+            return f"showing: {FILTERS[self.only].lower()} (escape shows all) · {text}"
+        return text
 
     def _show_columns(self) -> None:
         width = self.table.content_width or self.size.width

@@ -1,15 +1,14 @@
-"""The sweep screen's pass-rate table: one row per variant (`blackbox.many.folder.summarize`'s rows), fitted to
-the width: the variant's name takes the room the figures leave, and a terminal too narrow for every column
-loses the least needed first (time, tokens, cost), never a row cut at the edge."""
+"""The sweep screen's pass-rate table: one row per variant (`blackbox.many.folder.summarize`'s rows, with the
+report's label against the baseline), fitted to the width: the variant's name takes the room it needs (up to
+`NAME_MAX`), the label what the figures leave; a terminal too narrow for every column loses the least needed
+first (the label, time, tokens, cost), never a row cut at the edge."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from textual.app import RenderResult
 from textual.content import Content
-from textual.geometry import Size
-from textual.widget import Widget
+from textual.widgets import Static
 
 from blackbox.format.inert import inert
 from blackbox.many.folder import VariantSummary
@@ -19,6 +18,8 @@ from ..sweeping import money, seconds, tokens
 __all__ = ["COLUMNS", "PassRates", "columns_for"]
 
 MIN_NAME = 12  # the variant's column is never narrower while a figure could go instead
+NAME_MAX = 24  # nor wider: the label needs the room more
+MIN_LABEL = 16  # a label with less room than this is left out (the status line says it for the branch's variant)
 
 
 def _rate(row: VariantSummary) -> str:
@@ -48,9 +49,9 @@ COLUMNS: list[tuple[str, int, Callable[[VariantSummary], str]]] = [
 DROPPED_FIRST = ("time", "tokens", "cost", "1st div")  # when the name would be narrower than MIN_NAME
 
 
-def columns_for(width: int, rows: Sequence[VariantSummary]) -> tuple[int, list[int]]:
-    """The variant column's width and the indices of `COLUMNS` shown in `width` columns (cost only when some
-    variant has one: the sweep was given prices)."""
+def columns_for(width: int, rows: Sequence[VariantSummary]) -> tuple[int, list[int], int]:
+    """The variant column's width, the indices of `COLUMNS` shown in `width` columns (cost only when some
+    variant has one: the sweep was given prices) and the label's width (0: left out)."""
     shown = [i for i, (name, _, _) in enumerate(COLUMNS) if name != "cost" or any(r.cost is not None for r in rows)]
 
     def room() -> int:
@@ -60,11 +61,14 @@ def columns_for(width: int, rows: Sequence[VariantSummary]) -> tuple[int, list[i
         if room() >= MIN_NAME:
             break
         shown = [i for i in shown if COLUMNS[i][0] != name]
-    return max(4, room()), shown
+    longest = max((len(inert(r.variant)) for r in rows), default=MIN_NAME)
+    name_width = max(4, min(room(), max(MIN_NAME, min(NAME_MAX, longest))))
+    label = room() - name_width - 2
+    return (name_width, shown, label) if label >= MIN_LABEL else (max(4, room()), shown, 0)
 
 
-class PassRates(Widget):
-    """Draws `rows` (set them, then `refresh`) with a header line; `None` rows: no manifest read yet."""
+class PassRates(Static):
+    """Draws `rows` (given to `show`) under a header line, again when its width changes."""
 
     DEFAULT_CSS = """
     PassRates {
@@ -79,19 +83,24 @@ class PassRates(Widget):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.rows: list[VariantSummary] = []
+        self.labels: dict[str, str] = {}
 
-    def show(self, rows: list[VariantSummary]) -> None:
+    def show(self, rows: list[VariantSummary], labels: dict[str, str]) -> None:
+        """`labels`: each variant's label against the baseline, by name (inert)."""
         self.rows = rows
-        self.refresh(layout=True)
+        self.labels = labels
+        self._draw()
 
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return 1 + max(1, len(self.rows))
+    def on_resize(self) -> None:
+        self._draw()
 
-    def render(self) -> RenderResult:
-        width = self.content_region.width or self.size.width
-        name_width, shown = columns_for(width, self.rows)
+    def _draw(self) -> None:
+        width = self.content_region.width or self.app.size.width - 2
+        name_width, shown, label_width = columns_for(width, self.rows)
         head = "variant"[:name_width].ljust(name_width) + "".join(
             " " + COLUMNS[i][0].rjust(COLUMNS[i][1]) for i in shown)
+        if label_width:
+            head += "  against the baseline"[: label_width + 2]
         lines = [Content.styled(head, "bold $text-muted")]
         if not self.rows:
             lines.append(Content.styled("no variants in the manifest", "$text-muted"))
@@ -103,5 +112,9 @@ class PassRates(Widget):
                 header, cell_width, cell = COLUMNS[i]
                 text = " " + cell(row).rjust(cell_width)
                 line += Content.styled(text, "bold") if header == "rate" else Content(text)
+            if label_width:
+                label = self.labels.get(row.variant, "")
+                label = label if len(label) <= label_width else label[: label_width - 1] + "…"
+                line += Content.styled("  " + label, "$text-muted")
             lines.append(line)
-        return Content("\n").join(lines)
+        self.update(Content("\n").join(lines))
