@@ -239,3 +239,40 @@ def test_the_tui_command_opens_a_sweep_folder_alone(sweep: Path, tmp_path: Path)
     (tmp_path / "plain").mkdir()
     result = CliRunner().invoke(cli, ["tui", str(tmp_path / "plain")])
     assert result.exit_code == 2 and "not a cassette file nor a sweep's folder (no sweep.json)" in result.stderr
+
+
+async def test_a_folder_the_sweep_command_wrote(tmp_path: Path) -> None:
+    """`blackbox sweep` (the real command, scripted) writes the folder; the screen shows what its report says and
+    opens each of its branches beside the parent."""
+    import json
+    import subprocess
+    import sys
+
+    from blackbox.demo import demo_pair
+
+    parent, _ = demo_pair(tmp_path / "demo")
+    script = tmp_path / "replies.json"
+    script.write_text(json.dumps([{"type": "final_answer", "text": "No hotels, so nothing was booked."}]))
+    out = tmp_path / "sweep"
+    done = subprocess.run([sys.executable, "-m", "blackbox", "sweep", str(parent), "--at", "3", "--set",
+                           '{"results": []}', "--repeat", "2", "--script", str(script), "--out", str(out),
+                           "--expect-tools", "search,calendar,booking", "--json"],
+                          capture_output=True, text=True, check=False)
+    report = json.loads(done.stdout)
+    assert done.returncode in (0, 1), done.stderr
+    app = BlackboxApp([], sweep=out)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SweepScreen) and not screen.has_class("-problem")
+        table = shown(screen.query_one(PassRates)).splitlines()
+        for variant, line in zip(report["variants"], table[1:], strict=True):
+            assert line.split()[:4] == [variant["variant"], str(variant["runs"]), str(variant["passed"]),
+                                        f"{variant['rate']:.0%}"]
+        assert sorted(listed(screen), key=str) == sorted(((b["verdict"], b["variant"], b["repeat"])
+                                                          for b in report["branches"]), key=str)
+        await pilot.press("enter")
+        await pilot_until(pilot, lambda: isinstance(app.screen, DiffScreen), "the diff")
+        await settle(pilot)
+        first = screen.table.branches[0]
+        assert app.screen.b.path == out / first.file and app.screen.table.cursor == first.divergence
