@@ -212,8 +212,8 @@ async def test_text_from_the_manifest_is_inert(sweep: Path) -> None:
     manifest = read_sweep(sweep)
     evil = "\x1b]0;owned\x07\x1b[31mred"
     variants = [msgspec.structs.replace(v, name=v.name + evil) for v in manifest.variants]
-    branches = [msgspec.structs.replace(b, variant=b.variant + evil, failed=[f + evil for f in b.failed],
-                                        error=None if b.error is None else b.error + evil) for b in manifest.branches]
+    branches = [msgspec.structs.replace(b, variant=b.variant + evil, failed=[evil + f for f in b.failed],
+                                        error=None if b.error is None else evil + b.error) for b in manifest.branches]
     settings = msgspec.structs.replace(manifest.settings, source="runs/\x1b[2Jrun.json")
     write_sweep(sweep, msgspec.structs.replace(manifest, variants=variants, branches=branches, settings=settings))
     app = BlackboxApp([], sweep=sweep)
@@ -223,7 +223,11 @@ async def test_text_from_the_manifest_is_inert(sweep: Path) -> None:
         drawn = "\n".join(shown(widget) for widget in (screen.query_one("#sweep-header", Static),
                                                        screen.query_one(PassRates), screen.query_one(BranchList)))
         assert "\x1b" not in drawn and "\x07" not in drawn
-        assert "red" in drawn and len(listed(screen)) == 9
+        assert "␛[31mred" in drawn and len(listed(screen)) == 9  # shown, as text
+        for row in range(9):  # the status line says each branch's variant's label with its name
+            screen.table.move_to(row)
+            await settle(pilot)
+            assert "\x1b" not in status(screen)
 
 
 def test_the_tui_command_opens_a_sweep_folder_alone(sweep: Path, tmp_path: Path) -> None:
