@@ -13,24 +13,16 @@ from textual.pilot import Pilot
 
 from blackbox.many.folder import MANIFEST
 from blackbox_tui.app import BlackboxApp
-from tests.tui.sweeps import write_sweep_folder
 from tests.tui.test_snapshots import steady
 from tests.waiting import pilot_until
 
 SMALL, MIDDLE, LARGE = (80, 24), (100, 30), (120, 36)
 
 
-@pytest.fixture(scope="module")
-def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("sweeps") / "coolant"
-    write_sweep_folder(folder)
-    return folder
-
-
 @pytest.fixture
-def sweep(made: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def sweep(sweep_made: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of the sweep as `coolant`, the working directory its parent: the screen shows the name as given."""
-    shutil.copytree(made, tmp_path / "coolant")
+    shutil.copytree(sweep_made, tmp_path / "coolant")
     monkeypatch.chdir(tmp_path)
     return Path("coolant")
 

@@ -19,7 +19,6 @@ from blackbox_tui.screens.sweep import SweepScreen
 from blackbox_tui.widgets.branch_list import BranchList
 from blackbox_tui.widgets.pass_rates import PassRates
 from tests.tui.conftest import SIZE, settle
-from tests.tui.sweeps import write_sweep_folder
 from tests.waiting import pilot_until
 
 pytestmark = pytest.mark.anyio
@@ -27,17 +26,9 @@ pytestmark = pytest.mark.anyio
 SMALL = (80, 24)
 
 
-@pytest.fixture(scope="module")
-def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One sweep written for the module (what-if forks take a moment); each test works on its own copy."""
-    folder = tmp_path_factory.mktemp("sweeps") / "coolant"
-    write_sweep_folder(folder)
-    return folder
-
-
 @pytest.fixture
-def sweep(made: Path, tmp_path: Path) -> Path:
-    return Path(shutil.copytree(made, tmp_path / "coolant"))
+def sweep(sweep_made: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(sweep_made, tmp_path / "coolant"))
 
 
 def shown(widget: Any) -> str:
