@@ -1,5 +1,5 @@
-"""Regenerate screenshots/*.svg (browse, search, diff, fork, the what-if flow, the demo, a large file being read) as
-the README shows them.
+"""Regenerate screenshots/*.svg (browse, search, diff, fork, the what-if flow, the demo, a large file being read, a
+sweep) as the README shows them.
 
 Run: `python scripts/screenshots.py [--out screenshots]`.  Uses App.run_test and save_screenshot at 120×36.
 """
@@ -23,6 +23,7 @@ from blackbox.format.canonical import decode_json  # noqa: E402
 from blackbox.format.cassette import load, save  # noqa: E402
 from blackbox_tui.app import BlackboxApp, load_runs  # noqa: E402
 from blackbox_tui.state import ForkSettings, remember_fork  # noqa: E402
+from tests.tui.sweeps import write_sweep_folder  # noqa: E402
 from tests.tui.synthetic import write_synthetic  # noqa: E402
 
 FIXTURES = REPO / "tests" / "fixtures"
@@ -70,6 +71,18 @@ async def shoot_reading(out: Path, path: Path) -> Path:
     return shot
 
 
+async def shoot_sweep(out: Path, scratch: Path) -> Path:
+    """A sweep's folder (`tests/tui/sweeps`: real what-if forks of the demo) on the sweep screen."""
+    write_sweep_folder(scratch / "coolant")
+    os.chdir(scratch)
+    app = BlackboxApp([], sweep="coolant")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        return Path(app.save_screenshot(filename="sweep.svg", path=str(out)))
+
+
 async def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     os.chdir(REPO)  # the fork screen shows paths relative to the working directory
@@ -94,6 +107,7 @@ async def main(out: Path) -> None:
         await shoot(out, "whatif-diff", [parent, whatif], ["right_square_bracket"], diff=True, cwd=scratch),
         await shoot(out, "demo", [demo_parent, demo_fork], [], diff=True, demo=True),
         await shoot_reading(out, write_synthetic(scratch / "large.json", 100_000, trace_id="large-run")),
+        await shoot_sweep(out, scratch),
     ]
     os.chdir(REPO)
     shutil.rmtree(scratch, ignore_errors=True)

@@ -27,6 +27,7 @@ from .screens.browse import BrowseScreen
 from .screens.diff import DiffScreen
 from .screens.fork import ForkScreen
 from .screens.help import HelpScreen
+from .screens.sweep import SweepScreen
 from .screens.timeline import TimelineScreen
 from .state import recall_theme, remember_theme
 
@@ -50,7 +51,8 @@ def load_runs(paths: Sequence[str | os.PathLike[str]]) -> list[Run]:
 
 
 class BlackboxApp(Keyed, App[None]):
-    """`runs[0]` is browsed; with `diff=True` the diff of runs[0] and runs[1] opens on top of it."""
+    """`runs[0]` is browsed; with `diff=True` the diff of runs[0] and runs[1] opens on top of it; with `sweep`
+    (a sweep's folder, and no runs) the sweep screen opens instead, and each branch's diff from it."""
 
     TITLE = "blackbox"
     BINDING_PREFIX = "app"
@@ -62,14 +64,15 @@ class BlackboxApp(Keyed, App[None]):
 
     def __init__(self, runs: Sequence[Run], *, diff: bool = False, theme: str | None = None,
                  demo: bool = False, remember_theme: bool = False, follow: Follower | None = None,
-                 agent_command: Sequence[str] = ()) -> None:
+                 agent_command: Sequence[str] = (), sweep: str | os.PathLike[str] | None = None) -> None:
         """`remember_theme`: start in the theme last chosen and keep the one chosen now (the CLI's UI; tests
         and snapshots leave it off so they never depend on the user's state).  `agent_command`: the agent the UI
         was opened with (`blackbox tui run.json -- python agent.py`), which the fork screen continues with."""
         super().__init__()
-        if not runs:
-            raise ValueError("BlackboxApp needs at least one run")
+        if not runs and sweep is None:
+            raise ValueError("BlackboxApp needs at least one run, or a sweep's folder")
         self.runs = list(runs)
+        self.sweep = sweep
         self.open_with_diff = diff and len(self.runs) > 1
         self.demo = demo  # the built-in demo: its fork screen offers the demo agent
         self.agent_command = tuple(agent_command)
@@ -86,6 +89,9 @@ class BlackboxApp(Keyed, App[None]):
         sys.setswitchinterval(SWITCH_INTERVAL)
         if self.remember_theme:
             self.theme_changed_signal.subscribe(self, lambda theme: remember_theme(theme.name))
+        if self.sweep is not None:
+            self.push_screen(SweepScreen(self.sweep))
+            return
         companion = self.runs[1] if len(self.runs) > 1 else None
         self.push_screen(BrowseScreen(self.runs[0], companion=companion, follow=self.follow))
         if self.open_with_diff and companion is not None:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from .widgets.line_table import LineTable
 
 __all__ = ["ChainChecked", "FollowTick", "JsonValidated", "ProgressTick", "RowMoved", "RunChanged", "RunGrew",
-           "SearchClosed", "SearchProgress", "TotalsAdded"]
+           "SearchClosed", "SearchProgress", "SweepTick", "TotalsAdded"]
 
 
 class RowMoved(Message):
@@ -113,3 +113,10 @@ class FollowTick(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, FollowTick)
+
+
+class SweepTick(Message):
+    """Time to look whether the sweep's manifest changed (a sweep still running rewrites it per branch)."""
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, SweepTick)

@@ -40,7 +40,7 @@ def tui(
     ctx: typer.Context,
     files: Annotated[
         list[Path] | None,
-        typer.Argument(help="One cassette to browse, or two to compare.", metavar="CASSETTE...",
+        typer.Argument(help="One cassette to browse, two to compare, or a sweep's folder.", metavar="CASSETTE...",
                        show_default=False),
     ] = None,
     demo: Annotated[
@@ -74,6 +74,8 @@ def tui(
       blackbox tui run.json --theme textual-light
 
       blackbox tui --follow run.json     (while `blackbox record --out run.json -- …` runs)
+
+      blackbox tui sweeps/coolant/     (a sweep: pass rates, branches by verdict, each beside the parent)
     """
     paths = list(files or [])
     agent: list[str] | None = ctx.meta.get(_AGENT)
@@ -94,10 +96,19 @@ def tui(
             fail("--follow shows one recording: give the --out path of the run (or its journal)", EXIT_USAGE)
         _follow(paths[0], theme, agent or [])
         return
+    from blackbox.many.folder import MANIFEST, is_sweep_folder
+
+    sweep = paths[0] if len(paths) == 1 and is_sweep_folder(paths[0]) else None
     for path in paths:
-        if path.is_dir():  # no cassette to show: the question cannot be asked (README, "Exit codes")
-            fail(f"{path}: is a directory, not a cassette file; `blackbox list {path}` shows the cassettes in it",
-                 EXIT_USAGE)
+        if path.is_dir() and path is not sweep:  # no cassette to show: the question cannot be asked (README)
+            if is_sweep_folder(path):
+                fail(f"{inert(str(path))}: is a sweep's folder; open it alone (blackbox tui {inert(str(path))})",
+                     EXIT_USAGE)
+            fail(f"{inert(str(path))}: is a directory, not a cassette file nor a sweep's folder (no {MANIFEST}); "
+                 f"`blackbox list {inert(str(path))}` shows the cassettes in it", EXIT_USAGE)
+    if sweep is not None:
+        _sweep(sweep, theme, agent or [])
+        return
 
     from blackbox.errors import CassetteError
 
@@ -198,3 +209,17 @@ def _follow(path: Path, theme: str | None, agent: list[str]) -> None:
 
 
 FOLLOW_WAIT = 30.0
+
+
+def _sweep(folder: Path, theme: str | None, agent: list[str]) -> None:
+    """The sweep screen on `folder` (a manifest that cannot be read is said on it, and `r` reads it again)."""
+    from blackbox_tui.app import BlackboxApp
+
+    ui = BlackboxApp([], sweep=folder, remember_theme=True, agent_command=agent)
+    if theme is not None:
+        if theme not in ui.available_themes:
+            fail(f"unknown theme {theme!r}; choose one of: {', '.join(sorted(ui.available_themes))}", EXIT_USAGE)
+        ui.theme = theme
+    ui.run()
+    if ui.return_code:
+        raise typer.Exit(ui.return_code)

@@ -69,3 +69,14 @@ def incident_copy(tmp_path: Path) -> Path:
     path.parent.mkdir()
     path.write_bytes(INCIDENT.read_bytes())
     return path
+
+
+@pytest.fixture(scope="session")
+def sweep_made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One sweep's folder (`tests/tui/sweeps`: real what-if forks, which take a moment), written once; a test
+    that changes it works on its own copy."""
+    from tests.tui.sweeps import write_sweep_folder
+
+    folder = tmp_path_factory.mktemp("sweeps") / "coolant"
+    write_sweep_folder(folder)
+    return folder

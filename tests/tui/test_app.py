@@ -167,8 +167,8 @@ def test_tui_on_a_directory_fails_like_verify(tmp_path: Path) -> None:
 
     result = CliRunner().invoke(cli, ["tui", str(tmp_path)])
     assert result.exit_code == 2
-    assert result.stderr.strip() == (f"error: {tmp_path}: is a directory, not a cassette file; "
-                                     f"`blackbox list {tmp_path}` shows the cassettes in it")
+    assert result.stderr.strip() == (f"error: {tmp_path}: is a directory, not a cassette file nor a sweep's "
+                                     f"folder (no sweep.json); `blackbox list {tmp_path}` shows the cassettes in it")
 
 
 class ExitWhileMounting(BlackboxApp):

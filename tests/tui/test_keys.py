@@ -23,6 +23,7 @@ from blackbox_tui.keys import Keyed
 from blackbox_tui.screens.base import BlackboxModal, BlackboxScreen
 from blackbox_tui.screens.help import HelpScreen, help_content
 from blackbox_tui.screens.prompts import PathPrompt, PickOne
+from blackbox_tui.screens.sweep import SweepScreen
 from blackbox_tui.screens.tool_answer import ToolResultPrompt
 from tests.tui.conftest import HYPOTHESIS, SIZE, make_app, settle
 from tests.tui.test_doors import through_door
@@ -62,6 +63,7 @@ FACTORIES: dict[type, Callable[[BlackboxApp], Screen[Any]]] = {
     PathPrompt: lambda app: PathPrompt("Write to:", "x.json"),
     ToolResultPrompt: lambda app: ToolResultPrompt("lookup", {"id": 1}),
     LaterScreen: lambda app: LaterScreen(),
+    SweepScreen: lambda app: SweepScreen("no-sweep-here"),  # the app opens it on a sweep's folder (no door)
 }
 SCREENS = [*FACTORIES, *DOORS]
 
