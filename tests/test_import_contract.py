@@ -30,7 +30,7 @@ OUTSIDE = {
     "blackbox.exporters.base": "an exporter's `modules`, its extra's packages (test_exporters_need_outside_modules)",
     "blackbox.plugin.net_patches": "`_optional`: the HTTP libraries the guard patches",
     "blackbox.live.transport": "`http_module`: httpx or httpx2, checked against those two names",
-    "blackbox.many.unseen": "`live-readonly:TOOL=module:function`: the user's own read-only tools, named on the command line",
+    "blackbox.many.unseen": "`live-readonly:TOOL=module:function`: the user's own tools, named on the command line",
 }
 #: Wings that talk to providers only through the `Provider` interface and `blackbox.apis`: none of their modules
 #: may name an API, so that a new provider is its codec modules, one `apis` entry and one registry line.
