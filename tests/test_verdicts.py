@@ -200,6 +200,9 @@ def test_every_reader_accepts_the_depths_the_original_accepts(tmp_path: Path, de
                  ["diff", path, other, "--json"], ["diff", path, other, "--semantic"], ["list", tmp_path]):
         done = cli(*args)
         assert done.returncode == 0 and "Traceback" not in done.stderr, (args, done.stderr[-2000:])
+        # Indentation grows with the square of the depth: a deep payload prints on one line instead of as
+        # megabytes of spaces (10,000 levels indented: 100 MB, seconds to mask and write).
+        assert len(done.stdout) < 20 * path.stat().st_size + 2**20, (args, len(done.stdout))
 
 
 def test_a_payload_nested_deeper_is_read_by_every_reader_and_fails_its_steps_hash_check(tmp_path: Path) -> None:

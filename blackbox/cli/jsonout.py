@@ -20,7 +20,7 @@ import msgspec
 from blackbox.cli.json_call import JSON_OUTPUT
 from blackbox.format.canonical import JSFloat, js_number, nesting_headroom
 from blackbox.format.secrets import mask_secrets
-from blackbox.format.writing import LONE_SURROGATE
+from blackbox.format.writing import LONE_SURROGATE, readable
 
 __all__ = ["json_document", "print_json"]
 
@@ -106,11 +106,12 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def json_document(value: Any) -> str:
-    """`value` (msgspec Structs, dicts, lists, scalars) as an indented JSON document."""
+    """`value` (msgspec Structs, dicts, lists, scalars) as an indented JSON document (one line when it is
+    nested so deep that indenting would multiply its size: `readable`)."""
     surrogates = _Surrogates()
     with nesting_headroom():  # msgspec recurses once per level; a payload may be as deep as a loader allows
         data = _ENCODER.encode(_jsonable(msgspec.to_builtins(value, enc_hook=_keep), surrogates))
-        text = msgspec.json.format(data, indent=2).decode("utf-8")
+        text = readable(data).decode("utf-8")
     if not text.isascii():
         text = _TERMINAL_UNSAFE.sub(_escape, text)
     return surrogates.restore(text) if surrogates.texts else text

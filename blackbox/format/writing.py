@@ -28,7 +28,7 @@ from blackbox.format.nesting import walk_with_room
 if TYPE_CHECKING:
     from blackbox.format.cassette import Cassette
 
-__all__ = ["LONE_SURROGATE", "atomic_write", "dumps", "escape_surrogates", "json_body", "pretty_json"]
+__all__ = ["LONE_SURROGATE", "atomic_write", "dumps", "escape_surrogates", "json_body", "pretty_json", "readable"]
 
 
 def _enc_hook(obj: Any) -> Any:
@@ -117,10 +117,29 @@ def json_body(value: Any) -> bytes:
     return _WRITER.encode(value)
 
 
+#: A readable document is at most this many times its compact size (and past `_SMALL` bytes) before it is
+#: printed on one line instead: indentation grows with the square of the nesting depth, so a payload nested
+#: thousands deep would print 100 MB of spaces (and take seconds to mask and write) for a few KB of values.
+_MAX_GROWTH = 16
+_SMALL = 1 << 20
+
+
+def readable(data: bytes, indent: int = 2) -> bytes:
+    """Compact JSON `data` indented for people, or on one (spaced) line when indenting would multiply it
+    (`_MAX_GROWTH`): the same JSON value either way.  Not for the cassette file, whose layout is fixed."""
+    if not indent:
+        return data
+    indented = walk_with_room(lambda: msgspec.json.format(data, indent=indent))
+    if len(indented) > _SMALL and len(indented) > _MAX_GROWTH * len(data):
+        return walk_with_room(lambda: msgspec.json.format(data, indent=0))
+    return indented
+
+
 def pretty_json(value: Any, *, indent: int = 2) -> str:
     """A payload as people read it, with JavaScript's numbers as the cassette file shows them; `indent=0` is
-    one line.  Lone surrogates show as their JSON escapes."""
-    return _encode(_DISPLAY, value, indent).decode("utf-8")
+    one line, and so is a payload nested so deep that its indentation would dwarf it (`readable`).  Lone
+    surrogates show as their JSON escapes."""
+    return readable(_encode(_DISPLAY, value, 0), indent).decode("utf-8")
 
 
 def dumps(cassette: Cassette) -> bytes:
