@@ -114,3 +114,36 @@ def test_no_answer_at_all_is_unreachable_which_the_pool_retries() -> None:
     with pytest.raises(Unreachable) as refused:
         model.reply(request, CallIds())
     assert refused.value.retry_after is None and "cannot reach" in str(refused.value)
+
+
+def test_jobs_are_made_as_they_are_handed_out_and_on_done_keeps_the_results() -> None:
+    """A sweep's memory stays flat: the pool indexes `jobs` only when a worker takes one (a lazy sequence
+    makes each job then), and with `on_done` it keeps no `Done` of its own."""
+    lock = threading.Lock()
+    made: list[int] = []
+    ran: list[int] = []
+    seen: list[int] = []
+    early: list[int] = []
+
+    class Lazy:
+        def __len__(self) -> int:
+            return 40
+
+        def __getitem__(self, index: int) -> Any:
+            with lock:
+                made.append(index)
+                if len(made) > len(ran) + 2:  # two workers: only the jobs being taken now are made early
+                    early.append(index)
+
+            def job() -> int:
+                with lock:
+                    ran.append(index)
+                return index
+
+            return job
+
+    assert run_all(Lazy(), 2, lambda done: seen.append(done.index)) == []  # type: ignore[arg-type]
+    assert sorted(seen) == list(range(40)) and sorted(made) == list(range(40)) and not early
+    made.clear()
+    ran.clear()
+    assert sorted(d.value for d in run_all(Lazy(), 2)) == list(range(40))  # type: ignore[arg-type,type-var]

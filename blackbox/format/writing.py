@@ -15,6 +15,8 @@ import re
 import secrets
 import stat
 import tempfile
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -67,12 +69,12 @@ def _quoted(s: str) -> bytes:
     return escape_surrogates(json.dumps(s, ensure_ascii=False)).encode()
 
 
-def _encode(encoder: msgspec.json.Encoder, value: Any, indent: int) -> bytes:
+def _encode(encoder: msgspec.json.Encoder, value: Any, layout: Callable[[bytes], bytes]) -> bytes:
     """`_encoded`, with room for a value as deep as the readers accept (asked for only when it needs it)."""
-    return walk_with_room(lambda: _encoded(encoder, value, indent))
+    return walk_with_room(lambda: _encoded(encoder, value, layout))
 
 
-def _encoded(encoder: msgspec.json.Encoder, value: Any, indent: int) -> bytes:
+def _encoded(encoder: msgspec.json.Encoder, value: Any, layout: Callable[[bytes], bytes]) -> bytes:
     """`encoder.encode` (then formatted), also for values holding lone surrogates, which msgspec refuses:
     those strings are swapped for unique markers, encoded, and put back as escaped JSON strings."""
     try:
@@ -80,7 +82,7 @@ def _encoded(encoder: msgspec.json.Encoder, value: Any, indent: int) -> bytes:
     except UnicodeEncodeError:
         pass
     else:
-        return msgspec.json.format(data, indent=indent) if indent else data
+        return layout(data)
     nonce = secrets.token_hex(8)
     swapped: list[str] = []
 
@@ -104,8 +106,7 @@ def _encoded(encoder: msgspec.json.Encoder, value: Any, indent: int) -> bytes:
         return v
 
     data = encoder.encode(walk(value))
-    if indent:
-        data = msgspec.json.format(data, indent=indent)
+    data = layout(data)
     marker = re.compile(b'"\\\\u0000' + nonce.encode() + rb':(\d+)\\u0000"')
     return marker.sub(lambda m: _quoted(swapped[int(m.group(1))]), data)
 
@@ -139,7 +140,11 @@ def pretty_json(value: Any, *, indent: int = 2) -> str:
     """A payload as people read it, with JavaScript's numbers as the cassette file shows them; `indent=0` is
     one line, and so is a payload nested so deep that its indentation would dwarf it (`readable`).  Lone
     surrogates show as their JSON escapes."""
-    return readable(_encode(_DISPLAY, value, 0), indent).decode("utf-8")
+    return _encode(_DISPLAY, value, lambda data: readable(data, indent)).decode("utf-8")
+
+
+def _cassette_layout(data: bytes) -> bytes:
+    return msgspec.json.format(data, indent=2)
 
 
 def dumps(cassette: Cassette) -> bytes:
@@ -151,7 +156,7 @@ def dumps(cassette: Cassette) -> bytes:
         if step.payload is TOO_DEEP_PAYLOAD:
             raise CassetteError(f"step {step.index} payload is {TOO_DEEP}, so it was not read and cannot be "
                                 "written; re-record the run")
-    return _encode(_WRITER, cassette, 2)
+    return _encode(_WRITER, cassette, _cassette_layout)
 
 
 def _file_mode(target: Path) -> int:
@@ -159,9 +164,19 @@ def _file_mode(target: Path) -> int:
     try:
         return target.stat().st_mode & 0o7777
     except OSError:
+        return _new_file_mode()
+
+
+_UMASK_LOCK = threading.Lock()
+
+
+def _new_file_mode() -> int:
+    """0o666 less the umask (what open() gives a new file).  The umask can only be read by setting it, so the
+    two calls hold a lock: two threads reading it at once could leave it 0 for the process."""
+    with _UMASK_LOCK:
         umask = os.umask(0)
         os.umask(umask)
-        return 0o666 & ~umask
+    return 0o666 & ~umask
 
 
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
@@ -200,14 +215,28 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, durable: bool = T
     On any failure (full disk, read-only folder, something other than a regular file at the path) a
     `WriteError` says so in one line, no temporary file is left and the old file is unchanged, byte for
     byte.  A symlink is written through to its target (see `_write_target`)."""
-    target = _write_target(Path(path))
-    existed = target.exists()
+    # A new path (most writes: a sweep's branches, a fork, an import) costs one lstat before the write; only
+    # an existing one is resolved (a symlink written through) and checked.  Each system call counts when 32
+    # threads share the interpreter lock (a sweep): every one is a chance to wait for the lock again.
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        target, existed, mode = Path(path), False, _new_file_mode()
+    except OSError:  # e.g. a component that is not a folder: `_write_target` words it
+        target = _write_target(Path(path))
+        existed, mode = target.exists(), _file_mode(target)
+    else:
+        target = _write_target(Path(path))
+        existed, mode = target.exists(), _file_mode(target)
     tmp: str | None = None
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        except FileNotFoundError:  # the folder is new too
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         with os.fdopen(fd, "wb") as fh:
-            os.fchmod(fh.fileno(), _file_mode(target))
+            os.fchmod(fh.fileno(), mode)
             fh.write(data)
             fh.flush()
             if durable:

@@ -138,18 +138,24 @@ def run_all(jobs: Sequence[Callable[[], T]], concurrency: int,
 
     `on_done(done)` is called in this thread as each finishes (an exception it raises stops the run and is
     raised here); `on_wait(text)` from a worker when the provider asked to wait.  A job's exception does not
-    stop the others: it is in its `Done.error`.  KeyboardInterrupt stops handing out jobs and is re-raised."""
+    stop the others: it is in its `Done.error`.  KeyboardInterrupt stops handing out jobs and is re-raised.
+    With `on_done`, the caller keeps what it needs and the list returned is empty: a sweep's memory does not
+    grow by a `Done` per branch.  `jobs` is indexed only as each job is handed out (and again for a retry),
+    so a lazy sequence can build each job when it is due."""
     state = _Workers(jobs, attempts, on_wait)
     threads = [threading.Thread(target=state.work, name=f"blackbox-pool-{n}", daemon=True)
                for n in range(max(1, min(concurrency, len(jobs))))]
     results: list[Done[T]] = []
+    finished = 0
     try:
         for thread in threads:
             thread.start()
-        while len(results) < len(jobs):
+        while finished < len(jobs):
             done = state.finished.get()
-            results.append(done)
-            if on_done is not None:
+            finished += 1
+            if on_done is None:
+                results.append(done)
+            else:
                 on_done(done)
     finally:
         state.stop.set()  # normally a no-op: every job was handed out; on Ctrl-C or an on_done error: no more

@@ -4,8 +4,9 @@
 The prefix is never asked again: a what-if branch copies it (`fork.whatif.what_if`) and a branch run by the
 agent replays it from the parent (`blackbox fork … -- agent`, which serves the recorded calls), so the only
 requests are the continuation's.  Live branches share one pooled HTTP client (closed when the sweep ends).
-Branches run through `many.pool.run_all`; the manifest is rewritten (atomically) in this thread after each
-finished branch, so Ctrl-C leaves it whole and naming every branch that finished.  A branch that could not run
+Branches run through `many.pool.run_all`, each job made as it is handed out; the manifest is rewritten
+(atomically) in this thread as branches finish (at most every `WRITE_EVERY` seconds, and at the end), so Ctrl-C
+leaves it whole and naming every branch that finished.  A branch that could not run
 (an API error, an agent that wrote nothing) ends with verdict `error`, and a resume runs it again.
 """
 
@@ -15,9 +16,9 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import msgspec
 
@@ -150,6 +151,27 @@ class _Context:
             cost=cost_of(self.sweep.settings.prices, found.inputTokens, found.outputTokens))
 
 
+class _Jobs(Sequence[Callable[[], Branch]]):
+    """The pending branches' jobs, each made when the pool hands it out: a list of them made up front would
+    hold a closure and the branch's pre-run record per branch for the whole sweep (memory growing with it)."""
+
+    def __init__(self, context: _Context, todo: list[int]) -> None:
+        self.context, self.todo = context, todo
+
+    def __len__(self) -> int:
+        return len(self.todo)
+
+    @overload
+    def __getitem__(self, index: int) -> Callable[[], Branch]: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Callable[[], Branch]]: ...
+
+    def __getitem__(self, index: int | slice) -> Callable[[], Branch] | Sequence[Callable[[], Branch]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return self.context.job(self.context.sweep.branches[self.todo[index]])
+
+
 def run_sweep(folder: Path, sweep: Sweep, parent: Cassette, *, script: list[dict[str, Any]] | None = None,
               client: httpx.Client | None = None, on_progress: Callable[[int, int], None] | None = None,
               on_wait: Callable[[str], None] | None = None, policy: Path | None = None) -> Sweep:
@@ -185,8 +207,7 @@ def run_sweep(folder: Path, sweep: Sweep, parent: Cassette, *, script: list[dict
             on_progress(finished[0], total)
 
     try:
-        run_all([context.job(sweep.branches[i]) for i in todo], sweep.settings.concurrency, on_done,
-                on_wait=on_wait)
+        run_all(_Jobs(context, todo), sweep.settings.concurrency, on_done, on_wait=on_wait)
     finally:  # Ctrl-C included: the manifest names every branch finished so far
         write_sweep(folder, sweep)
     return sweep
