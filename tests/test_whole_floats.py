@@ -6,6 +6,7 @@ corpus (tests/test_corpus.py) runs the same through the Agents SDK, LangGraph an
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -20,23 +21,27 @@ AGENT = '''
 import blackbox
 
 bb = blackbox.session()
-reading = bb.tool("reading", lambda city: {"t": 21.0, "list": [1.0, 2.5, -3], "a/b~c": 3.0, "city": city})
+reading = bb.tool("reading", lambda city: {"t": 21.0, "list": [1.0, 2.5, -3], "a/b~c": 3.0, "city": city,
+                                                 "z": -0.0})
 count = bb.tool("count", lambda: 7.0)
 seen = [reading("Paris"), count()]
 print(repr(seen))
 bb.finish(result=repr(seen))
 '''
-RECORDED = "[{'t': 21.0, 'list': [1.0, 2.5, -3], 'a/b~c': 3.0, 'city': 'Paris'}, 7.0]"
+RECORDED = "[{'t': 21.0, 'list': [1.0, 2.5, -3], 'a/b~c': 3.0, 'city': 'Paris', 'z': -0.0}, 7.0]"
 
 
 def test_pointers_name_every_whole_float_and_bring_them_back() -> None:
     value = {"t": 21.0, "n": 21, "f": 2.5, "l": [1.0, {"x/y~": -0.0}], "inf": float("inf"), "b": True}
     pointers = whole_floats(value, "/result")
-    assert sorted(pointers) == sorted(["%2Fresult%2Ft", "%2Fresult%2Fl%2F0", "%2Fresult%2Fl%2F1%2Fx%7E1y%7E0"])
+    assert sorted(pointers) == sorted(["%2Fresult%2Ft", "%2Fresult%2Fl%2F0", "%2D%2Fresult%2Fl%2F1%2Fx%7E1y%7E0"])
     stored = {"t": 21, "n": 21, "f": 2.5, "l": [1, {"x/y~": 0}], "b": True}  # as the cassette reads them back
     back = restore_floats(stored, pointers, "/result")
     assert back == {"t": 21.0, "n": 21, "f": 2.5, "l": [1.0, {"x/y~": 0.0}], "b": True}
     assert [type(back[k]) for k in ("t", "n")] == [float, int] and type(back["l"][0]) is float
+    assert math.copysign(1.0, back["l"][1]["x/y~"]) == -1.0  # -0.0 comes back negative (Python prints "-0.0")
+    assert math.copysign(1.0, restore_floats(0, whole_floats(-0.0, "/result"), "/result")) == -1.0
+    assert math.copysign(1.0, restore_floats([0], whole_floats([0.0], "/result"), "/result")[0]) == 1.0
     assert restore_floats(7, whole_floats(7.0, "/result"), "/result") == 7.0
     assert type(restore_floats(7, whole_floats(7.0, "/result"), "/result")) is float
     # a pointer that names no integer (a forked value of another shape, a hand edit) changes nothing
@@ -68,7 +73,8 @@ def test_record_replay_and_fork_hand_the_agent_the_floats_it_got(tmp_path: Path,
     code, out, err = run_cli(capsys, "fork", run, "--at", result.index, "--set", json.dumps(value), "--out", fork,
                              "--script", script, *command)
     assert code == 0, out + err
-    forked = "[{'a/b~c': 3.0, 'city': 'Lyon', 'list': [1.0, 2.5, -3], 't': 21.0}, 7.0]"  # the cassette's key order
+    # the cassette's key order
+    forked = "[{'a/b~c': 3.0, 'city': 'Lyon', 'list': [1.0, 2.5, -3], 't': 21.0, 'z': -0.0}, 7.0]"
     assert load(fork).steps[-1].payload["result"] == forked
     kept = load(fork).steps[result.index].origin  # whatever number text the file holds, the places are kept
     assert kept is not None and set(kept.floats or ()) == set(result.origin.floats if result.origin else ()) != set()

@@ -19,11 +19,14 @@ from typing import Any
 
 from blackbox.format.origin import MAX_ID, escape_id, unescape_id
 
-__all__ = ["MAX_FLOATS", "restore_floats", "whole_floats"]
+__all__ = ["MAX_FLOATS", "NEGATIVE_ZERO", "restore_floats", "whole_floats"]
 
 #: At most this many places are kept for one step (a result of thousands of whole floats keeps the first ones;
 #: the field stays small and the rest replay as ints).
 MAX_FLOATS = 1000
+#: Before a pointer: the float there was -0.0 (JSON and JavaScript write it `0`; Python prints `-0.0`).  A
+#: pointer starts with `/` (or is empty, for the whole value), so the mark cannot be part of one.
+NEGATIVE_ZERO = "-"
 
 
 def _escaped(token: str) -> str:
@@ -40,7 +43,7 @@ def whole_floats(value: Any, at: str = "") -> tuple[str, ...]:
         path, item = todo.pop()
         if isinstance(item, float):
             if math.isfinite(item) and item.is_integer():
-                found.append(path)
+                found.append(f"{NEGATIVE_ZERO}{path}" if item == 0 and math.copysign(1.0, item) < 0 else path)
         elif isinstance(item, dict):
             todo.extend((f"{path}/{_escaped(str(key))}", child) for key, child in reversed(item.items()))
         elif isinstance(item, list | tuple):
@@ -55,16 +58,23 @@ def restore_floats(value: Any, pointers: tuple[str, ...] | None, at: str = "") -
         return value
     for escaped in pointers:
         pointer = unescape_id(escaped)
-        if pointer is None or not pointer.startswith(at):
+        if pointer is None:
+            continue
+        negative = pointer.startswith(NEGATIVE_ZERO)
+        pointer = pointer.removeprefix(NEGATIVE_ZERO)
+        if not pointer.startswith(at):
             continue
         tokens = [t.replace("~1", "/").replace("~0", "~") for t in pointer[len(at):].split("/")[1:]]
-        value = _replaced(value, tokens)
+        value = _replaced(value, tokens, -0.0 if negative else None)
     return value
 
 
-def _replaced(value: Any, tokens: list[str]) -> Any:
-    """`value` with the integer at `tokens` as a float (containers along the way changed in place)."""
+def _replaced(value: Any, tokens: list[str], zero: float | None = None) -> Any:
+    """`value` with the integer at `tokens` as a float (containers along the way changed in place); `zero`
+    (-0.0) for a place marked as negative zero, which the JSON holds as `0`."""
     if not tokens:
+        if zero is not None and type(value) is int and value == 0:
+            return zero
         return float(value) if type(value) is int and abs(value) <= 2**1023 else value
     parent, last = value, tokens[-1]
     for token in tokens[:-1]:
@@ -72,9 +82,9 @@ def _replaced(value: Any, tokens: list[str]) -> Any:
         if parent is None:
             return value
     if isinstance(parent, dict) and last in parent:
-        parent[last] = _replaced(parent[last], [])
+        parent[last] = _replaced(parent[last], [], zero)
     elif isinstance(parent, list) and last.isdigit() and int(last) < len(parent):
-        parent[int(last)] = _replaced(parent[int(last)], [])
+        parent[int(last)] = _replaced(parent[int(last)], [], zero)
     return value
 
 
