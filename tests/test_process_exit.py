@@ -168,6 +168,23 @@ def test_sigkill_leaves_a_journal_that_recovers(fake_api: FakeAPI, tmp_path: Pat
     assert "sk-ant-subprocess-key" not in journal_path(out).read_text()
 
 
+def test_the_journal_keeps_the_origin_fields_a_killed_run_recovers_with(fake_api: FakeAPI, tmp_path: Path) -> None:
+    """What replay needs beyond the hashed steps (the provider's call ids, the model that answered, the places of
+    whole floats) goes through the real journal of a killed recording into the recovered cassette."""
+    fake_api.brain = brain()
+    out = tmp_path / "floats.json"
+    proc = start("between_float", fake_api, out)
+    proc.wait_for("BETWEEN")
+    proc.kill()
+    assert proc.wait() == -signal.SIGKILL
+    cassette = recover(journal_path(out))
+    output, result = cassette.steps[1], cassette.steps[3]
+    assert output.type == "model_output" and result.type == "tool_result", [s.type for s in cassette.steps]
+    assert output.origin is not None and output.origin.toolCallIds and output.origin.model == "claude-sonnet-4-6"
+    assert result.origin is not None and result.origin.floats == ("%2Fresult%2Ftemp%5Ff",)
+    assert result.payload["result"]["temp_f"] == 64 and verify(cassette).ok
+
+
 @pytest.mark.parametrize(("point", "code", "terminal"), [
     ("exit0", 0, {"event": "run_completed", "status": "success", "result": "Sunny in Paris."}),
     ("exit3", 3, {"event": "run_failed", "status": "error", "reason": "process_exit", "exitCode": 3}),

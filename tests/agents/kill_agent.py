@@ -37,6 +37,8 @@ def main(point: str) -> None:
         if point == "tool":
             mark("IN_TOOL")
             time.sleep(600)  # until the test kills it
+        if point == "between_float":  # a whole float: its place is kept (origin.floats) in the journal too
+            return {**get_weather(city), "temp_f": 64.0}
         return get_weather(city)
 
     tools = bb.tools({"get_weather": weather})
@@ -53,7 +55,7 @@ def main(point: str) -> None:
         messages.append({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": u.id, "content": result_text(tools[u.name](**u.input))}
             for u in uses]})
-        if point == "between":
+        if point in ("between", "between_float"):
             mark("BETWEEN")
             time.sleep(600)  # until the test kills it
     mark("DONE")
