@@ -146,7 +146,10 @@ def wilson(passed: int, runs: int, z: float = 1.959964) -> tuple[float, float]:
     denominator = 1 + z * z / runs
     centre = (p + z * z / (2 * runs)) / denominator
     half = z * math.sqrt(p * (1 - p) / runs + z * z / (4 * runs * runs)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # At no pass (every pass) the bound is exactly 0 (1); computed, it can land a rounding away from it.
+    low = 0.0 if passed <= 0 else max(0.0, centre - half)
+    high = 1.0 if passed >= runs else min(1.0, centre + half)
+    return low, high
 
 
 def summarize(sweep: Sweep) -> list[VariantSummary]:
