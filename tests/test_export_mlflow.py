@@ -102,10 +102,11 @@ def test_the_demo_run_and_its_fork_read_back_from_mlflow(mlflow_url: str, tmp_pa
     assert set(found) == {"example-run-001", "example-run-001-fork"}
     run, fork = found["example-run-001"], found["example-run-001-fork"]
     run_spans = run.data.spans
-    # MLflow types a span by OpenInference's kind before gen_ai.operation.name: a model call is LLM
+    # a model call is CHAT_MODEL (its chat view): the export gives chat spans no OpenInference kind to override it
     assert [(s.name, s.span_type) for s in run_spans] == [
-        ("invoke_agent", "AGENT"), ("chat", "LLM"), ("execute_tool search", "TOOL"), ("chat", "LLM"),
-        ("execute_tool calendar", "TOOL"), ("chat", "LLM"), ("execute_tool booking", "TOOL"), ("chat", "LLM")]
+        ("invoke_agent", "AGENT"), ("chat", "CHAT_MODEL"), ("execute_tool search", "TOOL"), ("chat", "CHAT_MODEL"),
+        ("execute_tool calendar", "TOOL"), ("chat", "CHAT_MODEL"), ("execute_tool booking", "TOOL"),
+        ("chat", "CHAT_MODEL")]
     root = run_spans[0]
     assert all(s.parent_id == root.span_id for s in run_spans[1:])
     parent_cassette = load(traces / "example-trace.json")
@@ -157,7 +158,7 @@ def shown_as_recorded(trace: Any, cassette: Cassette) -> None:
     answer = cassette.steps[-2].payload if cassette.steps[-2].type == "model_output" else None
     for span in spans:
         at = span.attributes["blackbox.step.index"]
-        if span.span_type == "LLM":
+        if span.span_type == "CHAT_MODEL":
             output = steps[at + 1]
             [reply] = span.outputs  # the model's reply, as MLflow parsed gen_ai.output.messages
             assert reply["role"] == "assistant" and reply["finish_reason"] == span.attributes[

@@ -1,5 +1,6 @@
 """`blackbox export`'s OpenInference attributes, beside the GenAI ones, which Arize Phoenix reads for its span kinds
-and its Input and Output columns: `openinference.span.kind` on every span (AGENT, LLM, TOOL); with --content each
+and its Input and Output columns: `openinference.span.kind` on the root and tool spans (AGENT, TOOL; a chat span
+has none, so MLflow keeps its CHAT_MODEL type and Phoenix derives LLM from gen_ai.*); with --content each
 span's `input.value` / `output.value` (`application/json`), the very JSON text of its GenAI content, so redacted by
 the policy in force and key-masked the same; without --content none.  Blackbox's own import still reads such a
 trace by its GenAI attributes (its OpenInference reading restates only spans that have none)."""
@@ -20,7 +21,7 @@ from tests.test_export_otlp import KEY, rich_cassette
 EMAIL = "grace@example.com"
 # each span kind's GenAI content attribute that its input.value and output.value restate
 SOURCES = {"AGENT": ("gen_ai.input.messages", "gen_ai.output.messages"),
-           "LLM": ("gen_ai.input.messages", "gen_ai.output.messages"),
+           None: ("gen_ai.input.messages", "gen_ai.output.messages"),
            "TOOL": ("gen_ai.tool.call.arguments", "gen_ai.tool.call.result")}
 
 
@@ -46,11 +47,11 @@ def test_with_content_each_span_carries_its_kind_input_and_output_redacted_as_it
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rich_cassette(tmp_path / "run.json", result=f"sunny {KEY}, ask {EMAIL}")
     spans, text = _export(tmp_path, capsys, "--content")
-    assert [s.attributes["openinference.span.kind"] for s in spans] == ["AGENT", "LLM", "TOOL", "TOOL", "LLM"]
+    assert [s.attributes.get("openinference.span.kind") for s in spans] == ["AGENT", None, "TOOL", "TOOL", None]
     root, chat1, tool1, tool2, chat2 = (s.attributes for s in spans)
     for span in spans:
         a = span.attributes
-        for side, source in zip(("input", "output"), SOURCES[a["openinference.span.kind"]], strict=True):
+        for side, source in zip(("input", "output"), SOURCES[a.get("openinference.span.kind")], strict=True):
             assert a[f"{side}.value"] == a[source], (span.name, side)  # the same text, encoded once
             assert a[f"{side}.mime_type"] == "application/json"
     # the run's first request and its final answer on the agent span; a model call's messages; a tool's I/O
@@ -74,6 +75,6 @@ def test_with_content_each_span_carries_its_kind_input_and_output_redacted_as_it
 def test_without_content_only_the_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rich_cassette(tmp_path / "run.json", result="sunny")
     spans, text = _export(tmp_path, capsys)
-    assert [s.attributes["openinference.span.kind"] for s in spans] == ["AGENT", "LLM", "TOOL", "TOOL", "LLM"]
+    assert [s.attributes.get("openinference.span.kind") for s in spans] == ["AGENT", None, "TOOL", "TOOL", None]
     assert not [k for s in spans for k in s.attributes if k.startswith(("input.", "output."))]
     assert "Paris" not in text and "sunny" not in text

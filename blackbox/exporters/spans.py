@@ -57,9 +57,12 @@ _PARAMS = {"maxTokens": "max_tokens", "temperature": "temperature", "topP": "top
            "presencePenalty": "presence_penalty"}
 # OpenInference's reading of each span (Arize Phoenix's columns and span kinds), by its gen_ai.operation.name: the
 # span kind, and the GenAI content attributes whose JSON text is also its input.value and output.value
-_OPENINFERENCE = {"invoke_agent": ("AGENT", "gen_ai.input.messages", "gen_ai.output.messages"),
-                  "chat": ("LLM", "gen_ai.input.messages", "gen_ai.output.messages"),
-                  "execute_tool": ("TOOL", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result")}
+# A chat span gets no kind: Phoenix derives LLM from gen_ai.operation.name, and MLflow, which reads the kind
+# first, would type the span LLM instead of CHAT_MODEL (its chat view).
+_OPENINFERENCE: dict[str, tuple[str | None, str, str]] = {
+    "invoke_agent": ("AGENT", "gen_ai.input.messages", "gen_ai.output.messages"),
+    "chat": (None, "gen_ai.input.messages", "gen_ai.output.messages"),
+    "execute_tool": ("TOOL", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result")}
 
 
 class Link(msgspec.Struct, frozen=True):
@@ -249,11 +252,13 @@ def _tool_attributes(call: Step, result: Step | None, with_content: bool,
 
 
 def _openinference(attrs: dict[str, Any]) -> None:
-    """Add OpenInference's attributes to a span's: `openinference.span.kind` always (a classification, no
-    content), and `input.value` / `output.value` (`application/json`) only where the span carries the GenAI
-    content they restate (`_OPENINFERENCE`), as the very text written there: redacted and masked once, the same."""
+    """Add OpenInference's attributes to a span's: `openinference.span.kind` on the root and tool spans (a
+    classification, no content, so with or without it), and `input.value` / `output.value` (`application/json`)
+    only where the span carries the GenAI content they restate (`_OPENINFERENCE`), as the very text written
+    there: redacted and masked once, the same."""
     kind, source_in, source_out = _OPENINFERENCE[attrs["gen_ai.operation.name"]]
-    attrs["openinference.span.kind"] = kind
+    if kind is not None:
+        attrs["openinference.span.kind"] = kind
     for side, source in (("input", source_in), ("output", source_out)):
         if source in attrs:
             attrs[f"{side}.value"] = attrs[source]
