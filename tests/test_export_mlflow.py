@@ -102,6 +102,7 @@ def test_the_demo_run_and_its_fork_read_back_from_mlflow(mlflow_url: str, tmp_pa
     assert set(found) == {"example-run-001", "example-run-001-fork"}
     run, fork = found["example-run-001"], found["example-run-001-fork"]
     run_spans = run.data.spans
+    # a model call is CHAT_MODEL (its chat view): the export gives chat spans no OpenInference kind to override it
     assert [(s.name, s.span_type) for s in run_spans] == [
         ("invoke_agent", "AGENT"), ("chat", "CHAT_MODEL"), ("execute_tool search", "TOOL"), ("chat", "CHAT_MODEL"),
         ("execute_tool calendar", "TOOL"), ("chat", "CHAT_MODEL"), ("execute_tool booking", "TOOL"),

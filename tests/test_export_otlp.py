@@ -90,7 +90,7 @@ def test_every_span_name_kind_attribute_parent_and_time_follows_the_cassette(
         (1600 * MS, 1900 * MS)]
     assert attributes(root) == {"gen_ai.operation.name": "invoke_agent", "blackbox.cassette.id": "weather-run",
                                 "blackbox.cassette.head_hash": head, "blackbox.format_version": 2,
-                                "blackbox.created_at": 1000}
+                                "blackbox.created_at": 1000, "openinference.span.kind": "AGENT"}
     definitions = json.dumps([{"type": "function", "name": "get_weather"}, {"type": "function", "name": "forecast"}],
                              separators=(",", ":"))
     assert attributes(chat1) == {
@@ -109,16 +109,17 @@ def test_every_span_name_kind_attribute_parent_and_time_follows_the_cassette(
     assert attributes(tool1) == {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
                                  "gen_ai.tool.type": "function", "gen_ai.tool.call.id": "call-0",
                                  "blackbox.step.index": 2, "blackbox.step.hash": steps[2].hash,
-                                 "blackbox.result.step.hash": steps[3].hash}
+                                 "blackbox.result.step.hash": steps[3].hash, "openinference.span.kind": "TOOL"}
     assert tool1.status.code == 0
     assert attributes(tool2) == {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "forecast",
                                  "gen_ai.tool.type": "extension", "gen_ai.tool.call.id": "call-1",
                                  "blackbox.mcp.server": "weather", "mcp.method.name": "tools/call",
                                  "blackbox.step.index": 4, "blackbox.step.hash": steps[4].hash,
-                                 "blackbox.result.step.hash": steps[5].hash, "error.type": "-32000"}
+                                 "blackbox.result.step.hash": steps[5].hash, "error.type": "-32000",
+                                 "openinference.span.kind": "TOOL"}
     assert tool2.status.code == 2  # STATUS_CODE_ERROR
     no_content = ("gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
-                  "gen_ai.tool.call.arguments", "gen_ai.tool.call.result")
+                  "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "input.value", "output.value")
     assert not any(key in attributes(s) for s in spans for key in no_content)
 
 

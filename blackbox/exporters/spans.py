@@ -8,7 +8,9 @@ de-duplicates instead of showing two runs.  The trace id is taken from the casse
 hash (two runs that differ in one byte are two traces); a span id from the trace id and its step's hash.  A
 fork is its own trace, its root linked to the parent run's tool span at the fork point (when the parent is at
 hand: `parent=`).  Payloads are read through their typed views (`format/typed`): a payload that does not fit
-its shape gives its span no model, name or content (`?` for a tool's name), never a guess.
+its shape gives its span no model, name or content (`?` for a tool's name), never a guess.  Beside the GenAI
+attributes each span carries OpenInference's (`openinference.span.kind`, and with content `input.value` and
+`output.value`, the same JSON text), which Arize Phoenix fills its Input and Output columns from.
 """
 
 from __future__ import annotations
@@ -53,6 +55,14 @@ _OPENAI_API_TYPE = {"openai": "chat_completions", "azure": "chat_completions", "
 _PARAMS = {"maxTokens": "max_tokens", "temperature": "temperature", "topP": "top_p", "topK": "top_k",
            "stop": "stop_sequences", "seed": "seed", "frequencyPenalty": "frequency_penalty",
            "presencePenalty": "presence_penalty"}
+# OpenInference's reading of each span (Arize Phoenix's columns and span kinds), by its gen_ai.operation.name: the
+# span kind, and the GenAI content attributes whose JSON text is also its input.value and output.value
+# A chat span gets no kind: Phoenix derives LLM from gen_ai.operation.name, and MLflow, which reads the kind
+# first, would type the span LLM instead of CHAT_MODEL (its chat view).
+_OPENINFERENCE: dict[str, tuple[str | None, str, str]] = {
+    "invoke_agent": ("AGENT", "gen_ai.input.messages", "gen_ai.output.messages"),
+    "chat": (None, "gen_ai.input.messages", "gen_ai.output.messages"),
+    "execute_tool": ("TOOL", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result")}
 
 
 class Link(msgspec.Struct, frozen=True):
@@ -241,6 +251,20 @@ def _tool_attributes(call: Step, result: Step | None, with_content: bool,
     return attrs, error
 
 
+def _openinference(attrs: dict[str, Any]) -> None:
+    """Add OpenInference's attributes to a span's: `openinference.span.kind` on the root and tool spans (a
+    classification, no content, so with or without it), and `input.value` / `output.value` (`application/json`)
+    only where the span carries the GenAI content they restate (`_OPENINFERENCE`), as the very text written
+    there: redacted and masked once, the same."""
+    kind, source_in, source_out = _OPENINFERENCE[attrs["gen_ai.operation.name"]]
+    if kind is not None:
+        attrs["openinference.span.kind"] = kind
+    for side, source in (("input", source_in), ("output", source_out)):
+        if source in attrs:
+            attrs[f"{side}.value"] = attrs[source]
+            attrs[f"{side}.mime_type"] = "application/json"
+
+
 def _call_id(found: View) -> str:
     """A tool step's call id, "" when it has none (or does not fit its shape)."""
     return found.toolCallId if isinstance(found, ToolCallView | ToolResultView) else ""
@@ -334,7 +358,8 @@ def _failed_call(following: Step | None) -> str:
 
 def cassette_spans(cassette: Cassette, *, with_content: bool = False, parent: Cassette | None = None,
                    redact: Callable[[Any], Any] | None = None) -> list[SpanData]:
-    """The spans of one cassette: the `invoke_agent` root, then a `chat` or `execute_tool` span per call.
+    """The spans of one cassette: the `invoke_agent` root, then a `chat` or `execute_tool` span per call, each
+    also read as OpenInference (`_openinference`).
 
     `redact` is applied to every piece of content before it is written (`content.redact`, the redaction
     policy, by default); keys are masked after it in any case."""
@@ -362,4 +387,6 @@ def cassette_spans(cassette: Cassette, *, with_content: bool = False, parent: Ca
                 attrs["blackbox.fork.original_hash"] = original.hash
         spans.append(SpanData(f"execute_tool {attrs['gen_ai.tool.name']}", trace, span_id(trace, first.hash),
                               root.span_id, "INTERNAL", times[first.index], times[end_step.index], attrs, error))
+    for span in spans:
+        _openinference(span.attributes)
     return spans
