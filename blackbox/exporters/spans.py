@@ -56,9 +56,9 @@ _PARAMS = {"maxTokens": "max_tokens", "temperature": "temperature", "topP": "top
            "stop": "stop_sequences", "seed": "seed", "frequencyPenalty": "frequency_penalty",
            "presencePenalty": "presence_penalty"}
 # OpenInference's reading of each span (Arize Phoenix's columns and span kinds), by its gen_ai.operation.name: the
-# span kind, and the GenAI content attributes whose JSON text is also its input.value and output.value
-# A chat span gets no kind: Phoenix derives LLM from gen_ai.operation.name, and MLflow, which reads the kind
-# first, would type the span LLM instead of CHAT_MODEL (its chat view).
+# span kind, and the GenAI content attributes whose JSON text is also its input.value and output.value.  A chat
+# span gets no kind: Phoenix derives LLM from gen_ai.operation.name, and MLflow, which reads the kind first,
+# would type the span LLM instead of CHAT_MODEL (its chat view).
 _OPENINFERENCE: dict[str, tuple[str | None, str, str]] = {
     "invoke_agent": ("AGENT", "gen_ai.input.messages", "gen_ai.output.messages"),
     "chat": (None, "gen_ai.input.messages", "gen_ai.output.messages"),

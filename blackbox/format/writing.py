@@ -205,6 +205,18 @@ def _write_target(path: Path) -> Path:
                      f"{kind}, not a regular file")
 
 
+def _is_new(path: str | os.PathLike[str]) -> bool:
+    """Whether nothing is at `path`, not even a dangling symlink (any other failure to look, such as a component
+    that is not a folder, is left to `_write_target` to word)."""
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
 def atomic_write(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> None:
     """Write `data` to `path` all at once or not at all: a temporary file in the same folder, fsync, rename.
 
@@ -218,13 +230,8 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, durable: bool = T
     # A new path (most writes: a sweep's branches, a fork, an import) costs one lstat before the write; only
     # an existing one is resolved (a symlink written through) and checked.  Each system call counts when 32
     # threads share the interpreter lock (a sweep): every one is a chance to wait for the lock again.
-    try:
-        os.lstat(path)
-    except FileNotFoundError:
+    if _is_new(path):
         target, existed, mode = Path(path), False, _new_file_mode()
-    except OSError:  # e.g. a component that is not a folder: `_write_target` words it
-        target = _write_target(Path(path))
-        existed, mode = target.exists(), _file_mode(target)
     else:
         target = _write_target(Path(path))
         existed, mode = target.exists(), _file_mode(target)
