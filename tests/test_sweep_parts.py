@@ -68,7 +68,7 @@ def test_the_wilson_interval_holds_the_rate_and_stays_inside_0_and_1(runs: int) 
     assert wilson(0, 0) == (0.0, 1.0)  # nothing run: nothing known
 
 
-def test_a_variants_row_has_its_earliest_divergence_and_its_cost(tmp_path: Path) -> None:
+def test_a_variants_row_has_its_earliest_divergence_and_its_cost() -> None:
     settings = Settings(at=AT, repeat=3, mode="script", parentId="p", source="p.json")
     branches = [Branch("v", 0, 1, verdict="pass", divergence=7, inputTokens=1000, outputTokens=10, cost=0.5),
                 Branch("v", 1, 2, verdict="fail", divergence=5, cost=0.25),

@@ -175,7 +175,7 @@ class _Jobs(Sequence[Callable[[], Branch]]):
 def run_sweep(folder: Path, sweep: Sweep, parent: Cassette, *, script: list[dict[str, Any]] | None = None,
               client: httpx.Client | None = None, on_progress: Callable[[int, int], None] | None = None,
               on_wait: Callable[[str], None] | None = None, policy: Path | None = None) -> Sweep:
-    """Run every pending branch of `sweep` in `folder` (its manifest rewritten after each), return it done.
+    """Run every pending branch of `sweep` in `folder` (its manifest rewritten as they finish), return it done.
     KeyboardInterrupt is re-raised once the manifest holds every branch finished so far.  `policy`: the
     redaction policy file (`--policy`; None: the one in force, as every writer of a cassette finds it)."""
     (folder / "branches").mkdir(parents=True, exist_ok=True)
